@@ -189,7 +189,7 @@ func Parse(name string, data []byte) (*Document, problem.List) {
 func ParseOptions(name string, data []byte, opts Options) (*Document, problem.List) {
 	if len(data) > MaxSize {
 		return nil, problem.List{newProblem(name, "parse.too-large", problem.Pos{Line: 1, Column: 1},
-			"the document is %d bytes, more than the limit of %d bytes (1 MiB)", len(data), MaxSize)}
+			"the document is larger than the limit of %d bytes (1 MiB)", MaxSize)}
 	}
 	lines := newLineIndex(data)
 	if i := bytes.IndexByte(data, 0); i >= 0 {

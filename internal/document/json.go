@@ -21,6 +21,13 @@ type jsonWalker struct {
 	dec   *json.Decoder
 	nodes int
 	probs problem.List
+	path  []string
+}
+
+func (w *jsonWalker) add(rule string, pos problem.Pos, format string, args ...any) {
+	p := w.doc.problem(rule, pos, format, args...)
+	p.Field = problem.FieldPath(w.path...)
+	w.probs = append(w.probs, p)
 }
 
 func parseJSON(d *Document, data []byte, lines *lineIndex) (*Node, problem.List) {
@@ -68,7 +75,7 @@ func (w *jsonWalker) syntax(err error) error {
 	} else if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		msg = "unexpected end of JSON input"
 	}
-	w.probs = append(w.probs, w.doc.problem("parse.syntax", w.lines.pos(off), "invalid JSON: %s", msg))
+	w.add("parse.syntax", w.lines.pos(off), "invalid JSON: %s", msg)
 	return errStop
 }
 
@@ -76,14 +83,14 @@ func (w *jsonWalker) value(depth int) (*Node, error) {
 	start := w.next()
 	pos := w.lines.pos(start)
 	if depth > MaxDepth {
-		w.probs = append(w.probs, w.doc.problem("parse.too-deep", pos,
-			"the document nests deeper than %d levels", MaxDepth))
+		w.add("parse.too-deep", pos,
+			"the document nests deeper than %d levels", MaxDepth)
 		return nil, errStop
 	}
 	w.nodes++
 	if w.nodes > MaxNodes {
-		w.probs = append(w.probs, w.doc.problem("parse.too-many-values", pos,
-			"the document has more than %d values", MaxNodes))
+		w.add("parse.too-many-values", pos,
+			"the document has more than %d values", MaxNodes)
 		return nil, errStop
 	}
 	tok, err := w.dec.Token()
@@ -103,14 +110,14 @@ func (w *jsonWalker) value(depth int) (*Node, error) {
 		if !strings.ContainsAny(s, ".eE") {
 			i, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
-				w.probs = append(w.probs, w.doc.problem("parse.number", pos, "the integer %s does not fit in 64 bits", s))
+				w.add("parse.number", pos, "the integer %s does not fit in 64 bits", s)
 				return out, nil
 			}
 			out.Kind, out.Scalar = Int, i
 		} else {
 			f, err := strconv.ParseFloat(s, 64)
 			if err != nil {
-				w.probs = append(w.probs, w.doc.problem("parse.number", pos, "%s is not a finite number", s))
+				w.add("parse.number", pos, "%s is not a finite number", s)
 				return out, nil
 			}
 			out.Kind, out.Scalar = Float, f
@@ -118,8 +125,10 @@ func (w *jsonWalker) value(depth int) (*Node, error) {
 	case json.Delim:
 		if t == '[' {
 			out.Kind = List
-			for w.dec.More() {
+			for i := 0; w.dec.More(); i++ {
+				w.path = append(w.path, strconv.Itoa(i))
 				it, err := w.value(depth + 1)
+				w.path = w.path[:len(w.path)-1]
 				if err != nil {
 					return nil, err
 				}
@@ -135,15 +144,18 @@ func (w *jsonWalker) value(depth int) (*Node, error) {
 					return nil, w.syntax(err)
 				}
 				key, _ := ktok.(string)
+				w.path = append(w.path, key)
 				v, err := w.value(depth + 1)
 				if err != nil {
 					return nil, err
 				}
 				if first, dup := seen[key]; dup {
-					w.probs = append(w.probs, w.doc.problem("parse.duplicate-key", kpos,
-						"the key %q is already defined at line %d, column %d", key, first.Line, first.Column))
+					w.add("parse.duplicate-key", kpos,
+						"the key %q is already defined at line %d, column %d", key, first.Line, first.Column)
+					w.path = w.path[:len(w.path)-1]
 					continue
 				}
+				w.path = w.path[:len(w.path)-1]
 				seen[key] = kpos
 				out.Keys = append(out.Keys, key)
 				out.KeyPos = append(out.KeyPos, kpos)

@@ -86,10 +86,14 @@ type yamlWalker struct {
 	// problem is reported.
 	outer  *yaml.Node
 	active map[*yaml.Node]bool
+	// path is the field path of the node being walked.
+	path []string
 }
 
 func (w *yamlWalker) fail(rule string, n *yaml.Node, format string, args ...any) {
-	w.probs = append(w.probs, w.doc.problem(rule, yamlPos(n), format, args...))
+	p := w.doc.problem(rule, yamlPos(n), format, args...)
+	p.Field = problem.FieldPath(w.path...)
+	w.probs = append(w.probs, p)
 }
 
 // stop records a problem after which the walk cannot usefully go on.
@@ -165,13 +169,16 @@ func (w *yamlWalker) walk(n *yaml.Node, depth int) *Node {
 				w.fail("parse.merge-key", k, "YAML merge keys (<<) are not supported: write the fields out")
 				continue
 			}
+			w.path = append(w.path, k.Value)
 			if first, dup := seen[k.Value]; dup {
 				w.fail("parse.duplicate-key", k, "the key %q is already defined at line %d, column %d",
 					k.Value, first.Line, first.Column)
+				w.path = w.path[:len(w.path)-1]
 				continue
 			}
 			seen[k.Value] = yamlPos(k)
 			child := w.walk(v, depth+1)
+			w.path = w.path[:len(w.path)-1]
 			if child == nil {
 				continue
 			}
@@ -182,8 +189,10 @@ func (w *yamlWalker) walk(n *yaml.Node, depth int) *Node {
 	case yaml.SequenceNode:
 		out.Kind = List
 		out.Items = make([]*Node, 0, len(n.Content))
-		for _, it := range n.Content {
+		for i, it := range n.Content {
+			w.path = append(w.path, strconv.Itoa(i))
 			child := w.walk(it, depth+1)
+			w.path = w.path[:len(w.path)-1]
 			if child == nil {
 				child = &Node{Pos: yamlPos(it)}
 			}

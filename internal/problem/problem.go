@@ -168,3 +168,40 @@ func isIdent(s string) bool {
 	}
 	return true
 }
+
+// SplitFieldPath is the inverse of [FieldPath]: it returns the path elements
+// of a field path.
+func SplitFieldPath(s string) []string {
+	var elems []string
+	for s != "" {
+		switch s[0] {
+		case '.':
+			s = s[1:]
+		case '[':
+			end := strings.IndexByte(s, ']')
+			if len(s) > 1 && s[1] == '"' {
+				// A quoted key: find the closing quote that Quote wrote.
+				if q, err := strconv.QuotedPrefix(s[1:]); err == nil {
+					u, _ := strconv.Unquote(q)
+					elems = append(elems, u)
+					s = s[1+len(q):]
+					s = strings.TrimPrefix(s, "]")
+					continue
+				}
+			}
+			if end < 0 {
+				return append(elems, s)
+			}
+			elems = append(elems, s[1:end])
+			s = s[end+1:]
+		default:
+			end := strings.IndexAny(s, ".[")
+			if end < 0 {
+				return append(elems, s)
+			}
+			elems = append(elems, s[:end])
+			s = s[end:]
+		}
+	}
+	return elems
+}

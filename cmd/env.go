@@ -1,0 +1,79 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+
+	"github.com/act-project/act/internal/document"
+)
+
+// stateDir resolves the state directory: --home, $ACT_HOME,
+// $XDG_STATE_HOME/act, ~/.local/state/act (SPEC §7).
+func (env *Env) stateDir() (string, error) {
+	dir := env.home
+	if dir == "" {
+		dir = env.Getenv("ACT_HOME")
+	}
+	if dir == "" {
+		if x := env.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+			dir = filepath.Join(x, "act")
+		}
+	}
+	if dir == "" {
+		h := env.Getenv("HOME")
+		if h == "" {
+			h = env.UserHome()
+		}
+		if h == "" {
+			return "", fmt.Errorf("cannot find a state directory: set --home or ACT_HOME")
+		}
+		dir = filepath.Join(h, ".local", "state", "act")
+	}
+	return filepath.Abs(dir)
+}
+
+// homeDir is the user's home: $HOME, else the passwd entry.
+func (env *Env) homeDir() string {
+	if h := env.Getenv("HOME"); h != "" {
+		return filepath.Clean(h)
+	}
+	return env.UserHome()
+}
+
+func passwdHome() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	return u.HomeDir
+}
+
+// readInput reads a descriptor from a file or, for "-", standard input,
+// refusing more than document.MaxSize bytes without reading them all. It
+// returns the name positions use.
+func (env *Env) readInput(arg string) (string, []byte, error) {
+	var r io.Reader
+	name := arg
+	if arg == "-" {
+		r, name = env.Stdio.In, document.StdinName
+	} else {
+		f, err := os.Open(arg)
+		if err != nil {
+			return "", nil, fmt.Errorf("read descriptor: %w", err)
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return "", nil, fmt.Errorf("read descriptor %s: is a directory", arg)
+		}
+		r = f
+	}
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, io.LimitReader(r, document.MaxSize+1)); err != nil {
+		return "", nil, fmt.Errorf("read descriptor %s: %w", name, err)
+	}
+	return name, buf.Bytes(), nil
+}

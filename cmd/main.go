@@ -1,0 +1,327 @@
+// Package cmd is act's command line: it turns argv, environment and terminal
+// input into calls of the domain packages, renders their results (human or
+// --json) and decides the exit code.
+//
+// It is the only package that imports urfave/cli or lipgloss, reads os.Args
+// or the environment, prompts, or chooses exit codes. Exit codes are decided
+// in exactly one place, [exitCode], from the table of SPEC §8:
+//
+//	0 success
+//	1 error: I/O, internal, environment, invalid policy file
+//	2 usage: bad flags or arguments, unknown command
+//	3 invalid descriptor: parse, schema or rule
+//	4 blocked by policy
+//
+// Later commands add 5–9.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Version is act's version, printed by --version.
+var Version = "0.1.0-dev"
+
+// Stdio are the three standard streams.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// OSStdio returns the process's standard streams.
+func OSStdio() Stdio { return Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
+
+// Env is everything a command may take from its surroundings. Only tests
+// replace its functions; the shipped binary uses [DefaultEnv].
+type Env struct {
+	Stdio  Stdio
+	Now    func() time.Time
+	Getenv func(string) string
+	// UserHome returns the current user's home directory from the passwd
+	// database (not $HOME).
+	UserHome func() string
+
+	// Set from the global flags.
+	home       string
+	policyFile string
+	json       bool
+}
+
+// DefaultEnv returns the environment of the real process.
+func DefaultEnv(stdio Stdio) *Env {
+	return &Env{
+		Stdio:    stdio,
+		Now:      time.Now,
+		Getenv:   os.Getenv,
+		UserHome: passwdHome,
+	}
+}
+
+// Main runs act with args (args[0] is the program name) and returns the exit
+// code.
+func Main(args []string, stdio Stdio) int {
+	return MainEnv(args, DefaultEnv(stdio))
+}
+
+// MainEnv is [Main] with an explicit environment.
+func MainEnv(args []string, env *Env) (code int) {
+	defer func() {
+		// act never shows a Go panic: an internal error is exit 1 with one line.
+		if r := recover(); r != nil {
+			fmt.Fprintf(env.Stdio.Err, "act: error: internal error: %v\n", r)
+			code = 1
+		}
+	}()
+	app := newApp(env)
+	argv, err := normalizeArgs(app, args)
+	if err != nil {
+		return env.fail(err)
+	}
+	if len(argv) == 1 {
+		cli.HelpPrinter(env.Stdio.Err, cli.AppHelpTemplate, app)
+		return 2
+	}
+	if err := app.RunContext(context.Background(), argv); err != nil {
+		return env.fail(err)
+	}
+	return 0
+}
+
+func newApp(env *Env) *cli.App {
+	app := &cli.App{
+		Name:    "act",
+		Usage:   "validate, dry-run, apply and roll back the actions an AI agent proposes",
+		Version: Version,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "home", Usage: "state directory (default $ACT_HOME, else $XDG_STATE_HOME/act)"},
+			&cli.StringFlag{Name: "policy", Usage: "host policy file (default $ACT_POLICY, else <home>/policy.yaml, else built in)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+		},
+		Commands: []*cli.Command{
+			newValidateCommand(env),
+			newSchemaCommand(env),
+			newPolicyCommand(env),
+		},
+		Reader:                env.Stdio.In,
+		Writer:                env.Stdio.Out,
+		ErrWriter:             env.Stdio.Err,
+		HideHelpCommand:       true,
+		EnableBashCompletion:  false,
+		CustomAppHelpTemplate: appHelpTemplate,
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err}
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+		Before: func(c *cli.Context) error {
+			env.home = c.String("home")
+			env.policyFile = c.String("policy")
+			env.json = c.Bool("json")
+			return nil
+		},
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = app.OnUsageError
+		if c.CustomHelpTemplate == "" {
+			c.CustomHelpTemplate = commandHelpTemplate
+		}
+	}
+	return app
+}
+
+const appHelpTemplate = `NAME:
+   {{.Name}} - {{.Usage}}
+
+USAGE:
+   act [--home DIR] [--policy FILE] [--json] COMMAND [ARGS...]
+
+COMMANDS:{{range .VisibleCommands}}
+   {{join .Names ", "}}{{"\t"}}{{.Usage}}{{end}}
+
+GLOBAL OPTIONS:{{range .VisibleFlags}}
+   {{.}}{{end}}
+
+EXIT STATUS:
+   0 success, 1 error, 2 usage, 3 invalid descriptor, 4 blocked by policy,
+   5 precondition failed, 6 dry run rejected, 7 confirmation required,
+   8 conflict, 9 not found
+`
+
+const commandHelpTemplate = `NAME:
+   act {{.HelpName}} - {{.Usage}}
+
+USAGE:
+   {{.UsageText}}
+{{if .Description}}
+DESCRIPTION:
+   {{.Description}}
+{{end}}{{if .VisibleFlags}}
+OPTIONS:{{range .VisibleFlags}}
+   {{.}}{{end}}
+{{end}}`
+
+// usageError marks bad flags, arguments or commands (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// normalizeArgs lets flags stand before or after arguments: the global flags
+// anywhere move before the command word, a command's own flags move before
+// its arguments. It rejects an unknown command word.
+func normalizeArgs(app *cli.App, args []string) ([]string, error) {
+	if len(args) == 0 {
+		args = []string{"act"}
+	}
+	globals := flagTable(app.Flags)
+	globals["help"], globals["h"], globals["version"], globals["v"] = false, false, false, false
+
+	var front, rest []string
+	i := 1
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !isFlag(a) {
+			break
+		}
+		n, takesValue := flagName(a, globals)
+		front = append(front, a)
+		if takesValue && !strings.Contains(a, "=") && i+1 < len(args) && n != "" {
+			i++
+			front = append(front, args[i])
+		}
+	}
+	if i >= len(args) {
+		return append([]string{args[0]}, front...), nil
+	}
+	word := args[i]
+	if word == "--" {
+		return nil, usagef("no command given")
+	}
+	cmd := findCommand(app.Commands, word)
+	if cmd == nil && word != "help" {
+		return nil, usagef("unknown command %q; run 'act --help' for the list", word)
+	}
+	chain := []string{word}
+	i++
+	// Descend into subcommands named right after the command word.
+	for cmd != nil && len(cmd.Subcommands) > 0 && i < len(args) {
+		sub := findCommand(cmd.Subcommands, args[i])
+		if sub == nil {
+			break
+		}
+		chain = append(chain, args[i])
+		cmd = sub
+		i++
+	}
+	own := map[string]bool{}
+	if cmd != nil {
+		own = flagTable(cmd.Flags)
+	}
+	var flags, pos []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !isFlag(a) {
+			pos = append(pos, a)
+			continue
+		}
+		name, takesValue := flagName(a, own)
+		dst := &flags
+		if name == "" {
+			if gname, gv := flagName(a, globals); gname != "" && gname != "help" && gname != "h" {
+				name, takesValue, dst = gname, gv, &front
+			}
+		}
+		*dst = append(*dst, a)
+		if name != "" && takesValue && !strings.Contains(a, "=") && i+1 < len(args) {
+			i++
+			*dst = append(*dst, args[i])
+		}
+	}
+	rest = append(rest, chain...)
+	rest = append(rest, flags...)
+	for _, p := range pos {
+		if p != "-" && strings.HasPrefix(p, "-") {
+			rest = append(rest, "--")
+			break
+		}
+	}
+	rest = append(rest, pos...)
+	out := append([]string{args[0]}, front...)
+	return append(out, rest...), nil
+}
+
+func isFlag(a string) bool { return len(a) > 1 && a[0] == '-' }
+
+// flagName returns the name of flag argument a if it is in table, and
+// whether it takes a value; "" when it is not.
+func flagName(a string, table map[string]bool) (string, bool) {
+	n := strings.TrimLeft(a, "-")
+	if k := strings.IndexByte(n, '='); k >= 0 {
+		n = n[:k]
+	}
+	v, ok := table[n]
+	if !ok {
+		return "", false
+	}
+	return n, v
+}
+
+func flagTable(flags []cli.Flag) map[string]bool {
+	t := map[string]bool{}
+	for _, f := range flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			t[n] = !isBool
+		}
+	}
+	return t
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// fail reports an error that no command rendered and returns its exit code.
+func (env *Env) fail(err error) int {
+	code := exitCode(err)
+	var r *rendered
+	if errors.As(err, &r) {
+		return r.code
+	}
+	if env.json {
+		writeJSON(env.Stdio.Out, &result{Status: statusFor(code, ""), ExitCode: code,
+			Errors: []jsonProblem{{Rule: ruleFor(code), Message: err.Error()}}})
+	}
+	prefix := "act: error: "
+	fmt.Fprintf(env.Stdio.Err, "%s%s\n", prefix, err)
+	if code == 2 {
+		fmt.Fprintln(env.Stdio.Err, "act: hint: run 'act --help' for usage")
+	}
+	return code
+}
+
+func ruleFor(code int) string {
+	if code == 2 {
+		return "usage"
+	}
+	return "error"
+}

@@ -1,0 +1,48 @@
+package cmd
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/urfave/cli/v2"
+)
+
+func newPolicyCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "policy",
+		Usage:     "print the effective host policy and where it came from",
+		UsageText: "act [--policy FILE] policy [--json]",
+		Description: `Resolves the host policy — --policy FILE, else $ACT_POLICY, else
+   <home>/policy.yaml, else the built-in default — validates it and prints it
+   in the format it is read in: saved to a file, the output is a valid policy.
+   The source goes to stderr (with --json, into the document).
+
+EXIT STATUS:
+   0 success, 1 error (a policy file that is missing or invalid), 2 usage`,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usagef("policy takes no arguments; give the file with --policy FILE")
+			}
+			res := &result{}
+			pol, err := env.loadPolicy(res)
+			if err != nil {
+				return env.finish(res, "ok", err, nil)
+			}
+			if env.json {
+				b, err := json.Marshal(pol)
+				if err != nil {
+					return env.finish(res, "ok", err, nil)
+				}
+				res.Data = json.RawMessage(b)
+			}
+			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
+				w.Write(pol.Marshal())
+				src := res.Policy.Source
+				if res.Policy.File != "" {
+					src += " " + res.Policy.File
+				}
+				io.WriteString(env.Stdio.Err, "act: policy from "+src+"\n")
+			})
+		},
+	}
+}

@@ -1,0 +1,175 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/policy"
+)
+
+// result is the one JSON document every command prints with --json.
+type result struct {
+	Status     string            `json:"status"`
+	ExitCode   int               `json:"exit_code"`
+	File       string            `json:"file,omitempty"`
+	ActionID   string            `json:"action_id,omitempty"`
+	PlanID     string            `json:"plan_id,omitempty"`
+	ActionType string            `json:"action_type,omitempty"`
+	RiskLevel  string            `json:"risk_level,omitempty"`
+	Mode       string            `json:"mode,omitempty"`
+	ModeSource string            `json:"mode_source,omitempty"`
+	Reason     string            `json:"reason,omitempty"`
+	Policy     *policyOrigin     `json:"policy,omitempty"`
+	Errors     []jsonProblem     `json:"errors"`
+	Warnings   []jsonProblem     `json:"warnings"`
+	Data       any               `json:"data,omitempty"`
+	extra      map[string]string `json:"-"`
+}
+
+type policyOrigin struct {
+	Source string `json:"source"`
+	File   string `json:"file,omitempty"`
+}
+
+// jsonProblem is problem.Problem as --json prints it.
+type jsonProblem = problem.Problem
+
+// rendered is returned by a command that has already printed its result;
+// it carries only the exit code.
+type rendered struct{ code int }
+
+func (r *rendered) Error() string { return fmt.Sprintf("exit status %d", r.code) }
+
+// exitCode is the one place an error becomes an exit code (SPEC §8).
+func exitCode(err error) int {
+	var (
+		r  *rendered
+		u  usageError
+		le *policy.LoadError
+		pl problem.List
+	)
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &r):
+		return r.code
+	case errors.As(err, &u):
+		return 2
+	case errors.As(err, &le):
+		return 1
+	case errors.As(err, &pl):
+		if pl.Layer() == problem.Policy {
+			return 4
+		}
+		return 3
+	}
+	return 1
+}
+
+// statusFor names the outcome of exit code code; success is the status a
+// command reports on exit 0.
+func statusFor(code int, success string) string {
+	switch code {
+	case 0:
+		if success == "" {
+			return "ok"
+		}
+		return success
+	case 3:
+		return "invalid"
+	case 4:
+		return "blocked"
+	case 9:
+		return "not_found"
+	}
+	return "error"
+}
+
+// finish renders res and err: with --json one document on stdout; otherwise
+// human calls human (if not nil) for stdout and problems go to stderr. It
+// returns the error MainEnv turns into the exit code.
+func (env *Env) finish(res *result, success string, err error, human func(w io.Writer, st styles)) error {
+	code := exitCode(err)
+	res.Status = statusFor(code, success)
+	res.ExitCode = code
+	if res.Errors == nil {
+		res.Errors = []jsonProblem{}
+	}
+	if res.Warnings == nil {
+		res.Warnings = []jsonProblem{}
+	}
+	var probs problem.List
+	if errors.As(err, &probs) {
+		res.Errors = append(res.Errors, probs...)
+	} else if err != nil {
+		res.Errors = append(res.Errors, jsonProblem{Rule: ruleFor(code), Message: err.Error()})
+		var le *policy.LoadError
+		if errors.As(err, &le) {
+			res.Errors = append(res.Errors[:len(res.Errors)-1], le.Problems...)
+		}
+	}
+	if env.json {
+		writeJSON(env.Stdio.Out, res)
+	} else {
+		if human != nil {
+			human(env.Stdio.Out, newStyles(env, env.Stdio.Out))
+		}
+		st := newStyles(env, env.Stdio.Err)
+		for _, w := range res.Warnings {
+			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.warn.Render("warning:"), w.Error())
+		}
+		if len(probs) > 0 {
+			for _, p := range probs {
+				fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), p.Error())
+			}
+		} else if err != nil {
+			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), err)
+			var le *policy.LoadError
+			if errors.As(err, &le) {
+				for _, p := range le.Problems {
+					fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), p.Error())
+				}
+			}
+		}
+	}
+	if code == 0 {
+		return nil
+	}
+	return &rendered{code}
+}
+
+func writeJSON(w io.Writer, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		b = []byte(`{"status":"error","exit_code":1,"errors":[{"rule":"error","message":"cannot encode the result"}],"warnings":[]}`)
+	}
+	w.Write(append(b, '\n'))
+}
+
+// styles are the lipgloss styles of one output stream: colours on a
+// terminal, plain text when piped or when NO_COLOR is set.
+type styles struct {
+	create, modify, remove, err, warn, bold, faint lipgloss.Style
+}
+
+func newStyles(env *Env, w io.Writer) styles {
+	r := lipgloss.NewRenderer(w)
+	if env.Getenv("NO_COLOR") != "" {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return styles{
+		create: r.NewStyle().Foreground(lipgloss.Color("2")),
+		modify: r.NewStyle().Foreground(lipgloss.Color("3")),
+		remove: r.NewStyle().Foreground(lipgloss.Color("1")),
+		err:    r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
+		warn:   r.NewStyle().Foreground(lipgloss.Color("3")).Bold(true),
+		bold:   r.NewStyle().Bold(true),
+		faint:  r.NewStyle().Faint(true),
+	}
+}

@@ -1,0 +1,41 @@
+package cmd
+
+import (
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/schema"
+)
+
+func newSchemaCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "schema",
+		Usage:     "print the descriptor schema (CUE, or JSON Schema with --jsonschema)",
+		UsageText: "act schema [--jsonschema]",
+		Description: `Prints the CUE schema embedded in act, the one validate uses. With
+   --jsonschema prints the same schema as JSON Schema (draft 2020-12), for
+   agents that produce structured output.
+
+EXIT STATUS:
+   0 success, 1 error, 2 usage`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "jsonschema", Usage: "print JSON Schema (draft 2020-12) instead of CUE"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usagef("schema takes no arguments")
+			}
+			if c.Bool("jsonschema") {
+				b, err := schema.JSONSchema()
+				if err != nil {
+					return env.finish(&result{}, "ok", err, nil)
+				}
+				_, err = env.Stdio.Out.Write(b)
+				return err
+			}
+			io.WriteString(env.Stdio.Out, schema.DescriptorSource())
+			return nil
+		},
+	}
+}

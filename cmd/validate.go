@@ -1,0 +1,115 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/policy"
+)
+
+func newValidateCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "validate",
+		Usage:     "check a descriptor: schema, rules and host policy, with no side effects",
+		UsageText: "act validate [--json] DESCRIPTOR|-",
+		Description: `Parses the descriptor strictly (YAML 1.2 or JSON; - reads standard input),
+   checks it against the CUE schema and the static rules, and resolves the host
+   policy's mode for it. Nothing is read from or written to the declared scope.
+
+EXIT STATUS:
+   0 valid, 1 error (I/O, invalid policy file), 2 usage,
+   3 invalid descriptor, 4 blocked by policy`,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("validate takes exactly one descriptor (a file or -), got %d arguments", c.NArg())
+			}
+			res, err := runValidate(env, c.Args().First())
+			return env.finish(res, "valid", err, func(w io.Writer, st styles) {
+				fmt.Fprintf(w, "%s %s\n", st.create.Render("valid:"), res.File)
+				fmt.Fprintf(w, "  action  %s %s, risk %s\n", res.ActionID, res.ActionType, res.RiskLevel)
+				fmt.Fprintf(w, "  mode    %s (%s): %s\n", st.bold.Render(res.Mode), res.ModeSource, res.Reason)
+			})
+		},
+	}
+}
+
+// runValidate runs the checks of SPEC §2 in order and stops at the first
+// layer that fails, reporting every problem of that layer.
+func runValidate(env *Env, arg string) (*result, error) {
+	res := &result{}
+	pol, err := env.loadPolicy(res)
+	if err != nil {
+		return res, err
+	}
+	name, data, err := env.readInput(arg)
+	if err != nil {
+		return res, err
+	}
+	res.File = name
+	d, doc, probs := descriptors.Load(name, data)
+	if probs != nil {
+		return res, probs
+	}
+	res.ActionID, res.ActionType, res.RiskLevel = d.ActionID, string(d.ActionType), string(d.RiskLevel)
+	stateDir, err := env.stateDir()
+	if err != nil {
+		return res, err
+	}
+	if probs := descriptors.Check(d, doc, descriptors.CheckOptions{
+		Now:      env.Now(),
+		Home:     env.homeDir(),
+		UserHome: env.UserHome(),
+		StateDir: stateDir,
+	}); len(probs) > 0 {
+		return res, probs
+	}
+	dec := pol.Decide(d, env.Now())
+	res.Mode, res.ModeSource, res.Reason = string(dec.Mode), dec.Source, dec.Reason
+	if len(dec.Blocked) > 0 {
+		return res, locate(doc, dec.Blocked)
+	}
+	return res, nil
+}
+
+// locate gives problems that name only a field the file and position of
+// that field in doc.
+func locate(doc *document.Document, probs problem.List) problem.List {
+	out := make(problem.List, len(probs))
+	for i, p := range probs {
+		if p.File == "" {
+			p.File = doc.Name
+		}
+		if p.Line == 0 {
+			pos := doc.Pos(problem.SplitFieldPath(p.Field)...)
+			p.Line, p.Column = pos.Line, pos.Column
+		}
+		out[i] = p
+	}
+	out.Sort()
+	return out
+}
+
+// loadPolicy resolves the host policy (SPEC §7) and records where it came
+// from in res.
+func (env *Env) loadPolicy(res *result) (*policy.Policy, error) {
+	stateDir, err := env.stateDir()
+	if err != nil {
+		return nil, err
+	}
+	pol, origin, err := policy.Load(policy.LoadOptions{
+		Flag:     env.policyFile,
+		Env:      env.Getenv("ACT_POLICY"),
+		Home:     stateDir,
+		UserHome: env.homeDir(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Policy = &policyOrigin{Source: origin.Source, File: origin.File}
+	return pol, nil
+}
