@@ -84,6 +84,7 @@ func MainEnv(args []string, env *Env) (code int) {
 	app := newApp(env)
 	argv, err := normalizeArgs(app, args)
 	if err != nil {
+		env.json = wantsJSON(args)
 		return env.fail(err)
 	}
 	if len(argv) == 1 {
@@ -262,6 +263,20 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	rest = append(rest, pos...)
 	out := append([]string{args[0]}, front...)
 	return append(out, rest...), nil
+}
+
+// wantsJSON reports whether args ask for --json, for errors found before the
+// flags are parsed.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" || a == "-json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
 }
 
 func isFlag(a string) bool { return len(a) > 1 && a[0] == '-' }

@@ -110,6 +110,6 @@ func (env *Env) loadPolicy(res *result) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Policy = &policyOrigin{Source: origin.Source, File: origin.File}
+	res.Policy = &policyOrigin{Source: origin.Source, File: origin.Path}
 	return pol, nil
 }

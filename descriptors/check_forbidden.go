@@ -1,0 +1,167 @@
+package descriptors
+
+// Forbidden patterns (seed 001 §14, SPEC §2.3):
+//
+//   - host access: a scope that takes in a host system directory itself
+//     ("/", "/etc", "/usr", "/boot", "/proc", "/sys", "/dev" and the other
+//     top-level system directories; paths below them are left to the
+//     policy's allowed roots), or a command that asks for privileges or
+//     talks to the host's service managers (check_command.go);
+//   - act's state dir: a scope inside it, on it, or taking it in;
+//   - a home directory's root: $HOME, the user's passwd home, /root or any
+//     /home/NAME itself (a directory below one is fine);
+//   - background execution (check_command.go);
+//   - persistence outside scope: creating or modifying a file that makes
+//     something run later, outside the action and its scope — shell
+//     start-up files, desktop autostart entries, systemd units, cron and at
+//     jobs, SSH login files, the dynamic loader's preload list, sudo rules.
+//     A path outside the declared scope is already path.outside-scope; this
+//     rule is about paths inside it whose effect reaches beyond it.
+//
+// A scope "takes in" a directory when the directory is one of the paths the
+// scope covers: the scope path itself, its direct children when it is not
+// recursive, its whole subtree when it is.
+
+import (
+	"strings"
+
+	"github.com/act-project/act/internal/pathglob"
+	"slices"
+)
+
+// hostDirs are the host system directories no scope may take in.
+var hostDirs = []string{
+	"/", "/etc", "/usr", "/boot", "/proc", "/sys", "/dev",
+	"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/run", "/var",
+}
+
+// homeRoots returns the home directory roots no scope may take in.
+func (c *checker) homeRoots() []string {
+	roots := []string{}
+	for _, h := range []string{c.opts.Home, c.opts.UserHome} {
+		if h != "" && h != "/" && CheckPath(h) == nil && !pathglob.HasMeta(h) && !slices.Contains(roots, h) {
+			roots = append(roots, h)
+		}
+	}
+	for _, h := range []string{"/root", "/home/*"} {
+		if !slices.Contains(roots, h) {
+			roots = append(roots, h)
+		}
+	}
+	return roots
+}
+
+// takesIn reports whether the scope path s covers some path target may
+// match.
+func takesIn(s string, recursive bool, target string) bool {
+	for _, cov := range scopeCovers(s, recursive) {
+		if pathglob.Overlaps(cov, target) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) checkForbiddenScope(path []string, s string, recursive bool) {
+	literal := !pathglob.HasMeta(s)
+	for _, h := range hostDirs {
+		if !takesIn(s, recursive, h) {
+			continue
+		}
+		if s == h {
+			c.add("forbidden.host-access", path, "the scope path %q is a host system directory", s)
+		} else {
+			c.add("forbidden.host-access", path,
+				"the scope path %q takes in the host system directory %q", s, h)
+		}
+		break
+	}
+	if sd := c.opts.StateDir; sd != "" && CheckPath(sd) == nil {
+		switch {
+		case s == sd:
+			c.add("forbidden.state-dir", path, "the scope path %q is act's state directory", s)
+		case literal && pathglob.Contains(pathglob.Join(sd, "**"), s):
+			c.add("forbidden.state-dir", path,
+				"the scope path %q lies inside act's state directory %q", s, sd)
+		case takesIn(s, recursive, pathglob.Join(sd, "**")):
+			c.add("forbidden.state-dir", path,
+				"the scope path %q takes in act's state directory %q", s, sd)
+		}
+	}
+	for _, h := range c.homeRoots() {
+		if !takesIn(s, recursive, h) {
+			continue
+		}
+		if literal && pathglob.Match(h, s) {
+			c.add("forbidden.home-root", path,
+				"the scope path %q is a home directory itself; scope a directory below it", s)
+		} else {
+			c.add("forbidden.home-root", path,
+				"the scope path %q takes in the home directory %q; scope a directory below it",
+				s, strings.Replace(h, "*", "NAME", 1))
+		}
+		break
+	}
+}
+
+// persistence lists the places where a created or modified file makes
+// something run later, by kind. Entries starting with "~/" are relative to
+// every home root.
+var persistence = []struct {
+	kind  string
+	paths []string
+}{
+	{"a shell start-up file", []string{
+		"~/.profile", "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout",
+		"~/.bashrc.d/**", "~/.zshrc", "~/.zshenv", "~/.zprofile", "~/.zlogin", "~/.zlogout",
+		"~/.kshrc", "~/.mkshrc", "~/.cshrc", "~/.tcshrc", "~/.login", "~/.logout",
+		"~/.config/fish/config.fish", "~/.config/fish/conf.d/**",
+		"~/.pam_environment", "~/.config/environment.d/**",
+		"/etc/profile", "/etc/profile.d/**", "/etc/bash.bashrc", "/etc/bashrc",
+		"/etc/zsh/**", "/etc/environment",
+	}},
+	{"a session start-up file", []string{
+		"~/.xprofile", "~/.xinitrc", "~/.xsession", "~/.xsessionrc",
+		"~/.config/autostart/**", "~/.config/plasma-workspace/env/**",
+		"~/.config/plasma-workspace/shutdown/**", "/etc/xdg/autostart/**",
+	}},
+	{"a systemd unit", []string{
+		"~/.config/systemd/**", "~/.local/share/systemd/**",
+		"/etc/systemd/**", "/lib/systemd/**", "/usr/lib/systemd/**", "/run/systemd/**",
+		"/etc/init.d/**", "/etc/rc.local", "/etc/rc*.d/**",
+	}},
+	{"a cron or at job", []string{
+		"/etc/crontab", "/etc/cron.*/**", "/etc/anacrontab", "/var/spool/cron/**",
+		"/var/spool/at/**", "/var/spool/anacron/**",
+	}},
+	{"an SSH login file", []string{
+		"~/.ssh/authorized_keys", "~/.ssh/authorized_keys2", "~/.ssh/rc", "~/.ssh/environment",
+		"/etc/ssh/**",
+	}},
+	{"a dynamic loader setting", []string{
+		"/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d/**",
+	}},
+	{"a sudo rule", []string{"/etc/sudoers", "/etc/sudoers.d/**"}},
+}
+
+// persistenceKind returns the kind of persistence location p (a path or a
+// glob of files created or modified) may touch, or "".
+func (c *checker) persistenceKind(p string) string {
+	homes := c.homeRoots()
+	for _, k := range persistence {
+		for _, q := range k.paths {
+			if len(q) > 2 && q[:2] == "~/" {
+				for _, h := range homes {
+					if pathglob.Overlaps(p, pathglob.Join(h, q[2:])) {
+						return k.kind
+					}
+				}
+				continue
+			}
+			if pathglob.Overlaps(p, q) {
+				return k.kind
+			}
+		}
+	}
+	return ""
+}

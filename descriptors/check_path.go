@@ -1,0 +1,173 @@
+package descriptors
+
+// Path rules (SPEC §2.3):
+//   - every path is absolute and clean: no "..", "." or empty ("//")
+//     element, no trailing "/", no NUL;
+//   - wildcards only where a field takes globs (effects, FILE_DELETE paths,
+//     scope paths with recursive: true), and then well-formed;
+//   - every path an action names lies inside scope.filesystem.paths: a
+//     non-recursive scope path covers itself and its direct children, a
+//     recursive one its whole subtree.
+
+import (
+	"errors"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/act-project/act/internal/pathglob"
+)
+
+// CheckPath reports whether p is absolute and clean, the form every path in
+// a descriptor must have. It does not look at wildcards.
+func CheckPath(p string) error {
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return errors.New("it is not absolute")
+	case strings.ContainsRune(p, 0):
+		return errors.New("it contains a NUL byte")
+	case p == "/":
+		return nil
+	case strings.HasSuffix(p, "/"):
+		return errors.New("it ends with a slash")
+	}
+	for _, e := range strings.Split(p[1:], "/") {
+		switch e {
+		case "":
+			return errors.New("it has an empty element (//)")
+		case ".", "..":
+			return errors.New(`it has a "` + e + `" element`)
+		}
+	}
+	return nil
+}
+
+// checkPath checks the form of the path s at field path. glob says whether
+// the field takes globs. It reports whether s is usable by later checks.
+func (c *checker) checkPath(f []string, s string, glob bool) bool {
+	return c.checkPathRules(f, s, glob, "path.not-absolute", "path.not-clean")
+}
+
+func (c *checker) checkPathRules(f []string, s string, glob bool, absRule, cleanRule string) bool {
+	if err := CheckPath(s); err != nil {
+		if !strings.HasPrefix(s, "/") {
+			c.add(absRule, f, "the path %q is not absolute", s)
+		} else {
+			c.add(cleanRule, f, "the path %q is not clean: %v", s, err)
+		}
+		return false
+	}
+	if !pathglob.HasMeta(s) {
+		return true
+	}
+	if !glob {
+		c.add("path.wildcard-not-allowed", f,
+			"the path %q has a wildcard, which this field does not take", s)
+		return false
+	}
+	if err := pathglob.Valid(s); err != nil {
+		c.add("glob.invalid", f, "the glob %q is invalid: %v", s, err)
+		return false
+	}
+	return true
+}
+
+// checkScope checks scope.filesystem.paths: form, wildcards only with
+// recursive, and the forbidden roots of seed 001 §14.
+func (c *checker) checkScope() {
+	fs := c.d.Scope.Filesystem
+	for i, s := range fs.Paths {
+		f := []string{"scope", "filesystem", "paths", idx(i)}
+		if !c.checkPathRules(f, s, true, "scope.path-not-absolute", "scope.path-not-clean") {
+			// A scope path that is only unclean still means its clean
+			// form: check what it takes in.
+			if !strings.HasPrefix(s, "/") || strings.ContainsRune(s, 0) {
+				continue
+			}
+			if s = path.Clean(s); pathglob.Valid(s) != nil {
+				continue
+			}
+		}
+		if !fs.Recursive && pathglob.HasMeta(s) {
+			c.add("scope.wildcard-not-recursive", f,
+				"the scope path %q has a wildcard but scope.filesystem.recursive is false", s)
+		}
+		c.checkForbiddenScope(f, s, fs.Recursive)
+	}
+}
+
+// scopeCovers returns the patterns of everything the scope path s covers.
+func scopeCovers(s string, recursive bool) []string {
+	if recursive {
+		return []string{pathglob.Join(s, "**")}
+	}
+	return []string{s, pathglob.Join(s, "*")}
+}
+
+// scopeRoots returns the scope paths containment is judged against: each
+// absolute scope path in its clean form (a scope path that is not clean is
+// reported, and read as the path it evidently means). ok is false when a
+// scope path is relative or otherwise unusable: then what lies inside the
+// scope is unknown, and no path is reported as outside it.
+func (c *checker) scopeRoots() (roots []string, ok bool) {
+	for _, s := range c.d.Scope.Filesystem.Paths {
+		if !strings.HasPrefix(s, "/") || strings.ContainsRune(s, 0) {
+			return nil, false
+		}
+		s = path.Clean(s)
+		if pathglob.Valid(s) != nil {
+			return nil, false
+		}
+		roots = append(roots, s)
+	}
+	return roots, true
+}
+
+// inScope reports whether every path p (a path or a glob) may match lies
+// inside the scope roots.
+func inScope(roots []string, recursive bool, p string) bool {
+	for _, s := range roots {
+		for _, cov := range scopeCovers(s, recursive) {
+			if pathglob.Contains(cov, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkInScope reports p, already of good form, when it lies outside the
+// scope.
+func (c *checker) checkInScope(field []string, p string) {
+	fs := c.d.Scope.Filesystem
+	roots, ok := c.scopeRoots()
+	if !ok || inScope(roots, fs.Recursive, p) {
+		return
+	}
+	how := "not recursive"
+	if fs.Recursive {
+		how = "recursive"
+	}
+	c.add("path.outside-scope", field, "%q lies outside the scope %s (%s)", p, quoteList(fs.Paths), how)
+}
+
+func quoteList(l []string) string {
+	if len(l) == 0 {
+		return "[]"
+	}
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,102 @@
+package descriptors
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/schema"
+)
+
+// Load parses data as a descriptor and checks it against the CUE schema.
+// name is the file name used in positions. On success it returns the typed
+// descriptor and the document it came from (for positions in later checks);
+// otherwise the problems of the first layer that failed (parse or schema).
+//
+// Load does not apply the static rules: see [Check].
+func Load(name string, data []byte) (*Descriptor, *document.Document, problem.List) {
+	doc, probs := document.Parse(name, data)
+	if probs != nil {
+		return nil, nil, probs
+	}
+	if probs := SchemaProblems(doc, schema.ValidateDescriptor(doc.Value())); probs != nil {
+		return nil, doc, probs
+	}
+	d, err := decode(doc)
+	if err != nil {
+		// The schema accepted what the Go types cannot hold: a bug, but
+		// still reported as a problem rather than a crash.
+		return nil, doc, problem.List{{
+			Rule: "schema.invalid", File: doc.Name, Line: 1, Column: 1,
+			Message: err.Error(), Layer: problem.Schema,
+		}}
+	}
+	return d, doc, nil
+}
+
+// SchemaProblems turns schema violations into problems positioned in doc.
+// It returns nil when vs is empty.
+func SchemaProblems(doc *document.Document, vs []schema.Violation) problem.List {
+	if len(vs) == 0 {
+		return nil
+	}
+	probs := make(problem.List, 0, len(vs))
+	for _, v := range vs {
+		probs = append(probs, At(doc, problem.Schema, v.Rule, v.Path, "%s", v.Message))
+	}
+	probs.Sort()
+	return probs
+}
+
+// At builds a problem of layer l for the field at path in doc.
+func At(doc *document.Document, l problem.Layer, rule string, path []string, format string, args ...any) problem.Problem {
+	pos := doc.Pos(path...)
+	return problem.Problem{
+		Rule:    rule,
+		Field:   problem.FieldPath(path...),
+		File:    doc.Name,
+		Line:    pos.Line,
+		Column:  pos.Column,
+		Message: fmt.Sprintf(format, args...),
+		Layer:   l,
+	}
+}
+
+func decode(doc *document.Document) (*Descriptor, error) {
+	b, err := json.Marshal(doc.Value())
+	if err != nil {
+		return nil, err
+	}
+	d := new(Descriptor)
+	if err := json.Unmarshal(b, d); err != nil {
+		return nil, fmt.Errorf("decode descriptor: %w", err)
+	}
+	if d.ActionType != MultiStepComposite {
+		if d.Op, err = DecodeOperation(d.ActionType, d.Operation); err != nil {
+			return nil, err
+		}
+	}
+	if err := decodeSteps(d.Steps); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func decodeSteps(steps []Step) error {
+	for i := range steps {
+		s := &steps[i]
+		if s.ActionType != MultiStepComposite {
+			op, err := DecodeOperation(s.ActionType, s.Operation)
+			if err != nil {
+				return fmt.Errorf("steps[%s]: %w", strconv.Itoa(i), err)
+			}
+			s.Op = op
+		}
+		if err := decodeSteps(s.Steps); err != nil {
+			return err
+		}
+	}
+	return nil
+}

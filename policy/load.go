@@ -1,0 +1,378 @@
+package policy
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/schema"
+)
+
+//go:embed default.yaml
+var defaultSource []byte
+
+// DefaultSource returns the embedded default policy file.
+func DefaultSource() []byte { return append([]byte(nil), defaultSource...) }
+
+// DefaultName is the file name the embedded default is given in positions.
+const DefaultName = "<default policy>"
+
+// Rule ids of policy file problems the schema cannot express (besides the
+// parse.* and schema.* rules).
+const (
+	// RuleInvalidDuration: a duration out of range (plan_expiry and
+	// idle_period at least 1s; at most about 2562047h).
+	RuleInvalidDuration = "policy.invalid-duration"
+	// RuleInvalidRoot: an allowed root that is not clean, or "~" with no
+	// known home directory.
+	RuleInvalidRoot = "policy.invalid-root"
+)
+
+// HomeFile is the name of the policy file in act's state dir.
+const HomeFile = "policy.yaml"
+
+// Where a policy comes from, in resolution order.
+const (
+	OriginFlag    = "flag"    // --policy FILE
+	OriginEnv     = "env"     // ACT_POLICY
+	OriginHome    = "home"    // <home>/policy.yaml
+	OriginDefault = "default" // the embedded default
+)
+
+// An Origin records which source the effective policy was read from.
+type Origin struct {
+	// Source is OriginFlag, OriginEnv, OriginHome or OriginDefault.
+	Source string `json:"source"`
+	// Path is the policy file; empty for the embedded default.
+	Path string `json:"path,omitempty"`
+}
+
+// String describes o for people: "--policy p.yaml", "ACT_POLICY p.yaml",
+// "/home/u/.local/state/act/policy.yaml" or "the embedded default".
+func (o Origin) String() string {
+	switch o.Source {
+	case OriginFlag:
+		return "--policy " + o.Path
+	case OriginEnv:
+		return "ACT_POLICY " + o.Path
+	case OriginHome:
+		return o.Path
+	}
+	return "the embedded default"
+}
+
+// LoadOptions say where to look for the policy. cmd fills them from the
+// command line and the environment.
+type LoadOptions struct {
+	// Flag is the --policy value; empty when not given.
+	Flag string
+	// Env is ACT_POLICY; empty when unset.
+	Env string
+	// Home is act's state dir; <Home>/policy.yaml is used if it exists.
+	Home string
+	// UserHome is the user's home directory, to which "~" in allowed roots
+	// expands. When empty, the default's "~" root is left out and a policy
+	// file using "~" is invalid.
+	UserHome string
+}
+
+// A LoadError is an unusable policy file: unreadable (Err), or invalid
+// (Problems, each with the file, line and column).
+type LoadError struct {
+	// File is the policy file as named by its source.
+	File string
+	// Source is the Origin source of the file.
+	Source string
+	// Problems are every problem found in the file, sorted by position.
+	Problems problem.List
+	// Err is the error reading the file, when it could not be read.
+	Err error
+}
+
+// Error describes the read error, or the first problem and how many more.
+func (e *LoadError) Error() string {
+	if e.Err != nil {
+		err := e.Err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Sprintf("read policy %s: %v", e.File, err)
+	}
+	if len(e.Problems) == 1 {
+		return "invalid policy: " + e.Problems[0].Error()
+	}
+	return fmt.Sprintf("invalid policy: %s (and %d more problems)", e.Problems[0].Error(), len(e.Problems)-1)
+}
+
+// Unwrap returns the read error, or the problem list.
+func (e *LoadError) Unwrap() error {
+	if e.Err != nil {
+		return e.Err
+	}
+	return e.Problems
+}
+
+// Load returns the effective policy and where it came from, trying in order
+// opts.Flag, opts.Env, <opts.Home>/policy.yaml and the embedded default.
+// A named file (--policy or ACT_POLICY) that cannot be read, or any policy
+// file that is invalid, is a [*LoadError]: there is no fallback.
+func Load(opts LoadOptions) (*Policy, Origin, error) {
+	var origin Origin
+	switch {
+	case opts.Flag != "":
+		origin = Origin{Source: OriginFlag, Path: opts.Flag}
+	case opts.Env != "":
+		origin = Origin{Source: OriginEnv, Path: opts.Env}
+	case opts.Home != "":
+		name := filepath.Join(opts.Home, HomeFile)
+		_, err := os.Lstat(name)
+		switch {
+		case err == nil:
+			origin = Origin{Source: OriginHome, Path: name}
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, Origin{}, &LoadError{File: name, Source: OriginHome, Err: err}
+		}
+	}
+	if origin.Source == "" {
+		p, err := Default(opts.UserHome)
+		return p, Origin{Source: OriginDefault}, err
+	}
+	data, err := os.ReadFile(origin.Path)
+	if err != nil {
+		return nil, Origin{}, &LoadError{File: origin.Path, Source: origin.Source, Err: err}
+	}
+	p, err := Parse(origin.Path, data, opts.UserHome)
+	if err != nil {
+		var le *LoadError
+		if errors.As(err, &le) {
+			le.Source = origin.Source
+		}
+		return nil, Origin{}, err
+	}
+	return p, origin, nil
+}
+
+// Default returns the embedded default policy, with "~" expanded to
+// userHome (and left out when userHome is empty).
+func Default(userHome string) (*Policy, error) {
+	userHome = cleanHome(userHome)
+	base, err := defaultValue()
+	if err != nil {
+		return nil, err
+	}
+	return build(map[string]any{}, base, userHome)
+}
+
+// Parse reads a policy file's bytes: name is used in positions, userHome
+// expands "~". Fields the file leaves out take the default's values. An
+// invalid file is a [*LoadError].
+func Parse(name string, data []byte, userHome string) (*Policy, error) {
+	userHome = cleanHome(userHome)
+	base, err := defaultValue()
+	if err != nil {
+		return nil, err
+	}
+	doc, probs := document.Parse(name, data)
+	var v any = map[string]any{}
+	switch {
+	case len(probs) == 1 && probs[0].Rule == "parse.empty":
+		// A file of comments only leaves every field to the default.
+	case len(probs) > 0:
+		return nil, &LoadError{File: name, Problems: probs}
+	case doc.Value() != nil:
+		v = doc.Value()
+	}
+	probs = check(name, doc, v, userHome)
+	if len(probs) > 0 {
+		probs.Sort()
+		return nil, &LoadError{File: name, Problems: probs}
+	}
+	return build(v.(map[string]any), base, userHome)
+}
+
+var (
+	defaultOnce sync.Once
+	defaultVal  map[string]any
+	defaultErr  error
+)
+
+// defaultValue parses the embedded default once. It is validated like any
+// policy file (with a stand-in home for "~"); a failure is a bug in act.
+func defaultValue() (map[string]any, error) {
+	defaultOnce.Do(func() {
+		doc, probs := document.Parse(DefaultName, defaultSource)
+		if len(probs) == 0 {
+			probs = check(DefaultName, doc, doc.Value(), "/home/user")
+		}
+		if len(probs) > 0 {
+			defaultErr = fmt.Errorf("embedded default policy: %w", probs)
+			return
+		}
+		defaultVal = doc.Value().(map[string]any)
+	})
+	return defaultVal, defaultErr
+}
+
+// check validates a policy file's value against the schema and then the
+// checks the schema cannot express: durations in range, allowed roots
+// absolute and clean once "~" is expanded. doc may be nil (empty file).
+func check(name string, doc *document.Document, v any, userHome string) problem.List {
+	var probs problem.List
+	at := func(layer problem.Layer, path []string, rule, format string, args ...any) {
+		p := problem.Problem{
+			Rule:    rule,
+			Field:   problem.FieldPath(path...),
+			File:    name,
+			Message: fmt.Sprintf(format, args...),
+			Layer:   layer,
+		}
+		if doc != nil {
+			pos := doc.Pos(path...)
+			p.Line, p.Column = pos.Line, pos.Column
+		}
+		probs = append(probs, p)
+	}
+	bad := map[string]bool{}
+	for _, viol := range schema.ValidatePolicy(v) {
+		at(problem.Schema, viol.Path, viol.Rule, "%s", viol.Message)
+		bad[problem.FieldPath(viol.Path...)] = true
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return probs
+	}
+	// The checks below skip what the schema already rejected.
+	schemaAt := at
+	at = func(layer problem.Layer, path []string, rule, format string, args ...any) {
+		if !bad[problem.FieldPath(path...)] {
+			schemaAt(layer, path, rule, format, args...)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		min  time.Duration
+	}{{"cooldown", 0}, {"plan_expiry", time.Second}, {"idle_period", time.Second}} {
+		s, ok := m[f.name].(string)
+		if !ok {
+			continue
+		}
+		d, err := time.ParseDuration(s)
+		switch {
+		case err != nil:
+			at(problem.Rule, []string{f.name}, RuleInvalidDuration, "%q is not a duration Go can represent (at most about 2562047h)", s)
+		case d < f.min:
+			at(problem.Rule, []string{f.name}, RuleInvalidDuration, "must be at least %s, not %q", FormatDuration(f.min), s)
+		}
+	}
+	roots, _ := m["allowed_roots"].([]any)
+	for i, r := range roots {
+		root, _ := r.(string)
+		path := []string{"allowed_roots", fmt.Sprint(i)}
+		if isTilde(root) && userHome == "" {
+			at(problem.Rule, path, RuleInvalidRoot, "%q cannot be expanded: the user's home directory is unknown", root)
+			continue
+		}
+		if !isCleanRoot(root) {
+			at(problem.Rule, path, RuleInvalidRoot, "%q is not a clean absolute path (write %s)", root, cleanSuggestion(root))
+		}
+	}
+	return probs
+}
+
+// build merges file over base, decodes the result and expands "~".
+func build(file, base map[string]any, userHome string) (*Policy, error) {
+	merged := merge(base, file)
+	data, err := json.Marshal(merged)
+	if err != nil {
+		return nil, fmt.Errorf("encode policy: %w", err)
+	}
+	p := new(Policy)
+	if err := json.Unmarshal(data, p); err != nil {
+		return nil, fmt.Errorf("decode policy: %w", err)
+	}
+	roots := []string{}
+	for _, r := range p.AllowedRoots {
+		if isTilde(r) && userHome == "" {
+			continue // only the default's roots get here: file roots were checked
+		}
+		roots = append(roots, expandHome(r, userHome))
+	}
+	p.AllowedRoots = roots
+	return p, nil
+}
+
+// merge returns base with over laid on top: maps merge key by key, every
+// other value replaces.
+func merge(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		bm, ok1 := out[k].(map[string]any)
+		om, ok2 := v.(map[string]any)
+		if ok1 && ok2 {
+			out[k] = merge(bm, om)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// cleanHome cleans the user's home directory; a relative one counts as
+// unknown.
+func cleanHome(home string) string {
+	if !path.IsAbs(home) {
+		return ""
+	}
+	return path.Clean(home)
+}
+
+func isTilde(root string) bool { return root == "~" || strings.HasPrefix(root, "~/") }
+
+// expandHome expands a leading "~" to home.
+func expandHome(root, home string) string {
+	switch {
+	case root == "~":
+		return home
+	case strings.HasPrefix(root, "~/"):
+		return path.Join(home, root[2:])
+	}
+	return root
+}
+
+// isCleanRoot reports whether an allowed root, as written, is absolute and
+// clean, or "~" followed by a clean relative path.
+func isCleanRoot(root string) bool {
+	switch {
+	case root == "~":
+		return true
+	case strings.HasPrefix(root, "~/"):
+		root = root[1:]
+		return root != "/" && path.Clean(root) == root
+	}
+	return path.IsAbs(root) && path.Clean(root) == root
+}
+
+func cleanSuggestion(root string) string {
+	if isTilde(root) {
+		rest := path.Clean("/" + strings.TrimPrefix(root, "~"))
+		if rest == "/" {
+			return "~"
+		}
+		return "~" + rest
+	}
+	return path.Clean(root)
+}

@@ -1,0 +1,108 @@
+package policy
+
+import (
+	"bytes"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/act-project/act/descriptors"
+)
+
+// marshalHeader opens every printed policy.
+const marshalHeader = `act host policy: the effective policy, in the format act reads.
+Save it as <home>/policy.yaml (or pass it with --policy or ACT_POLICY) and
+edit it; a field left out takes act's default.`
+
+// Marshal prints p as a YAML policy file, with a leading comment and one
+// comment per section. Loading the output yields a policy equal to p.
+func (p *Policy) Marshal() []byte {
+	caps := mapping(
+		pair("max_cpu_ms", intNode(p.ResourceCaps.MaxCPUMs), ""),
+		pair("max_memory_mb", intNode(p.ResourceCaps.MaxMemoryMB), ""),
+		pair("max_disk_mb", intNode(p.ResourceCaps.MaxDiskMB), ""),
+		pair("max_duration_ms", intNode(p.ResourceCaps.MaxDurationMs), ""),
+	)
+	risk := mapping()
+	for _, r := range descriptors.RiskLevels {
+		if m, ok := p.Modes.Risk[r]; ok {
+			risk.Content = append(risk.Content, strNode(string(r)), strNode(string(m)))
+		}
+	}
+	types := mapping()
+	for _, t := range descriptors.ActionTypes {
+		if m, ok := p.Modes.Types[t]; ok {
+			types.Content = append(types.Content, strNode(string(t)), strNode(string(m)))
+		}
+	}
+	root := mapping(
+		pair("allowed_roots", strList(p.AllowedRoots),
+			"Every scope path of a descriptor must lie under one of these roots.\n\"~\" and \"~/x\" expand to the user's home directory."),
+		pair("resource_caps", caps, "The most a descriptor may request; a request above a cap is blocked."),
+		pair("modes", mapping(
+			pair("risk", risk, "By risk level."),
+			pair("types", types, "By action type (FILE_WRITE, COMMAND_EXECUTION, ...); overrides the risk default."),
+		), "The mode of an action: allow, confirm or deny."),
+		pair("network", mapping(
+			pair("allowed_hosts", strList(p.Network.AllowedHosts), "Hosts NETWORK_REQUEST may reach: an exact host or \"*.example.org\"."),
+			pair("sandbox_network", boolNode(p.Network.SandboxNetwork), "Whether sandboxed commands (and so PACKAGE_INSTALL/PACKAGE_REMOVE) may use the network."),
+		), ""),
+		pair("cooldown", strNode(FormatDuration(p.Cooldown)), "Refuse the same action for this long after a rollback (Go duration)."),
+		pair("plan_expiry", strNode(FormatDuration(p.PlanExpiry)), "Pending plans expire after this; a descriptor created longer ago is a stale intent."),
+		pair("idle_period", strNode(FormatDuration(p.IdlePeriod)), "The user_idle precondition: no terminal input for this long."),
+		pair("audit", mapping(
+			pair("retain_days", intNode(p.Audit.RetainDays), "How many days audit records are kept."),
+		), ""),
+	)
+	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: marshalHeader, Content: []*yaml.Node{root}}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		// Every node is built above from plain scalars; encoding cannot fail.
+		panic("policy: marshal: " + err.Error())
+	}
+	if err := enc.Close(); err != nil {
+		panic("policy: marshal: " + err.Error())
+	}
+	return buf.Bytes()
+}
+
+// kv is one key and value of a mapping, with the comment above the key.
+type kv struct {
+	key, value *yaml.Node
+}
+
+func pair(key string, value *yaml.Node, comment string) kv {
+	k := strNode(key)
+	k.HeadComment = comment
+	return kv{k, value}
+}
+
+func mapping(pairs ...kv) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, p := range pairs {
+		n.Content = append(n.Content, p.key, p.value)
+	}
+	return n
+}
+
+func strList(items []string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, s := range items {
+		n.Content = append(n.Content, strNode(s))
+	}
+	return n
+}
+
+func strNode(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+func intNode(i int64) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(i, 10)}
+}
+
+func boolNode(b bool) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}
+}

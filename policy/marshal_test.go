@@ -1,0 +1,166 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/schema"
+)
+
+// custom is a policy with every field away from the default.
+func custom() *Policy {
+	return &Policy{
+		AllowedRoots: []string{"/srv/data", "/tmp/a b", "/opt/#x: y"},
+		ResourceCaps: ResourceCaps{MaxCPUMs: 1, MaxMemoryMB: 2, MaxDiskMB: 3, MaxDurationMs: 4},
+		Modes: ModeTable{
+			Risk: map[descriptors.RiskLevel]Mode{
+				descriptors.RiskLow: Confirm, descriptors.RiskMedium: Deny,
+				descriptors.RiskHigh: Deny, descriptors.RiskCritical: Deny,
+			},
+			Types: map[descriptors.ActionType]Mode{
+				descriptors.FileRead: Allow, descriptors.NetworkRequest: Confirm, descriptors.MultiStepComposite: Deny,
+			},
+		},
+		Network:    Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true},
+		Cooldown:   0,
+		PlanExpiry: 90*time.Minute + 1500*time.Millisecond,
+		IdlePeriod: 2*time.Hour + 3*time.Microsecond + 4,
+		Audit:      Audit{RetainDays: 3650},
+	}
+}
+
+func TestMarshalRoundTrip(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy *Policy
+	}{
+		{"default", defaultPolicy()},
+		{"custom", custom()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := tt.policy.Marshal()
+			if !bytes.HasPrefix(out, []byte("# act host policy")) {
+				t.Errorf("Marshal() does not start with the header comment:\n%s", out)
+			}
+			doc, probs := document.Parse("out.yaml", out)
+			if len(probs) > 0 {
+				t.Fatalf("Marshal() output does not parse: %v\n%s", probs, out)
+			}
+			if v := schema.ValidatePolicy(doc.Value()); len(v) > 0 {
+				t.Fatalf("Marshal() output violates the schema: %+v\n%s", v, out)
+			}
+			// Save it as a file and load it, the way a user would.
+			name := filepath.Join(t.TempDir(), "policy.yaml")
+			if err := os.WriteFile(name, out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := Load(LoadOptions{Flag: name, UserHome: userHome})
+			if err != nil {
+				t.Fatalf("Load(Marshal()) error: %v\n%s", err, out)
+			}
+			if d := cmp.Diff(tt.policy, got); d != "" {
+				t.Errorf("Load(Marshal()) mismatch (-want +got):\n%s\n%s", d, out)
+			}
+			// Printing again gives the same bytes.
+			if again := got.Marshal(); !bytes.Equal(out, again) {
+				t.Errorf("Marshal() is not stable:\n%s\n---\n%s", out, again)
+			}
+		})
+	}
+}
+
+func TestMarshalDefaultText(t *testing.T) {
+	want := `# act host policy: the effective policy, in the format act reads.
+# Save it as <home>/policy.yaml (or pass it with --policy or ACT_POLICY) and
+# edit it; a field left out takes act's default.
+
+# Every scope path of a descriptor must lie under one of these roots.
+# "~" and "~/x" expand to the user's home directory.
+allowed_roots:
+  - /home/u
+  - /tmp
+# The most a descriptor may request; a request above a cap is blocked.
+resource_caps:
+  max_cpu_ms: 600000
+  max_memory_mb: 4096
+  max_disk_mb: 10240
+  max_duration_ms: 600000
+# The mode of an action: allow, confirm or deny.
+modes:
+  # By risk level.
+  risk:
+    LOW: allow
+    MEDIUM: confirm
+    HIGH: confirm
+    CRITICAL: deny
+  # By action type (FILE_WRITE, COMMAND_EXECUTION, ...); overrides the risk default.
+  types: {}
+network:
+  # Hosts NETWORK_REQUEST may reach: an exact host or "*.example.org".
+  allowed_hosts: []
+  # Whether sandboxed commands (and so PACKAGE_INSTALL/PACKAGE_REMOVE) may use the network.
+  sandbox_network: false
+# Refuse the same action for this long after a rollback (Go duration).
+cooldown: 1h
+# Pending plans expire after this; a descriptor created longer ago is a stale intent.
+plan_expiry: 24h
+# The user_idle precondition: no terminal input for this long.
+idle_period: 5m
+audit:
+  # How many days audit records are kept.
+  retain_days: 90
+`
+	if d := cmp.Diff(want, string(defaultPolicy().Marshal())); d != "" {
+		t.Errorf("Marshal() mismatch (-want +got):\n%s", d)
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	for _, p := range []*Policy{defaultPolicy(), custom()} {
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := new(Policy)
+		if err := json.Unmarshal(data, got); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(p, got); d != "" {
+			t.Errorf("JSON round trip mismatch (-want +got):\n%s\n%s", d, data)
+		}
+	}
+	data, _ := json.Marshal(defaultPolicy())
+	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90}}`
+	if string(data) != want {
+		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                             "0s",
+		time.Hour:                     "1h",
+		24 * time.Hour:                "24h",
+		90 * time.Minute:              "1h30m",
+		1500 * time.Millisecond:       "1s500ms",
+		3*time.Microsecond + 4:        "3us4ns",
+		-time.Minute:                  "-1m",
+		time.Hour + time.Second + 1e6: "1h1s1ms",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+		if back, err := time.ParseDuration(FormatDuration(d)); err != nil || back != d {
+			t.Errorf("ParseDuration(FormatDuration(%v)) = %v, %v", d, back, err)
+		}
+	}
+}

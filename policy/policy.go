@@ -1,0 +1,279 @@
+// Package policy loads the host's policy and decides, for an Action
+// Descriptor, the mode it runs in (allow, confirm or deny) and what blocks it
+// (SPEC §2.4 and §7).
+//
+// # Loading
+//
+// [Load] resolves the policy file in the order --policy, ACT_POLICY,
+// <home>/policy.yaml, and falls back to the embedded default
+// ([DefaultSource]). A policy file is YAML, validated against the CUE schema
+// #Policy (schema/policy.cue). Every field is optional: a field left out takes
+// the default's value (maps merge key by key, lists replace). An invalid
+// file is a [*LoadError] naming the file and the line of each problem, never a
+// silent fallback.
+//
+// [Policy.Marshal] prints a policy in the format [Load] reads, so a saved
+// `act policy` output loads back as an equal policy.
+//
+// # Deciding
+//
+// [Policy.Decide] takes the mode from the policy's type override for the
+// action type, else from its risk default; a MULTI_STEP_COMPOSITE takes the
+// strictest mode of itself and each step. It then lists every block: deny
+// mode, a scope path outside the allowed roots, a resource above a cap,
+// UI_AUTOMATION, a network host not allow-listed, network in the sandbox
+// where the policy gives none, and a stale intent. Blocks are problems of
+// layer [problem.Policy] with a field path but no file position: the caller
+// attaches positions.
+//
+// Nothing here prints, prompts or writes; only [Load] reads files.
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/act-project/act/descriptors"
+)
+
+// Mode is what the host does with an action: run it, ask first, or refuse.
+type Mode string
+
+// The modes, least strict first.
+const (
+	Allow   Mode = "allow"
+	Confirm Mode = "confirm"
+	Deny    Mode = "deny"
+)
+
+// Modes lists the modes, least strict first.
+var Modes = []Mode{Allow, Confirm, Deny}
+
+// Rank orders modes by strictness: allow 0, confirm 1, deny 2. An unknown
+// mode ranks as deny, so that it fails closed.
+func (m Mode) Rank() int {
+	switch m {
+	case Allow:
+		return 0
+	case Confirm:
+		return 1
+	}
+	return 2
+}
+
+// Where a decision's mode comes from (SPEC §7: type override → risk default).
+const (
+	SourceTypeOverride = "type override"
+	SourceRiskDefault  = "risk default"
+)
+
+// A Policy is the host's effective policy: a policy file merged over the
+// embedded default, with "~" in allowed roots expanded.
+type Policy struct {
+	// AllowedRoots are absolute, clean paths; every scope path must lie
+	// under one of them.
+	AllowedRoots []string `json:"allowed_roots"`
+	// ResourceCaps are the most a descriptor may request.
+	ResourceCaps ResourceCaps `json:"resource_caps"`
+	// Modes gives the mode of an action by risk level and action type.
+	Modes ModeTable `json:"modes"`
+	// Network holds the host allow-list and the sandbox's network switch.
+	Network Network `json:"network"`
+	// Cooldown is how long the same action is refused after a rollback.
+	Cooldown time.Duration `json:"cooldown"`
+	// PlanExpiry is how long a pending plan lives; a descriptor whose
+	// created_at is older is a stale intent.
+	PlanExpiry time.Duration `json:"plan_expiry"`
+	// IdlePeriod is how long without terminal input the user_idle
+	// precondition requires.
+	IdlePeriod time.Duration `json:"idle_period"`
+	// Audit holds the retention of the audit log.
+	Audit Audit `json:"audit"`
+}
+
+// ResourceCaps are the policy's caps on a descriptor's resources.
+type ResourceCaps struct {
+	MaxCPUMs      int64 `json:"max_cpu_ms"`
+	MaxMemoryMB   int64 `json:"max_memory_mb"`
+	MaxDiskMB     int64 `json:"max_disk_mb"`
+	MaxDurationMs int64 `json:"max_duration_ms"`
+}
+
+// ModeTable is the policy's "modes": a mode for every risk level, and
+// per-action-type overrides.
+type ModeTable struct {
+	Risk  map[descriptors.RiskLevel]Mode  `json:"risk"`
+	Types map[descriptors.ActionType]Mode `json:"types"`
+}
+
+// Network is the policy's network section.
+type Network struct {
+	// AllowedHosts are the hosts NETWORK_REQUEST may reach: an exact host,
+	// or "*.example.org" for any subdomain of example.org (not example.org
+	// itself). Matching ignores case.
+	AllowedHosts []string `json:"allowed_hosts"`
+	// SandboxNetwork is whether commands in the sandbox may have network
+	// access; without it, PACKAGE_INSTALL and PACKAGE_REMOVE are blocked.
+	SandboxNetwork bool `json:"sandbox_network"`
+}
+
+// Audit is the policy's audit section. Retention is the host's alone.
+type Audit struct {
+	RetainDays int64 `json:"retain_days"`
+}
+
+// policyJSON is Policy with durations as Go duration strings ("1h"), the
+// form of the policy file.
+type policyJSON struct {
+	AllowedRoots []string     `json:"allowed_roots"`
+	ResourceCaps ResourceCaps `json:"resource_caps"`
+	Modes        ModeTable    `json:"modes"`
+	Network      Network      `json:"network"`
+	Cooldown     string       `json:"cooldown"`
+	PlanExpiry   string       `json:"plan_expiry"`
+	IdlePeriod   string       `json:"idle_period"`
+	Audit        Audit        `json:"audit"`
+}
+
+// MarshalJSON encodes p with the field names of the policy file and
+// durations as strings such as "1h30m".
+func (p *Policy) MarshalJSON() ([]byte, error) {
+	return json.Marshal(policyJSON{
+		AllowedRoots: nonNil(p.AllowedRoots),
+		ResourceCaps: p.ResourceCaps,
+		Modes:        ModeTable{Risk: nonNilMap(p.Modes.Risk), Types: nonNilMap(p.Modes.Types)},
+		Network:      Network{AllowedHosts: nonNil(p.Network.AllowedHosts), SandboxNetwork: p.Network.SandboxNetwork},
+		Cooldown:     FormatDuration(p.Cooldown),
+		PlanExpiry:   FormatDuration(p.PlanExpiry),
+		IdlePeriod:   FormatDuration(p.IdlePeriod),
+		Audit:        p.Audit,
+	})
+}
+
+// UnmarshalJSON decodes what [Policy.MarshalJSON] encodes. It does not
+// validate: [Load] and [Parse] do.
+func (p *Policy) UnmarshalJSON(data []byte) error {
+	var j policyJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	var durs [3]time.Duration
+	for i, s := range []string{j.Cooldown, j.PlanExpiry, j.IdlePeriod} {
+		if s == "" {
+			continue
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		durs[i] = d
+	}
+	*p = Policy{
+		AllowedRoots: nonNil(j.AllowedRoots),
+		ResourceCaps: j.ResourceCaps,
+		Modes:        ModeTable{Risk: nonNilMap(j.Modes.Risk), Types: nonNilMap(j.Modes.Types)},
+		Network:      Network{AllowedHosts: nonNil(j.Network.AllowedHosts), SandboxNetwork: j.Network.SandboxNetwork},
+		Cooldown:     durs[0],
+		PlanExpiry:   durs[1],
+		IdlePeriod:   durs[2],
+		Audit:        j.Audit,
+	}
+	return nil
+}
+
+// ModeFor returns the mode of an action of type t and risk r and where it
+// comes from: the type override for t if the policy has one, else the risk
+// default for r. A risk level the policy has no mode for is denied.
+func (p *Policy) ModeFor(t descriptors.ActionType, r descriptors.RiskLevel) (Mode, string) {
+	if m, ok := p.Modes.Types[t]; ok {
+		return m, SourceTypeOverride
+	}
+	if m, ok := p.Modes.Risk[r]; ok {
+		return m, SourceRiskDefault
+	}
+	return Deny, SourceRiskDefault
+}
+
+// UnderAllowedRoot reports whether the absolute path p lies under (or is)
+// one of the allowed roots, comparing whole path elements: /tmpx is not
+// under /tmp.
+func (p *Policy) UnderAllowedRoot(path string) bool {
+	for _, root := range p.AllowedRoots {
+		if within(path, root) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether p is root or lies below it, element by element.
+func within(p, root string) bool {
+	if p == root || root == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+}
+
+// HostAllowed reports whether NETWORK_REQUEST may reach host, per
+// network.allowed_hosts.
+func (p *Policy) HostAllowed(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "" {
+		return false
+	}
+	for _, h := range p.Network.AllowedHosts {
+		h = strings.ToLower(strings.TrimSuffix(h, "."))
+		if suffix, ok := strings.CutPrefix(h, "*."); ok {
+			if strings.HasSuffix(host, "."+suffix) {
+				return true
+			}
+			continue
+		}
+		if host == h {
+			return true
+		}
+	}
+	return false
+}
+
+// FormatDuration renders d the way a policy file writes durations: "1h",
+// "1h30m", "90s", "1s500ms", "0s". [time.ParseDuration] reads it back to d.
+func FormatDuration(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	var b strings.Builder
+	if d < 0 {
+		b.WriteByte('-')
+		d = -d
+	}
+	for _, u := range []struct {
+		unit time.Duration
+		name string
+	}{
+		{time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"},
+		{time.Millisecond, "ms"}, {time.Microsecond, "us"}, {time.Nanosecond, "ns"},
+	} {
+		if n := d / u.unit; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.name)
+			d -= n * u.unit
+		}
+	}
+	return b.String()
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}

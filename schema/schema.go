@@ -1,0 +1,60 @@
+// Package schema holds act's CUE schemas, embedded in the binary: the Action
+// Descriptor (descriptor.cue) and the host policy (policy.cue). Each schema is
+// compiled at most once per process, on first use.
+//
+// Validation takes plain Go values (map[string]any, []any, string, bool,
+// int64, float64, nil) as produced by the strict parser and returns
+// [Violation] values with the path of the offending field; callers attach
+// file positions.
+package schema
+
+import (
+	"sync"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+)
+
+// A Violation is one schema failure: the path of the field in the validated
+// value, a stable rule id and one plain sentence.
+type Violation struct {
+	Path    []string
+	Rule    string
+	Message string
+}
+
+// The rule ids of schema violations.
+const (
+	// RuleUnknownField: a field the closed schema does not allow. The
+	// path names the field.
+	RuleUnknownField = "schema.unknown-field"
+	// RuleMissingField: a required field is absent. The path names the
+	// missing field.
+	RuleMissingField = "schema.missing-field"
+	// RuleType: a value of the wrong JSON type, e.g. a string where an
+	// integer is required.
+	RuleType = "schema.type"
+	// RuleEnum: a value outside an enumeration; the message lists the
+	// allowed values.
+	RuleEnum = "schema.enum"
+	// RulePattern: a string of the wrong form, e.g. not a UUID.
+	RulePattern = "schema.pattern"
+	// RuleInvalid: any other schema failure, e.g. an empty list where one
+	// item is required.
+	RuleInvalid = "schema.invalid"
+)
+
+var (
+	ctxOnce sync.Once
+	ctx     *cue.Context
+
+	// evalMu serializes evaluation in the shared context: cue.Context is
+	// not documented as safe for concurrent evaluation.
+	evalMu sync.Mutex
+)
+
+// Context returns the process-wide CUE context all schemas are compiled in.
+func Context() *cue.Context {
+	ctxOnce.Do(func() { ctx = cuecontext.New() })
+	return ctx
+}
