@@ -117,7 +117,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 	if env.json {
 		writeJSON(env.Stdio.Out, res)
 	} else {
-		if human != nil {
+		if human != nil && code == 0 {
 			human(env.Stdio.Out, newStyles(env, env.Stdio.Out))
 		}
 		st := newStyles(env, env.Stdio.Err)

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"io"
 
 	"github.com/urfave/cli/v2"
@@ -26,16 +27,18 @@ EXIT STATUS:
 			if c.NArg() != 0 {
 				return usagef("schema takes no arguments")
 			}
+			res := &result{}
 			if c.Bool("jsonschema") {
 				b, err := schema.JSONSchema()
 				if err != nil {
-					return env.finish(&result{}, "ok", err, nil)
+					return env.finish(res, "ok", err, nil)
 				}
-				_, err = env.Stdio.Out.Write(b)
-				return err
+				res.Data = json.RawMessage(b)
+				return env.finish(res, "ok", nil, func(w io.Writer, _ styles) { w.Write(b) })
 			}
-			io.WriteString(env.Stdio.Out, schema.DescriptorSource())
-			return nil
+			src := schema.DescriptorSource()
+			res.Data = src
+			return env.finish(res, "ok", nil, func(w io.Writer, _ styles) { io.WriteString(w, src) })
 		},
 	}
 }

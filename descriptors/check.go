@@ -83,6 +83,7 @@ type checker struct {
 	doc   *document.Document
 	opts  CheckOptions
 	probs problem.List
+	roots *scopeRoots // see scopeRoots
 }
 
 // add records a problem of rule at the field path.

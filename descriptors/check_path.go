@@ -11,6 +11,7 @@ package descriptors
 
 import (
 	"errors"
+	"fmt"
 	"path"
 	"sort"
 	"strconv"
@@ -43,6 +44,26 @@ func CheckPath(p string) error {
 	return nil
 }
 
+// Limits of Linux paths (PATH_MAX, NAME_MAX). They also bound the cost of
+// matching globs.
+const (
+	maxPathBytes    = 4095
+	maxElementBytes = 255
+)
+
+// pathTooLong says why p is longer than a path can be, or "".
+func pathTooLong(p string) string {
+	if len(p) > maxPathBytes {
+		return fmt.Sprintf("it is %d bytes long, more than %d", len(p), maxPathBytes)
+	}
+	for _, e := range strings.Split(p, "/") {
+		if len(e) > maxElementBytes {
+			return fmt.Sprintf("an element is %d bytes long, more than %d", len(e), maxElementBytes)
+		}
+	}
+	return ""
+}
+
 // checkPath checks the form of the path s at field path. glob says whether
 // the field takes globs. It reports whether s is usable by later checks.
 func (c *checker) checkPath(f []string, s string, glob bool) bool {
@@ -56,6 +77,10 @@ func (c *checker) checkPathRules(f []string, s string, glob bool, absRule, clean
 		} else {
 			c.add(cleanRule, f, "the path %q is not clean: %v", s, err)
 		}
+		return false
+	}
+	if why := pathTooLong(s); why != "" {
+		c.add("path.too-long", f, "the path %.40q… is too long: %s", s, why)
 		return false
 	}
 	if !pathglob.HasMeta(s) {
@@ -107,27 +132,67 @@ func scopeCovers(s string, recursive bool) []string {
 
 // scopeRoots returns the scope paths containment is judged against: each
 // absolute scope path in its clean form (a scope path that is not clean is
-// reported, and read as the path it evidently means). ok is false when a
-// scope path is relative or otherwise unusable: then what lies inside the
-// scope is unknown, and no path is reported as outside it.
-func (c *checker) scopeRoots() (roots []string, ok bool) {
-	for _, s := range c.d.Scope.Filesystem.Paths {
-		if !strings.HasPrefix(s, "/") || strings.ContainsRune(s, 0) {
-			return nil, false
+// reported, and read as the path it evidently means), plain paths in a set
+// and globs in a list. ok is false when a scope path is relative or
+// otherwise unusable: then what lies inside the scope is unknown, and no
+// path is reported as outside it. The result is computed once.
+func (c *checker) scopeRoots() (plain map[string]bool, globs []string, ok bool) {
+	if c.roots == nil {
+		c.roots = &scopeRoots{plain: map[string]bool{}, ok: true}
+		for _, s := range c.d.Scope.Filesystem.Paths {
+			if !strings.HasPrefix(s, "/") || strings.ContainsRune(s, 0) || pathTooLong(s) != "" {
+				c.roots.ok = false
+				break
+			}
+			s = path.Clean(s)
+			switch {
+			case pathglob.Valid(s) != nil:
+				c.roots.ok = false
+			case pathglob.HasMeta(s):
+				c.roots.globs = append(c.roots.globs, s)
+			default:
+				c.roots.plain[s] = true
+			}
 		}
-		s = path.Clean(s)
-		if pathglob.Valid(s) != nil {
-			return nil, false
-		}
-		roots = append(roots, s)
 	}
-	return roots, true
+	return c.roots.plain, c.roots.globs, c.roots.ok
 }
 
-// inScope reports whether every path p (a path or a glob) may match lies
-// inside the scope roots.
-func inScope(roots []string, recursive bool, p string) bool {
-	for _, s := range roots {
+type scopeRoots struct {
+	plain map[string]bool
+	globs []string
+	ok    bool
+}
+
+// inScope reports whether every path p (a plain path or a glob) may match
+// lies inside the scope.
+func (c *checker) inScope(p string) bool {
+	plain, globs, _ := c.scopeRoots()
+	recursive := c.d.Scope.Filesystem.Recursive
+	// Plain scope paths: look p and its ancestors up.
+	if plain[p] {
+		return true
+	}
+	if recursive {
+		if plain["/"] {
+			return true
+		}
+		for i := 1; i < len(p); i++ {
+			if p[i] == '/' && plain[p[:i]] {
+				return true
+			}
+		}
+	} else if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		parent := p[:i]
+		if parent == "" {
+			parent = "/"
+		}
+		// A "**" child may stand for grandchildren too.
+		if plain[parent] && p[i+1:] != "**" {
+			return true
+		}
+	}
+	for _, s := range globs {
 		for _, cov := range scopeCovers(s, recursive) {
 			if pathglob.Contains(cov, p) {
 				return true
@@ -141,8 +206,7 @@ func inScope(roots []string, recursive bool, p string) bool {
 // scope.
 func (c *checker) checkInScope(field []string, p string) {
 	fs := c.d.Scope.Filesystem
-	roots, ok := c.scopeRoots()
-	if !ok || inScope(roots, fs.Recursive, p) {
+	if _, _, ok := c.scopeRoots(); !ok || c.inScope(p) {
 		return
 	}
 	how := "not recursive"

@@ -110,6 +110,6 @@ func ValidateDescriptor(v any) []Violation {
 		return nil
 	}
 	c := &collector{s: s, data: v}
-	c.addCUE(err, len(s.descriptor.Path().Selectors()), nil)
+	c.addCUE(err, len(s.descriptor.Path().Selectors()))
 	return c.result()
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/errors"
@@ -20,6 +22,17 @@ import (
 // value of another field, so the choice #Body[action_type] makes in CUE is
 // spelled out as one if/then per action type in $defs.Body.
 func JSONSchema() ([]byte, error) {
+	jsonOnce.Do(func() { jsonDoc, jsonErr = generateJSONSchema() })
+	return slices.Clone(jsonDoc), jsonErr
+}
+
+var (
+	jsonOnce sync.Once
+	jsonDoc  []byte
+	jsonErr  error
+)
+
+func generateJSONSchema() ([]byte, error) {
 	s, err := loadDescriptor()
 	if err != nil {
 		return nil, err

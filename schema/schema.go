@@ -6,6 +6,24 @@
 // int64, float64, nil) as produced by the strict parser and returns
 // [Violation] values with the path of the offending field; callers attach
 // file positions.
+//
+// # The descriptor schema
+//
+// [DescriptorSource] is the CUE text `act schema` prints. [ValidateDescriptor]
+// unifies a document with its closed #Descriptor definition, which picks the
+// shape of "operation" by "action_type" (#Body[action_type]) rather than
+// trying every shape, and turns CUE's errors into violations with these rule
+// ids:
+//
+//   - schema.unknown-field: a field the closed schema does not allow;
+//   - schema.missing-field: a required field is absent (the path names it);
+//   - schema.type: a value of the wrong JSON type;
+//   - schema.enum: a value outside an enum (the message lists the values);
+//   - schema.pattern: a string of the wrong form (UUID, RFC 3339, mode, digest);
+//   - schema.invalid: anything else, such as an empty list that must not be.
+//
+// [JSONSchema] exports the same schema as JSON Schema (draft 2020-12) for
+// agents that produce structured output.
 package schema
 
 import (

@@ -4,11 +4,11 @@ package schema
 // fails and roughly why; the rule id and the sentence come from the schema
 // and the document themselves:
 //
-//   - "field not allowed" is schema.unknown-field, with the fields that are
-//     allowed there;
-//   - missing required fields are found by walking the document against the
-//     schema, because CUE drops them from its report as soon as any other
-//     error exists;
+//   - unknown and missing fields are found by walking the document against
+//     the schema, because CUE's report of them is incomplete (missing
+//     required fields are dropped as soon as any other error exists, and a
+//     struct with one error may not report its disallowed fields); unknown
+//     fields come with the fields allowed there;
 //   - every other failing path gets exactly one violation, classified by
 //     comparing the value with the schema at that path: wrong JSON type,
 //     value outside an enum, string not matching a named pattern, or an
@@ -76,9 +76,8 @@ type collector struct {
 }
 
 // addCUE records the errors in err, whose paths start with strip selectors
-// of schema before the document's own path, and are then placed below
-// prefix.
-func (c *collector) addCUE(err error, strip int, prefix []string) {
+// of the schema's own path before the document's.
+func (c *collector) addCUE(err error, strip int) {
 	for _, e := range errors.Errors(err) {
 		p := e.Path()
 		if len(p) >= strip {
@@ -86,7 +85,7 @@ func (c *collector) addCUE(err error, strip int, prefix []string) {
 		} else {
 			p = nil
 		}
-		path := slices.Clone(prefix)
+		var path []string
 		for _, el := range p {
 			path = append(path, unquoteLabel(el))
 		}
@@ -519,6 +518,8 @@ func (s *descriptorSchema) fieldNames(n schemaNode) []string {
 			names = append(names, "steps")
 		case s.validType(t):
 			names = append(names, "operation")
+		default:
+			names = append(names, "operation", "steps")
 		}
 	}
 	return names

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -86,8 +87,9 @@ type yamlWalker struct {
 	// problem is reported.
 	outer  *yaml.Node
 	active map[*yaml.Node]bool
-	// path is the field path of the node being walked.
-	path []string
+	// path is the field path of the node being walked; outerPath that of
+	// outer.
+	path, outerPath []string
 }
 
 func (w *yamlWalker) fail(rule string, n *yaml.Node, format string, args ...any) {
@@ -126,6 +128,7 @@ func (w *yamlWalker) walk(n *yaml.Node, depth int) *Node {
 		if w.outer != nil {
 			w.stop("parse.alias-expansion", w.outer,
 				"expanding YAML aliases would produce more than %d values", MaxNodes)
+			w.probs[len(w.probs)-1].Field = problem.FieldPath(w.outerPath...)
 		} else {
 			w.stop("parse.too-many-values", n, "the document has more than %d values", MaxNodes)
 		}
@@ -139,7 +142,7 @@ func (w *yamlWalker) walk(n *yaml.Node, depth int) *Node {
 			return nil
 		}
 		if w.outer == nil {
-			w.outer = n
+			w.outer, w.outerPath = n, slices.Clone(w.path)
 			defer func() { w.outer = nil }()
 		}
 		w.active[n.Alias] = true

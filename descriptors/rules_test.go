@@ -1,0 +1,173 @@
+package descriptors
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/act-project/act/internal/problem"
+)
+
+var ruleIDPattern = regexp.MustCompile(`^[a-z][a-z0-9-]*\.[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// TestRulesRegistry checks the form of the registry: unique ids of the
+// form area.kebab-case, ordered by layer then id, one-line summaries.
+func TestRulesRegistry(t *testing.T) {
+	rs := Rules()
+	seen := map[string]bool{}
+	for i, r := range rs {
+		if !ruleIDPattern.MatchString(r.ID) {
+			t.Errorf("rule id %q is not of the form area.kebab-case", r.ID)
+		}
+		if seen[r.ID] {
+			t.Errorf("rule id %q is listed twice", r.ID)
+		}
+		seen[r.ID] = true
+		if r.Summary == "" || strings.HasSuffix(r.Summary, ".") || strings.Contains(r.Summary, "\n") ||
+			strings.Contains(r.Summary, "|") {
+			t.Errorf("rule %s: summary %q must be one line without a final period or a |", r.ID, r.Summary)
+		}
+		if i > 0 {
+			p := rs[i-1]
+			if p.Layer() > r.Layer() || p.Layer() == r.Layer() && p.ID > r.ID {
+				t.Errorf("rule %s is listed after %s: order by layer, then id", r.ID, p.ID)
+			}
+		}
+	}
+}
+
+// literalIDs returns the string literals of the Go files matched by glob
+// (tests excluded) that look like rule ids with the given prefix.
+func literalIDs(t *testing.T, glob, prefix string) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(glob)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no files match %s: %v", glob, err)
+	}
+	ids := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(af, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err == nil && ruleIDPattern.MatchString(s) && strings.HasPrefix(s, prefix) {
+				ids[s] = true
+			}
+			return true
+		})
+	}
+	return ids
+}
+
+func registryIDs(l problem.Layer) map[string]bool {
+	ids := map[string]bool{}
+	for _, r := range Rules() {
+		if r.Layer() == l {
+			ids[r.ID] = true
+		}
+	}
+	return ids
+}
+
+// TestRulesEmitted proves that the registry and the code agree: every rule
+// id written in check*.go is registered and every registered static rule is
+// written there; the same for the parser's parse.* ids and the schema's
+// schema.* ids; every registered policy.* id exists in package policy.
+func TestRulesEmitted(t *testing.T) {
+	check := literalIDs(t, "check*.go", "")
+	for id := range check {
+		if strings.HasPrefix(id, "parse.") || strings.HasPrefix(id, "schema.") || strings.HasPrefix(id, "policy.") {
+			t.Errorf("check*.go emits %s, an id of another layer", id)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		got  map[string]bool
+		l    problem.Layer
+	}{
+		{"check*.go", check, problem.Rule},
+		{"internal/document", literalIDs(t, "../internal/document/*.go", "parse."), problem.Parse},
+		{"schema", literalIDs(t, "../schema/*.go", "schema."), problem.Schema},
+	} {
+		if d := cmp.Diff(registryIDs(tt.l), tt.got); d != "" {
+			t.Errorf("rule ids of Rules() (-) and of %s (+) differ:\n%s", tt.name, d)
+		}
+	}
+	pol := literalIDs(t, "../policy/*.go", "policy.")
+	for id := range registryIDs(problem.Policy) {
+		if !pol[id] {
+			t.Errorf("Rules() lists %s, which package policy does not emit", id)
+		}
+	}
+}
+
+// exitCode is the exit status of a problem of layer l (SPEC §8): invalid
+// (3) for parse, schema and rules, blocked (4) for policy.
+func exitCode(l problem.Layer) int {
+	if l == problem.Policy {
+		return 4
+	}
+	return 3
+}
+
+// rulesDoc renders docs/rules.md from Rules().
+func rulesDoc() []byte {
+	var b bytes.Buffer
+	b.WriteString(`# Rule ids
+
+<!-- Generated from descriptors.Rules() by "go test ./descriptors -run TestRulesDoc -update". Do not edit. -->
+
+Every problem ` + "`act`" + ` reports about a descriptor carries one of these stable rule ids,
+with the descriptor field path, ` + "`file:line:column`" + ` and one sentence (SPEC §2).
+Problems of the parse, schema and rule layers make the descriptor *invalid* (exit 3);
+policy problems *block* it on this host (exit 4).
+
+| id | layer | exit | summary |
+|---|---|---|---|
+`)
+	rs := Rules()
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Layer() < rs[j].Layer() })
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| `%s` | %s | %d | %s |\n", r.ID, r.Layer(), exitCode(r.Layer()), r.Summary)
+	}
+	return b.Bytes()
+}
+
+// TestRulesDoc keeps docs/rules.md in step with Rules(); -update rewrites it.
+func TestRulesDoc(t *testing.T) {
+	const name = "../docs/rules.md"
+	got := rulesDoc()
+	if *update {
+		if err := os.WriteFile(name, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s is stale; run go test ./descriptors -run TestRulesDoc -update (-file +generated):\n%s", name, d)
+	}
+}
