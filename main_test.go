@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,6 +70,8 @@ func TestScript(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
+			"subst":    cmdSubst,
+			"planid":   cmdPlanid,
 		},
 	})
 }
@@ -97,6 +100,38 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdSubst expands $VAR and ${VAR} in files in place, so descriptors in an
+// archive can name absolute paths under $WORK.
+//
+//	usage: subst file...
+func cmdSubst(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: subst file...")
+	}
+	for _, name := range args {
+		data := ts.ReadFile(name)
+		out := os.Expand(data, ts.Getenv)
+		ts.Check(os.WriteFile(ts.MkAbs(name), []byte(out), 0o644))
+	}
+}
+
+var planIDRE = regexp.MustCompile(`(?:Plan id: |"plan_id": ")([0-9a-f]{16})`)
+
+// cmdPlanid sets an environment variable to the plan id printed on the
+// last command's stdout.
+//
+//	usage: planid VAR
+func cmdPlanid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: planid VAR")
+	}
+	m := planIDRE.FindStringSubmatch(ts.ReadFile("stdout"))
+	if m == nil {
+		ts.Fatalf("planid: no plan id in stdout")
+	}
+	ts.Setenv(args[0], m[1])
 }
 
 // TestDeps enforces the dependency direction of STYLE.md: only cmd imports

@@ -3,8 +3,9 @@ package descriptors
 // This file holds Check and the rules on the descriptor as a whole. The
 // rules on each field family live beside it: check_path.go (path form and
 // scope), check_forbidden.go (seed 001 §14), check_operation.go (what each
-// action type's operation names), check_command.go (argv) and
-// check_composite.go (steps). Every rule id is listed in rules.go.
+// action type's operation names), check_command.go (argv),
+// check_composite.go (steps) and check_pattern.go (sets of effect patterns,
+// and the cap on wildcards). Every rule id is listed in rules.go.
 //
 // Conventions for every problem:
 //   - Layer problem.Rule and a rule id "area.kebab-case" listed by [Rules];
@@ -42,9 +43,9 @@ type CheckOptions struct {
 const (
 	// MaxIntentRunes is the longest intent_summary accepted, in characters.
 	MaxIntentRunes = 1000
-	// MaxDepth is the deepest a composite step may stand: the descriptor is
-	// depth 1, its steps depth 2.
-	MaxDepth = 8
+	// MaxStepDepth is the deepest a composite step may stand: the
+	// descriptor is depth 1, its steps depth 2.
+	MaxStepDepth = 8
 	// MaxFutureSkew is how far in the future created_at may be.
 	MaxFutureSkew = 5 * time.Minute
 )
@@ -58,6 +59,7 @@ const (
 // environment; what it needs to know of the host comes in opts.
 func Check(d *Descriptor, doc *document.Document, opts CheckOptions) problem.List {
 	c := &checker{d: d, doc: doc, opts: opts}
+	c.checkGlobCount()
 	c.checkMetadata()
 	c.checkScope()
 	c.checkResources()
@@ -79,11 +81,14 @@ func Check(d *Descriptor, doc *document.Document, opts CheckOptions) problem.Lis
 
 // checker collects the problems of one descriptor.
 type checker struct {
-	d     *Descriptor
-	doc   *document.Document
-	opts  CheckOptions
-	probs problem.List
-	roots *scopeRoots // see scopeRoots
+	d       *Descriptor
+	doc     *document.Document
+	opts    CheckOptions
+	probs   problem.List
+	roots   *scopeRoots          // see scopeRoots
+	persist []persistencePattern // see persistencePatterns
+	// tooManyGlobs turns off the rules that compare patterns pairwise.
+	tooManyGlobs bool
 }
 
 // add records a problem of rule at the field path.

@@ -39,11 +39,27 @@ var hostCommands = setOf(
 	"reboot", "shutdown", "poweroff", "halt", "docker", "podman",
 )
 
-// wrappers run the command that follows their options.
-var wrappers = setOf(
-	"env", "nice", "ionice", "timeout", "stdbuf", "time", "command", "exec",
-	"xargs", "chrt", "taskset", "unbuffer", "flock",
-)
+// wrappers run the command that follows their options: for each, the
+// options that take a separate argument and how many positional arguments
+// stand before the command (taskset's mask, flock's lock file).
+var wrappers = map[string]struct {
+	argOpts     map[string]bool
+	positionals int
+}{
+	"env":      {argOpts: setOf("-u", "--unset", "-C", "--chdir")},
+	"nice":     {argOpts: setOf("-n", "--adjustment")},
+	"ionice":   {argOpts: setOf("-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid")},
+	"timeout":  {argOpts: setOf("-s", "--signal", "-k", "--kill-after")},
+	"stdbuf":   {argOpts: setOf("-i", "-o", "-e")},
+	"time":     {argOpts: setOf("-f", "--format", "-o", "--output")},
+	"command":  {},
+	"exec":     {argOpts: setOf("-a")},
+	"xargs":    {argOpts: setOf("-I", "-n", "-P", "-d", "-E", "-s", "-L", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs")},
+	"chrt":     {argOpts: setOf("-T", "-P", "-D")},
+	"taskset":  {positionals: 1},
+	"unbuffer": {},
+	"flock":    {argOpts: setOf("-w", "--timeout", "-E", "--conflict-exit-code"), positionals: 1},
+}
 
 var shells = setOf("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox")
 
@@ -99,10 +115,30 @@ func commandWords(argv []string, i int) []commandWord {
 	out := []commandWord{{word: argv[i], arg: i}}
 	name := path.Base(argv[i])
 	switch {
-	case wrappers[name]:
-		j := i + 1
-		for j < len(argv) && wrapperArg(argv[j]) {
-			j++
+	case name == "env" && i+2 < len(argv) && (argv[i+1] == "-S" || argv[i+1] == "--split-string"):
+		// env -S "cmd args": a command line split on blanks.
+		cmd := strings.Fields(argv[i+2])
+		for _, w := range commandWords(append(cmd, argv[i+3:]...), 0) {
+			out = append(out, commandWord{word: w.word, arg: i + 2})
+		}
+	case hasWrapper(name):
+		w := wrappers[name]
+		j, pos := i+1, w.positionals
+		for j < len(argv) {
+			a := argv[j]
+			switch {
+			case w.argOpts[a]:
+				j += 2
+				continue
+			case wrapperArg(a):
+				j++
+				continue
+			case pos > 0:
+				pos--
+				j++
+				continue
+			}
+			break
 		}
 		out = append(out, commandWords(argv, j)...)
 	case shells[name]:
@@ -130,6 +166,11 @@ func commandWords(argv []string, i int) []commandWord {
 		}
 	}
 	return out
+}
+
+func hasWrapper(name string) bool {
+	_, ok := wrappers[name]
+	return ok
 }
 
 // wrapperArg reports whether a is an option or option value of a wrapper

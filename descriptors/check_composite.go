@@ -4,7 +4,7 @@ package descriptors
 //   - each step is checked on its own, against the scope, resources,
 //     sandbox and rollback it inherits from the descriptor;
 //   - the descriptor is depth 1, its steps depth 2; no step may stand deeper
-//     than MaxDepth;
+//     than MaxStepDepth;
 //   - a step's risk_level, when given, is at most its parent's;
 //   - every effect a step declares lies within an effect of the same kind
 //     its parent declares: the parent's effects cover what its children
@@ -16,11 +16,13 @@ package descriptors
 import "github.com/act-project/act/internal/pathglob"
 
 func (c *checker) checkSteps(n node, depth int) {
+	sets := newEffectSets(n.effects.Filesystem)
+	sets.effects = n.effects
 	for i, s := range n.steps {
 		ch := n.child(i)
-		if depth+1 > MaxDepth {
+		if depth+1 > MaxStepDepth {
 			c.add("composite.too-deep", ch.path,
-				"this step stands at depth %d, deeper than the limit of %d", depth+1, MaxDepth)
+				"this step stands at depth %d, deeper than the limit of %d", depth+1, MaxStepDepth)
 			continue
 		}
 		if s.IntentSummary != "" {
@@ -31,7 +33,7 @@ func (c *checker) checkSteps(n node, depth int) {
 				"the step's risk_level %s is above its parent's %s", s.RiskLevel, n.risk)
 		}
 		c.checkStepSandbox(n, ch, s)
-		c.checkStepEffects(n, ch)
+		c.checkStepEffects(sets, ch)
 		c.checkNode(ch, depth+1)
 	}
 }
@@ -54,31 +56,26 @@ func (c *checker) checkStepSandbox(parent, ch node, s Step) {
 }
 
 // checkStepEffects reports every effect of ch its parent does not cover.
-func (c *checker) checkStepEffects(parent, ch node) {
-	pfs, cfs := parent.effects.Filesystem, ch.effects.Filesystem
+// sets are the parent's effects.
+func (c *checker) checkStepEffects(sets *effectSets, ch node) {
+	cfs := ch.effects.Filesystem
 	for _, kind := range []string{"create", "modify", "delete"} {
 		for i, e := range effectList(cfs, kind) {
-			if CheckPath(e) != nil || pathglob.Valid(e) != nil {
+			if c.tooManyGlobs || CheckPath(e) != nil || pathTooLong(e) != "" || pathglob.Valid(e) != nil {
 				continue // reported by checkEffects
 			}
-			covered := false
-			for _, pe := range effectList(pfs, kind) {
-				if effectCovers(kind, pe, e) {
-					covered = true
-					break
-				}
-			}
-			if !covered {
+			if !sets.cover([]string{kind}, e) {
 				c.add("composite.step-effects-outside-parent", field(ch.path, "effects", "filesystem", kind, idx(i)),
 					"the step declares %s %q, which no %s effect of its parent covers", kind, e, kind)
 			}
 		}
 	}
-	if ch.effects.Network && !parent.effects.Network {
+	parent := sets.effects
+	if ch.effects.Network && !parent.Network {
 		c.add("composite.step-effects-outside-parent", field(ch.path, "effects", "network"),
 			"the step declares effects.network true but its parent declares false")
 	}
-	if ch.effects.SystemStateChange && !parent.effects.SystemStateChange {
+	if ch.effects.SystemStateChange && !parent.SystemStateChange {
 		c.add("composite.step-effects-outside-parent", field(ch.path, "effects", "system_state_change"),
 			"the step declares effects.system_state_change true but its parent declares false")
 	}

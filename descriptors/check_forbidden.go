@@ -144,23 +144,53 @@ var persistence = []struct {
 	{"a sudo rule", []string{"/etc/sudoers", "/etc/sudoers.d/**"}},
 }
 
-// persistenceKind returns the kind of persistence location p (a path or a
-// glob of files created or modified) may touch, or "".
-func (c *checker) persistenceKind(p string) string {
+// A persistencePattern is one entry of persistence with its home expanded.
+type persistencePattern struct {
+	kind, pattern, prefix string
+}
+
+// persistencePatterns returns the persistence patterns for this host, with
+// their literal prefixes, computed once.
+func (c *checker) persistencePatterns() []persistencePattern {
+	if c.persist != nil {
+		return c.persist
+	}
 	homes := c.homeRoots()
 	for _, k := range persistence {
 		for _, q := range k.paths {
-			if len(q) > 2 && q[:2] == "~/" {
+			if rest, ok := strings.CutPrefix(q, "~/"); ok {
 				for _, h := range homes {
-					if pathglob.Overlaps(p, pathglob.Join(h, q[2:])) {
-						return k.kind
-					}
+					p := pathglob.Join(h, rest)
+					c.persist = append(c.persist, persistencePattern{k.kind, p, literalPrefix(p)})
 				}
 				continue
 			}
-			if pathglob.Overlaps(p, q) {
-				return k.kind
-			}
+			c.persist = append(c.persist, persistencePattern{k.kind, q, literalPrefix(q)})
+		}
+	}
+	return c.persist
+}
+
+// literalPrefix returns the part of a pattern before its first wildcard,
+// without a trailing slash: every path the pattern matches starts with it.
+func literalPrefix(p string) string {
+	if i := strings.IndexAny(p, "*?"); i >= 0 {
+		p = p[:i]
+	}
+	return strings.TrimSuffix(p, "/")
+}
+
+// persistenceKind returns the kind of persistence location p (a path or a
+// glob of files created or modified) may touch, or "".
+func (c *checker) persistenceKind(p string) string {
+	pre := literalPrefix(p)
+	for _, q := range c.persistencePatterns() {
+		// Cheap filter first: the literal prefixes must agree.
+		if !strings.HasPrefix(pre, q.prefix) && !strings.HasPrefix(q.prefix, pre) {
+			continue
+		}
+		if pathglob.Overlaps(p, q.pattern) {
+			return q.kind
 		}
 	}
 	return ""

@@ -25,8 +25,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-
-	"github.com/act-project/act/internal/pathglob"
 )
 
 // A node is the descriptor or one of its steps, with what the rules need.
@@ -135,35 +133,23 @@ func (c *checker) checkEffects(n node) {
 // checkNodeNetwork applies the per-type network rules: the flag is
 // scope.network.required for the descriptor, effects.network for a step.
 func (c *checker) checkNodeNetwork(n node) {
-	flag, f := n.effects.Network, field(n.path, "effects", "network")
+	flag, name, f := n.effects.Network, "effects.network", field(n.path, "effects", "network")
 	if n.top() {
-		flag, f = c.d.Scope.Network.Required, []string{"scope", "network", "required"}
+		flag, name, f = c.d.Scope.Network.Required, "scope.network.required", []string{"scope", "network", "required"}
 	}
 	switch {
 	case flag && !networkAllowed(n):
 		c.add("network.not-allowed-for-type", f,
-			"%s is true but a %s action may not use the network", problemField(f), n.typ)
+			"%s is true but a %s action may not use the network", name, n.typ)
 	case !flag && networkRequired(n.typ):
 		c.add("network.required-for-type", f,
-			"%s is false but a %s action needs the network", problemField(f), n.typ)
+			"%s is false but a %s action needs the network", name, n.typ)
 	}
-}
-
-// problemField renders the last elements of a field path for a message.
-func problemField(f []string) string {
-	if len(f) >= 2 && f[0] == "steps" {
-		// Name the field relative to its step: the problem carries the rest.
-		for i := len(f) - 1; i >= 0; i-- {
-			if f[i] == "effects" || f[i] == "operation" {
-				return strings.Join(f[i:], ".")
-			}
-		}
-	}
-	return strings.Join(f, ".")
 }
 
 // An opPath is one path an operation names, with the effect kinds that may
-// cover it ("" for a path that is only read).
+// cover it (none for a path that is only read or worked in) and the verb
+// messages use for it.
 type opPath struct {
 	field []string
 	path  string
@@ -245,37 +231,23 @@ func (c *checker) checkOperation(n node) {
 		paths = append(paths, opPath{field: opf("path"), path: op.Path, kinds: []string{"modify"}, verb: "modifies"})
 		c.checkConfig(opf, op)
 	}
+	var sets *effectSets
 	for _, p := range paths {
 		if !c.checkPath(p.field, p.path, p.glob) {
 			continue
 		}
 		c.checkInScope(p.field, p.path)
-		if len(p.kinds) > 0 && !effectsCover(n.effects.Filesystem, p.kinds, p.path) {
+		if len(p.kinds) == 0 || c.tooManyGlobs {
+			continue
+		}
+		if sets == nil {
+			sets = newEffectSets(n.effects.Filesystem)
+		}
+		if !sets.cover(p.kinds, p.path) {
 			c.add("effects.undeclared-path", p.field,
 				"the operation %s %q but no %s effect covers it", p.verb, p.path, strings.Join(p.kinds, " or "))
 		}
 	}
-}
-
-// effectsCover reports whether an effect of one of kinds covers p.
-func effectsCover(fs FilesystemEffects, kinds []string, p string) bool {
-	for _, k := range kinds {
-		for _, e := range effectList(fs, k) {
-			if effectCovers(k, e, p) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// effectCovers reports whether the effect pattern e of kind covers p: a
-// delete covers what lies below it too.
-func effectCovers(kind, e, p string) bool {
-	if kind == "delete" {
-		return pathglob.Covers(e, p)
-	}
-	return pathglob.Contains(e, p)
 }
 
 func effectList(fs FilesystemEffects, kind string) []string {

@@ -206,7 +206,7 @@ func (c *checker) inScope(p string) bool {
 // scope.
 func (c *checker) checkInScope(field []string, p string) {
 	fs := c.d.Scope.Filesystem
-	if _, _, ok := c.scopeRoots(); !ok || c.inScope(p) {
+	if _, _, ok := c.scopeRoots(); !ok || c.tooManyGlobs || c.inScope(p) {
 		return
 	}
 	how := "not recursive"
@@ -217,12 +217,14 @@ func (c *checker) checkInScope(field []string, p string) {
 }
 
 func quoteList(l []string) string {
-	if len(l) == 0 {
-		return "[]"
-	}
-	q := make([]string, len(l))
+	const most = 3
+	q := make([]string, 0, most+1)
 	for i, s := range l {
-		q[i] = strconv.Quote(s)
+		if i == most {
+			q = append(q, fmt.Sprintf("and %d more", len(l)-most))
+			break
+		}
+		q = append(q, strconv.Quote(s))
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }

@@ -164,3 +164,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestLongLine parses a one-line JSON document close to the size limit: the
+// column of every value must not be recounted from the line's start.
+func TestLongLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"a": [`)
+	for i := 0; b.Len() < MaxSize-64; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"xxxxxxxxxxxxxxxxxxxxxxxx"`)
+	}
+	b.WriteString(`]}`)
+	d, probs := Parse("long.json", []byte(b.String()))
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	items := d.Root.Values[0].Items
+	last := items[len(items)-1]
+	if want := b.Len() - 27; last.Pos.Column != want {
+		t.Errorf("last item at column %d, want %d", last.Pos.Column, want)
+	}
+}

@@ -18,7 +18,8 @@
 //
 // # Relations
 //
-// [Match] says whether a pattern matches a path. [Contains] says whether one
+// [Match] says whether a pattern matches a path, and [CoversPath] whether
+// it matches the path or one of its ancestors. [Contains] says whether one
 // pattern matches every path another one does, [Overlaps] whether two
 // patterns may match a common path, and [Covers] whether a pattern matches a
 // path or one of its ancestors (a deleted directory covers its contents).
@@ -30,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // HasMeta reports whether s holds a wildcard (`*` or `?`).
@@ -45,7 +47,8 @@ func Valid(pattern string) error {
 	if pattern == "/" {
 		return nil
 	}
-	for _, e := range strings.Split(pattern[1:], "/") {
+	for rest := pattern[1:]; ; {
+		e, next, more := strings.Cut(rest, "/")
 		switch {
 		case e == "":
 			return errors.New("a pattern must not have empty elements")
@@ -54,8 +57,11 @@ func Valid(pattern string) error {
 		case e != "**" && strings.Contains(e, "**"):
 			return fmt.Errorf("%q: ** must be a whole path element", e)
 		}
+		if !more {
+			return nil
+		}
+		rest = next
 	}
-	return nil
 }
 
 // split returns the elements of an absolute path; "/" has none.
@@ -73,7 +79,71 @@ func Match(pattern, path string) bool {
 	if Valid(pattern) != nil || !strings.HasPrefix(path, "/") {
 		return false
 	}
-	return seqContains(split(pattern), split(path), true)
+	return matchPath(pattern, path)
+}
+
+// matchPath matches a plain absolute path against a valid pattern, element
+// by element, without allocating: the classic wildcard algorithm with "**"
+// as the star and element patterns as the symbols.
+func matchPath(pattern, path string) bool {
+	pi, si := elems(pattern), elems(path)
+	var starP, starS elemIter
+	star := false
+	for {
+		if si.done() {
+			for !pi.done() && pi.elem() == "**" {
+				pi.next()
+			}
+			return pi.done()
+		}
+		switch {
+		case !pi.done() && pi.elem() == "**":
+			star, starP, starS = true, pi, si
+			pi.next()
+		case !pi.done() && elemMatch(pi.elem(), si.elem()):
+			pi.next()
+			si.next()
+		case star:
+			starS.next()
+			pi, si = starP, starS
+			pi.next()
+		default:
+			return false
+		}
+	}
+}
+
+// An elemIter walks the elements of an absolute path without allocating.
+type elemIter struct {
+	s          string
+	start, end int // the current element is s[start:end]; start > len(s) when done
+}
+
+func elems(p string) elemIter {
+	it := elemIter{s: p, start: 1}
+	if p == "/" {
+		it.start = len(p) + 1
+	}
+	it.find()
+	return it
+}
+
+func (it *elemIter) find() {
+	if it.start > len(it.s) {
+		return
+	}
+	if i := strings.IndexByte(it.s[it.start:], '/'); i >= 0 {
+		it.end = it.start + i
+	} else {
+		it.end = len(it.s)
+	}
+}
+
+func (it *elemIter) done() bool   { return it.start > len(it.s) }
+func (it *elemIter) elem() string { return it.s[it.start:it.end] }
+func (it *elemIter) next() {
+	it.start = it.end + 1
+	it.find()
 }
 
 // Covers reports whether pattern matches p or one of p's ancestors, so that
@@ -81,6 +151,12 @@ func Match(pattern, path string) bool {
 // then every path it matches must be covered.
 func Covers(pattern, p string) bool {
 	return Contains(pattern, p) || Contains(Join(pattern, "**"), p)
+}
+
+// CoversPath is Covers for a plain path: path is taken literally, a `*` or
+// `?` in it being an ordinary character (as a real file name may hold).
+func CoversPath(pattern, path string) bool {
+	return Match(pattern, path) || Match(Join(pattern, "**"), path)
 }
 
 // Join appends the element elem to the pattern or path p.
@@ -96,8 +172,11 @@ func Join(p, elem string) string {
 // plain path; for two patterns it may be false where a cleverer test would
 // say true, never the reverse.
 func Contains(outer, inner string) bool {
-	if Valid(outer) != nil || Valid(inner) != nil {
+	if !compatible(outer, inner) || Valid(outer) != nil || Valid(inner) != nil {
 		return false
+	}
+	if !HasMeta(inner) {
+		return matchPath(outer, inner)
 	}
 	return seqContains(split(outer), split(inner), false)
 }
@@ -153,7 +232,7 @@ func elemContains(o, in string) bool {
 	if o == "*" || o == in {
 		return true
 	}
-	or, ir := []rune(o), []rune(in)
+	or, ir := runes(o), runes(in)
 	memo := make([][]uint8, len(or)+1)
 	for i := range memo {
 		memo[i] = make([]uint8, len(ir)+1)
@@ -186,40 +265,73 @@ func elemContains(o, in string) bool {
 	return rec(0, 0)
 }
 
-// elemMatch matches one plain element against an element pattern.
+// elemMatch matches one plain element against an element pattern without
+// allocating. `?` stands for one character; a byte that is not UTF-8 is one
+// character, equal only to itself.
 func elemMatch(pattern, name string) bool {
-	p, s := []rune(pattern), []rune(name)
-	// Iterative wildcard match with single-star backtracking.
 	pi, si := 0, 0
-	star, mark := -1, 0
-	for si < len(s) {
-		switch {
-		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
-			pi++
-			si++
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			si = mark
-		default:
+	starP, starS := -1, 0
+	for si < len(name) {
+		_, ns := utf8.DecodeRuneInString(name[si:])
+		if pi < len(pattern) {
+			switch pattern[pi] {
+			case '*':
+				starP, starS = pi, si
+				pi++
+				continue
+			case '?':
+				pi++
+				si += ns
+				continue
+			default:
+				_, ps := utf8.DecodeRuneInString(pattern[pi:])
+				if pattern[pi:pi+ps] == name[si:si+ns] {
+					pi += ps
+					si += ns
+					continue
+				}
+			}
+		}
+		if starP < 0 {
 			return false
 		}
+		_, ss := utf8.DecodeRuneInString(name[starS:])
+		starS += ss
+		pi, si = starP+1, starS
 	}
-	for pi < len(p) && p[pi] == '*' {
+	for pi < len(pattern) && pattern[pi] == '*' {
 		pi++
 	}
-	return pi == len(p)
+	return pi == len(pattern)
+}
+
+// runes splits s into characters, a byte that is not UTF-8 being a
+// character of its own, distinct from every rune.
+func runes(s string) []rune {
+	out := make([]rune, 0, len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			r = utf8.MaxRune + 1 + rune(s[i])
+		}
+		out = append(out, r)
+		i += n
+	}
+	return out
 }
 
 // Overlaps reports whether some path may match both a and b. It is exact
 // when either is a plain path and may say true for two patterns that share
 // no path, never the reverse.
 func Overlaps(a, b string) bool {
-	if Valid(a) != nil || Valid(b) != nil {
+	if !compatible(a, b) || Valid(a) != nil || Valid(b) != nil {
 		return false
+	}
+	switch {
+	case !HasMeta(a):
+		return matchPath(b, a)
+	case !HasMeta(b):
+		return matchPath(a, b)
 	}
 	as, bs := split(a), split(b)
 	memo := make([][]uint8, len(as)+1)
@@ -268,6 +380,14 @@ func elemOverlaps(a, b string) bool {
 	}
 	as, bs := fixedSuffix(a), fixedSuffix(b)
 	return strings.HasSuffix(as, bs) || strings.HasSuffix(bs, as)
+}
+
+// compatible is a quick necessary condition for two patterns to share a
+// path: the literal text before their first wildcard (without a trailing
+// slash, which a "**" matching nothing drops) agrees.
+func compatible(a, b string) bool {
+	a, b = strings.TrimSuffix(fixedPrefix(a), "/"), strings.TrimSuffix(fixedPrefix(b), "/")
+	return strings.HasPrefix(a, b) || strings.HasPrefix(b, a)
 }
 
 func fixedPrefix(p string) string {

@@ -1,7 +1,10 @@
 package pathglob
 
 import (
+	"path"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -126,6 +129,16 @@ func TestCovers(t *testing.T) {
 		if got := Covers(tt.pattern, tt.path); got != tt.want {
 			t.Errorf("Covers(%q, %q) = %t, want %t", tt.pattern, tt.path, got, tt.want)
 		}
+		if HasMeta(tt.path) {
+			continue
+		}
+		if got := CoversPath(tt.pattern, tt.path); got != tt.want {
+			t.Errorf("CoversPath(%q, %q) = %t, want %t", tt.pattern, tt.path, got, tt.want)
+		}
+	}
+	// A plain path is literal: "*" in a file name is a character.
+	if CoversPath("/a/x", "/a/*") || !CoversPath("/a/*", "/a/*/b") {
+		t.Error("CoversPath does not take its path literally")
 	}
 }
 
@@ -168,25 +181,43 @@ func TestJoin(t *testing.T) {
 	}
 }
 
-// FuzzMatchContains checks that Contains agrees with Match: a plain path is
-// contained exactly when it matches, and a pattern contained in another
-// matches only what the other matches.
+// FuzzMatchContains checks the matchers against each other and against
+// path.Match: the fast matcher of plain paths agrees with the general one,
+// a plain path is contained exactly when it matches, a pattern contained in
+// another matches only what the other matches, and matching implies
+// overlapping.
 func FuzzMatchContains(f *testing.F) {
 	f.Add("/a/*.log", "/a/x.log", "/a/**")
 	f.Add("/a/**/z", "/a/b/z", "/**/z")
 	f.Add("/a/?", "/a/b", "/a/*")
-	f.Fuzz(func(t *testing.T, pattern, path, outer string) {
-		if Valid(pattern) != nil || Valid(path) != nil || HasMeta(path) {
+	f.Fuzz(func(t *testing.T, pattern, p, outer string) {
+		if Valid(pattern) != nil || Valid(p) != nil || HasMeta(p) {
 			return
 		}
-		if Match(pattern, path) != Contains(pattern, path) {
-			t.Errorf("Match(%q, %q) = %t but Contains says %t", pattern, path, Match(pattern, path), Contains(pattern, path))
+		m := Match(pattern, p)
+		if want := seqContains(split(pattern), split(p), true); m != want {
+			t.Errorf("Match(%q, %q) = %t, the general matcher says %t", pattern, p, m, want)
 		}
-		if Contains(outer, pattern) && Match(pattern, path) && !Match(outer, path) {
-			t.Errorf("Contains(%q, %q) but %q matches only the inner pattern", outer, pattern, path)
+		if m != Contains(pattern, p) {
+			t.Errorf("Match(%q, %q) = %t but Contains says %t", pattern, p, m, !m)
 		}
-		if Match(pattern, path) && !Overlaps(pattern, path) {
-			t.Errorf("Match(%q, %q) but Overlaps says false", pattern, path)
+		if Contains(outer, pattern) && m && !Match(outer, p) {
+			t.Errorf("Contains(%q, %q) but %q matches only the inner pattern", outer, pattern, p)
+		}
+		if m && !Overlaps(pattern, p) {
+			t.Errorf("Match(%q, %q) but Overlaps says false", pattern, p)
+		}
+		if m && Valid(outer) == nil && Overlaps(outer, pattern) == false && Match(outer, p) {
+			t.Errorf("%q matches %q and %q, but Overlaps says they share nothing", p, pattern, outer)
+		}
+		// One element against path.Match, which has the same * and ? (but
+		// compares bytes where the text is not UTF-8).
+		e, n := strings.TrimPrefix(pattern, "/"), strings.TrimPrefix(p, "/")
+		if utf8.ValidString(e+n) && !strings.ContainsAny(e+n, "/[\\") {
+			want, err := path.Match(e, n)
+			if err == nil && elemMatch(e, n) != want {
+				t.Errorf("elemMatch(%q, %q) = %t, path.Match says %t", e, n, !want, want)
+			}
 		}
 	})
 }

@@ -26,6 +26,12 @@ const (
 	Rule
 	// Policy problems: the host's policy blocks the action.
 	Policy
+	// Precondition problems: a precondition does not hold on the real
+	// machine (SPEC §3.2).
+	Precondition
+	// Rejected problems: the dry run was rejected: an undeclared effect, a
+	// cap exceeded, an operation that cannot be carried out (SPEC §3.6).
+	Rejected
 )
 
 func (l Layer) String() string {
@@ -38,6 +44,10 @@ func (l Layer) String() string {
 		return "rule"
 	case Policy:
 		return "policy"
+	case Precondition:
+		return "precondition"
+	case Rejected:
+		return "rejected"
 	}
 	return "layer(" + strconv.Itoa(int(l)) + ")"
 }
