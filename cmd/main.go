@@ -49,6 +49,8 @@ type Env struct {
 	// UserHome returns the current user's home directory from the passwd
 	// database (not $HOME).
 	UserHome func() string
+	// NewID returns a fresh plan id; nil means random.
+	NewID func() string
 
 	// Set from the global flags.
 	home       string
@@ -109,6 +111,8 @@ func newApp(env *Env) *cli.App {
 		},
 		Commands: []*cli.Command{
 			newValidateCommand(env),
+			newPlanCommand(env),
+			newShowCommand(env),
 			newSchemaCommand(env),
 			newPolicyCommand(env),
 		},

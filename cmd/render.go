@@ -9,27 +9,36 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 )
 
 // result is the one JSON document every command prints with --json.
 type result struct {
-	Status     string            `json:"status"`
-	ExitCode   int               `json:"exit_code"`
-	File       string            `json:"file,omitempty"`
-	ActionID   string            `json:"action_id,omitempty"`
-	PlanID     string            `json:"plan_id,omitempty"`
-	ActionType string            `json:"action_type,omitempty"`
-	RiskLevel  string            `json:"risk_level,omitempty"`
-	Mode       string            `json:"mode,omitempty"`
-	ModeSource string            `json:"mode_source,omitempty"`
-	Reason     string            `json:"reason,omitempty"`
-	Policy     *policyOrigin     `json:"policy,omitempty"`
-	Errors     []jsonProblem     `json:"errors"`
-	Warnings   []jsonProblem     `json:"warnings"`
-	Data       any               `json:"data,omitempty"`
-	extra      map[string]string `json:"-"`
+	Status     string        `json:"status"`
+	ExitCode   int           `json:"exit_code"`
+	File       string        `json:"file,omitempty"`
+	ActionID   string        `json:"action_id,omitempty"`
+	PlanID     string        `json:"plan_id,omitempty"`
+	ActionType string        `json:"action_type,omitempty"`
+	RiskLevel  string        `json:"risk_level,omitempty"`
+	Mode       string        `json:"mode,omitempty"`
+	ModeSource string        `json:"mode_source,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	Policy     *policyOrigin `json:"policy,omitempty"`
+	Changes    []diff.Change `json:"changes,omitempty"`
+	Summary    *summary      `json:"summary,omitempty"`
+	Errors     []jsonProblem `json:"errors"`
+	Warnings   []jsonProblem `json:"warnings"`
+	Data       any           `json:"data,omitempty"`
+}
+
+type summary struct {
+	Create int `json:"create"`
+	Modify int `json:"modify"`
+	Delete int `json:"delete"`
 }
 
 type policyOrigin struct {
@@ -63,9 +72,16 @@ func exitCode(err error) int {
 		return 2
 	case errors.As(err, &le):
 		return 1
+	case errors.Is(err, plan.ErrNotFound):
+		return 9
 	case errors.As(err, &pl):
-		if pl.Layer() == problem.Policy {
+		switch pl.Layer() {
+		case problem.Policy:
 			return 4
+		case problem.Precondition:
+			return 5
+		case problem.Rejected:
+			return 6
 		}
 		return 3
 	}
@@ -85,6 +101,10 @@ func statusFor(code int, success string) string {
 		return "invalid"
 	case 4:
 		return "blocked"
+	case 5:
+		return "failed"
+	case 6:
+		return "rejected"
 	case 9:
 		return "not_found"
 	}

@@ -42,23 +42,39 @@ EXIT STATUS:
 // layer that fails, reporting every problem of that layer.
 func runValidate(env *Env, arg string) (*result, error) {
 	res := &result{}
+	_, err := env.check(res, arg)
+	return res, err
+}
+
+// checked is a descriptor that passed every check of SPEC §2.
+type checked struct {
+	d        *descriptors.Descriptor
+	doc      *document.Document
+	pol      *policy.Policy
+	decision policy.Decision
+	stateDir string
+}
+
+// check reads the descriptor arg and runs parse, schema, rules and policy,
+// filling res as it goes.
+func (env *Env) check(res *result, arg string) (*checked, error) {
 	pol, err := env.loadPolicy(res)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	name, data, err := env.readInput(arg)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	res.File = name
 	d, doc, probs := descriptors.Load(name, data)
 	if probs != nil {
-		return res, probs
+		return nil, probs
 	}
 	res.ActionID, res.ActionType, res.RiskLevel = d.ActionID, string(d.ActionType), string(d.RiskLevel)
 	stateDir, err := env.stateDir()
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	if probs := descriptors.Check(d, doc, descriptors.CheckOptions{
 		Now:      env.Now(),
@@ -66,14 +82,14 @@ func runValidate(env *Env, arg string) (*result, error) {
 		UserHome: env.UserHome(),
 		StateDir: stateDir,
 	}); len(probs) > 0 {
-		return res, probs
+		return nil, probs
 	}
 	dec := pol.Decide(d, env.Now())
 	res.Mode, res.ModeSource, res.Reason = string(dec.Mode), dec.Source, dec.Reason
 	if len(dec.Blocked) > 0 {
-		return res, locate(doc, dec.Blocked)
+		return nil, locate(doc, dec.Blocked)
 	}
-	return res, nil
+	return &checked{d: d, doc: doc, pol: pol, decision: dec, stateDir: stateDir}, nil
 }
 
 // locate gives problems that name only a field the file and position of

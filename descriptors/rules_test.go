@@ -1,15 +1,11 @@
 package descriptors
 
 import (
-	"bytes"
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,55 +166,5 @@ func TestRulesEmitted(t *testing.T) {
 		if !pol[id] {
 			t.Errorf("Rules() lists %s, which package policy does not emit", id)
 		}
-	}
-}
-
-// exitCode is the exit status of a problem of layer l (SPEC §8): invalid
-// (3) for parse, schema and rules, blocked (4) for policy.
-func exitCode(l problem.Layer) int {
-	if l == problem.Policy {
-		return 4
-	}
-	return 3
-}
-
-// rulesDoc renders docs/rules.md from Rules().
-func rulesDoc() []byte {
-	var b bytes.Buffer
-	b.WriteString(`# Rule ids
-
-<!-- Generated from descriptors.Rules() by "go test ./descriptors -run TestRulesDoc -update". Do not edit. -->
-
-Every problem ` + "`act`" + ` reports about a descriptor carries one of these stable rule ids,
-with the descriptor field path, ` + "`file:line:column`" + ` and one sentence (SPEC §2).
-Problems of the parse, schema and rule layers make the descriptor *invalid* (exit 3);
-policy problems *block* it on this host (exit 4).
-
-| id | layer | exit | summary |
-|---|---|---|---|
-`)
-	rs := Rules()
-	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Layer() < rs[j].Layer() })
-	for _, r := range rs {
-		fmt.Fprintf(&b, "| `%s` | %s | %d | %s |\n", r.ID, r.Layer(), exitCode(r.Layer()), r.Summary)
-	}
-	return b.Bytes()
-}
-
-// TestRulesDoc keeps docs/rules.md in step with Rules(); -update rewrites it.
-func TestRulesDoc(t *testing.T) {
-	const name = "../docs/rules.md"
-	got := rulesDoc()
-	if *update {
-		if err := os.WriteFile(name, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s is stale; run go test ./descriptors -run TestRulesDoc -update (-file +generated):\n%s", name, d)
 	}
 }

@@ -1,0 +1,169 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/plan"
+)
+
+func newPlanCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "plan",
+		Usage:     "dry-run a descriptor into a layer, show the diff and save a plan",
+		UsageText: "act plan [--json] DESCRIPTOR|-",
+		Description: `Validates the descriptor (as validate does), checks its preconditions on
+   the real filesystem, carries out its operation into a copy-on-write layer,
+   diffs the layer against the real tree and refuses any change the descriptor
+   did not declare. The real tree is never touched. The plan is saved under
+   the state directory; apply promotes it.
+
+EXIT STATUS:
+   0 planned, 1 error, 2 usage, 3 invalid descriptor, 4 blocked by policy,
+   5 precondition failed, 6 dry run rejected`,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("plan takes exactly one descriptor (a file or -), got %d arguments", c.NArg())
+			}
+			res, p, err := runPlan(c.Context, env, c.Args().First())
+			return env.finish(res, "planned", err, func(w io.Writer, st styles) {
+				renderPlan(w, st, env, p)
+			})
+		},
+	}
+}
+
+func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, error) {
+	res := &result{}
+	ck, err := env.check(res, arg)
+	if err != nil {
+		return res, nil, err
+	}
+	p, err := plan.Build(ctx, ck.d, plan.Options{
+		StateDir: ck.stateDir,
+		Policy:   ck.pol,
+		Decision: ck.decision,
+		File:     res.File,
+		Now:      env.Now,
+		NewID:    env.NewID,
+		Host:     plan.DefaultHost(),
+	})
+	if err != nil {
+		return res, nil, withPositions(ck, err)
+	}
+	fillPlan(res, p)
+	res.Warnings = locate(ck.doc, res.Warnings)
+	return res, p, nil
+}
+
+// withPositions gives the problems of a failed plan their place in the
+// descriptor file.
+func withPositions(ck *checked, err error) error {
+	var probs problem.List
+	if errors.As(err, &probs) {
+		return locate(ck.doc, probs)
+	}
+	return err
+}
+
+func fillPlan(res *result, p *plan.Plan) {
+	res.PlanID = p.ID
+	res.ActionID, res.ActionType, res.RiskLevel = p.ActionID, p.ActionType, p.RiskLevel
+	res.Mode, res.ModeSource, res.Reason = p.Mode, p.ModeSource, p.Reason
+	res.Changes = p.Changes
+	res.Warnings = append(res.Warnings, p.Warnings...)
+	c, m, d := diff.Summary(p.Changes)
+	res.Summary = &summary{Create: c, Modify: m, Delete: d}
+}
+
+// renderPlan prints a plan's changes, a unified diff for text files, and the
+// summary line of SPEC §3.7.
+func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
+	stateDir, _ := env.stateDir()
+	for _, c := range p.Changes {
+		style, sign := st.modify, "~"
+		switch c.Kind {
+		case diff.Create:
+			style, sign = st.create, "+"
+		case diff.Delete:
+			style, sign = st.remove, "-"
+		}
+		fmt.Fprintf(w, "%s %s\n", style.Render(fmt.Sprintf("%s %s %s %s", sign, c.Kind, c.Type, c.Path)), st.faint.Render(describe(c)))
+		text, cut, binary, err := plan.TextDiff(stateDir, p, c)
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "    (no diff: %v)\n", err)
+		case binary:
+			fmt.Fprintf(w, "    (binary file: compared by size and sha256)\n")
+		case text != "":
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n") {
+				line = strings.TrimSuffix(line, "\n")
+				switch {
+				case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
+					line = st.create.Render(line)
+				case strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---"):
+					line = st.remove.Render(line)
+				}
+				fmt.Fprintf(w, "    %s\n", line)
+			}
+			if cut {
+				fmt.Fprintf(w, "    (diff cut at %d bytes)\n", plan.MaxTextDiff)
+			}
+		}
+	}
+	c, m, d := diff.Summary(p.Changes)
+	if len(p.Changes) > 0 {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%s  Plan id: %s\n", st.bold.Render(fmt.Sprintf("Plan: %d to create, %d to modify, %d to delete.", c, m, d)), p.ID)
+}
+
+// describe sums up a change's metadata: mode, size and hash before → after.
+func describe(c diff.Change) string {
+	var parts []string
+	str := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return *p
+	}
+	num := func(p *int64) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprint(*p)
+	}
+	switch c.Kind {
+	case diff.Create:
+		parts = append(parts, "mode "+str(c.ModeAfter))
+		if c.SizeAfter != nil {
+			parts = append(parts, num(c.SizeAfter)+" bytes")
+		}
+		if c.LinkAfter != nil {
+			parts = append(parts, "→ "+*c.LinkAfter)
+		}
+	case diff.Delete:
+		parts = append(parts, "mode "+str(c.ModeBefore))
+		if c.SizeBefore != nil {
+			parts = append(parts, num(c.SizeBefore)+" bytes")
+		}
+	default:
+		if str(c.ModeBefore) != str(c.ModeAfter) {
+			parts = append(parts, "mode "+str(c.ModeBefore)+" → "+str(c.ModeAfter))
+		}
+		if c.SizeAfter != nil && num(c.SizeBefore) != num(c.SizeAfter) {
+			parts = append(parts, num(c.SizeBefore)+" → "+num(c.SizeAfter)+" bytes")
+		}
+		if c.LinkAfter != nil {
+			parts = append(parts, "→ "+*c.LinkAfter)
+		}
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}

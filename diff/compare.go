@@ -1,0 +1,429 @@
+package diff
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Tree is the real tree as Compare reads it. Paths are absolute and clean;
+// errors wrap the usual fs errors. sandbox.RealSystem satisfies it.
+type Tree interface {
+	// Lstat describes path without following a final symlink.
+	Lstat(path string) (fs.FileInfo, error)
+	// Open opens a regular file for reading.
+	Open(path string) (io.ReadCloser, error)
+	// ReadDir lists a directory.
+	ReadDir(path string) ([]fs.DirEntry, error)
+	// Readlink returns a symlink's target.
+	Readlink(path string) (string, error)
+}
+
+// Compare returns the changes that the layer whose upper dir is upperDir
+// makes to the real tree, sorted by [Less]. The real absolute path P is at
+// upperDir+P in the layer. Only the subtrees of roots (the scope paths) are
+// compared; the directories above them are structure, not changes. A
+// missing upperDir is a layer with no changes.
+//
+// A file is modified when its mode, size or content differs from the real
+// one (a file copied up unchanged is no change), a directory when its mode
+// does, a symlink when its target does. A whiteout over nothing real is no
+// change.
+func Compare(upperDir string, roots []string, real Tree) ([]Change, error) {
+	rs, err := cleanRoots(roots)
+	if err != nil {
+		return nil, err
+	}
+	c := &comparer{upper: filepath.Clean(upperDir), real: real, buf: make([]byte, 64<<10)}
+	for _, r := range rs {
+		if err := c.root(r); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortStableFunc(c.changes, func(a, b Change) int {
+		if Less(a, b) {
+			return -1
+		}
+		if Less(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return c.changes, nil
+}
+
+// cleanRoots cleans the scope roots, drops those inside another and sorts
+// them.
+func cleanRoots(roots []string) ([]string, error) {
+	var rs []string
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("diff: scope path %q is not absolute", r)
+		}
+		rs = append(rs, filepath.Clean(r))
+	}
+	slices.SortFunc(rs, comparePaths)
+	var out []string
+	for _, r := range rs {
+		if n := len(out); n > 0 && (out[n-1] == r || out[n-1] == "/" || strings.HasPrefix(r, out[n-1]+"/")) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Less orders changes by path, component by component (a directory's
+// contents right after it), and at one path a delete before a create.
+func Less(a, b Change) bool {
+	if c := comparePaths(a.Path, b.Path); c != 0 {
+		return c < 0
+	}
+	return kindRank(a.Kind) < kindRank(b.Kind)
+}
+
+func kindRank(k Kind) int {
+	switch k {
+	case Delete:
+		return 0
+	case Create:
+		return 1
+	}
+	return 2
+}
+
+// comparePaths compares paths as sequences of components.
+func comparePaths(a, b string) int {
+	return strings.Compare(strings.ReplaceAll(a, "/", "\x00"), strings.ReplaceAll(b, "/", "\x00"))
+}
+
+// comparer holds the state of one Compare.
+type comparer struct {
+	upper   string
+	real    Tree
+	buf     []byte
+	changes []Change
+}
+
+// up returns the layer path of the real path p.
+func (c *comparer) up(p string) string { return c.upper + p }
+
+// root compares the scope root r.
+func (c *comparer) root(r string) error {
+	// The upper dir's ancestors of r: an opaque one hides what is below
+	// (the real r is gone unless the layer has it), a whiteout or a
+	// non-directory removes r outright.
+	inOpaque, gone := false, false
+	if r != "/" {
+		for a := range ancestors(r) {
+			fi, err := lstat(c.up(a))
+			if err != nil {
+				return err
+			}
+			if fi == nil {
+				break
+			}
+			if !fi.IsDir() {
+				gone = true
+				break
+			}
+			inOpaque = inOpaque || isOpaque(c.up(a))
+		}
+	}
+	twin, err := c.realLstat(r)
+	if err != nil {
+		return err
+	}
+	var fi fs.FileInfo
+	if !gone {
+		if fi, err = lstat(c.up(r)); err != nil {
+			return err
+		}
+	}
+	switch {
+	case fi == nil && !gone && !inOpaque, fi != nil && isWhiteout(fi) && twin == nil:
+		return nil
+	case fi == nil || isWhiteout(fi):
+		if twin == nil {
+			return nil
+		}
+		return c.deleted(r, twin)
+	}
+	return c.walk(r, fi, twin, inOpaque)
+}
+
+// ancestors yields the proper ancestors of the absolute path p, from the
+// first component down, without "/".
+func ancestors(p string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for i := 1; i < len(p); i++ {
+			if p[i] == '/' && !yield(p[:i]) {
+				return
+			}
+		}
+	}
+}
+
+// walk compares the upper entry fi at p (not a whiteout) with its real
+// twin (nil when absent). inOpaque is true below an opaque directory,
+// where the real tree does not show through.
+func (c *comparer) walk(p string, fi, twin fs.FileInfo, inOpaque bool) error {
+	after, err := c.describe(p, fi, false)
+	if err != nil {
+		return err
+	}
+	var before *side
+	if twin != nil {
+		if before, err = c.describe(p, twin, true); err != nil {
+			return err
+		}
+	}
+	switch {
+	case before == nil:
+		c.add(p, Create, nil, after)
+	case before.typ != after.typ:
+		c.add(p, Delete, before, nil)
+		c.add(p, Create, nil, after)
+		before = nil
+	case !before.equal(after):
+		c.add(p, Modify, before, after)
+	}
+	if after.typ != TypeDir {
+		return nil
+	}
+	return c.children(p, before != nil, inOpaque || isOpaque(c.up(p)))
+}
+
+// children compares the entries of the upper directory p. realDir tells
+// whether the real p is a directory; opaque whether the real p's content is
+// hidden, so that its children missing from the upper dir are deleted.
+func (c *comparer) children(p string, realDir, opaque bool) error {
+	ents, err := os.ReadDir(c.up(p))
+	if err != nil {
+		return err
+	}
+	present := map[string]bool{}
+	for _, e := range ents {
+		child := filepath.Join(p, e.Name())
+		cfi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		var twin fs.FileInfo
+		if realDir && !(opaque && isWhiteout(cfi)) {
+			if twin, err = c.realLstat(child); err != nil {
+				return err
+			}
+		}
+		if isWhiteout(cfi) {
+			if twin != nil {
+				if err := c.deleted(child, twin); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		present[e.Name()] = true
+		if err := c.walk(child, cfi, twin, opaque); err != nil {
+			return err
+		}
+	}
+	if !realDir || !opaque {
+		return nil
+	}
+	real, err := c.real.ReadDir(p)
+	if err != nil {
+		return err
+	}
+	for _, e := range real {
+		if present[e.Name()] {
+			continue
+		}
+		child := filepath.Join(p, e.Name())
+		twin, err := c.realLstat(child)
+		if err != nil {
+			return err
+		}
+		if twin != nil {
+			if err := c.deleted(child, twin); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// deleted records the deletion of the real entry twin at p. A directory is
+// one change; its contents are covered by it.
+func (c *comparer) deleted(p string, twin fs.FileInfo) error {
+	before, err := c.describe(p, twin, true)
+	if err != nil {
+		return err
+	}
+	c.add(p, Delete, before, nil)
+	return nil
+}
+
+// add records a change of p from before to after (either may be nil).
+func (c *comparer) add(p string, k Kind, before, after *side) {
+	ch := Change{Path: p, Kind: k}
+	if before != nil {
+		ch.Type = before.typ
+		ch.ModeBefore, ch.SizeBefore, ch.SHA256Before, ch.LinkBefore = before.mode, before.size, before.sum, before.link
+	}
+	if after != nil {
+		ch.Type = after.typ
+		ch.ModeAfter, ch.SizeAfter, ch.SHA256After, ch.LinkAfter = after.mode, after.size, after.sum, after.link
+	}
+	c.changes = append(c.changes, ch)
+}
+
+// side is one side of a change.
+type side struct {
+	typ  string
+	mode *string
+	size *int64
+	sum  *string
+	link *string
+}
+
+func (s *side) equal(o *side) bool {
+	eq := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	return s.typ == o.typ && eq(s.mode, o.mode) && eq(s.sum, o.sum) && eq(s.link, o.link) &&
+		(s.size == nil) == (o.size == nil) && (s.size == nil || *s.size == *o.size)
+}
+
+// describe reads the entry fi at p, in the real tree when real is true and
+// in the layer otherwise: its type, mode, and size and sha256 of a file or
+// target of a symlink.
+func (c *comparer) describe(p string, fi fs.FileInfo, real bool) (*side, error) {
+	m := fi.Mode()
+	switch {
+	case m.IsRegular():
+		var r io.ReadCloser
+		var err error
+		if real {
+			r, err = c.real.Open(p)
+		} else {
+			r, err = os.Open(c.up(p))
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		h := sha256.New()
+		// Hide os.File's WriterTo, which would allocate a buffer per file.
+		n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, c.buf)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		return &side{typ: TypeFile, mode: ptr(FormatMode(m)), size: &n, sum: ptr(hex.EncodeToString(h.Sum(nil)))}, nil
+	case m.IsDir():
+		return &side{typ: TypeDir, mode: ptr(FormatMode(m))}, nil
+	case m&fs.ModeSymlink != 0:
+		var target string
+		var err error
+		if real {
+			target, err = c.real.Readlink(p)
+		} else {
+			target, err = os.Readlink(c.up(p))
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &side{typ: TypeSymlink, link: &target}, nil
+	}
+	where := "the layer"
+	if real {
+		where = "the real tree"
+	}
+	return nil, fmt.Errorf("diff %s: unsupported file type %v in %s", p, m.Type(), where)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// realLstat is Lstat of the real tree with absence as nil.
+func (c *comparer) realLstat(p string) (fs.FileInfo, error) {
+	fi, err := c.real.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	return fi, err
+}
+
+// lstat is os.Lstat with absence as nil.
+func lstat(name string) (fs.FileInfo, error) {
+	fi, err := os.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	return fi, err
+}
+
+// isWhiteout reports whether fi is an overlay whiteout: a character device
+// with device number 0/0.
+func isWhiteout(fi fs.FileInfo) bool {
+	if fi.Mode().Type() != fs.ModeDevice|fs.ModeCharDevice {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Rdev == 0
+}
+
+// isOpaque reports whether the directory name is opaque, in the userxattr
+// or the trusted form. name was just seen to be a directory, so following
+// a symlink (syscall has no lgetxattr) does not arise.
+func isOpaque(name string) bool {
+	for _, attr := range []string{"user.overlay.opaque", "trusted.overlay.opaque"} {
+		var buf [8]byte
+		n, err := syscall.Getxattr(name, attr, buf[:])
+		if err == nil && n == 1 && buf[0] == 'y' {
+			return true
+		}
+	}
+	return false
+}
+
+// FormatMode returns the mode bits of m as a 4-digit octal string such as
+// "0644" or "4755": permissions, setuid, setgid and sticky.
+func FormatMode(m fs.FileMode) string {
+	v := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		v |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		v |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		v |= 0o1000
+	}
+	return fmt.Sprintf("%04o", v)
+}
+
+// ParseMode is the inverse of [FormatMode].
+func ParseMode(s string) (fs.FileMode, error) {
+	v, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || len(s) != 4 || v > 0o7777 {
+		return 0, fmt.Errorf("mode %q is not 4 octal digits", s)
+	}
+	m := fs.FileMode(v & 0o777)
+	if v&0o4000 != 0 {
+		m |= fs.ModeSetuid
+	}
+	if v&0o2000 != 0 {
+		m |= fs.ModeSetgid
+	}
+	if v&0o1000 != 0 {
+		m |= fs.ModeSticky
+	}
+	return m, nil
+}

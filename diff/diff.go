@@ -1,0 +1,89 @@
+// Package diff computes what a dry run changed: it compares a layer shaped
+// like an overlayfs upper dir with the real tree below it, and renders
+// unified diffs of text files.
+//
+// # The layer
+//
+// [Compare] reads the upper dir the way overlayfs does: a plain entry is
+// new or changed, a character device 0/0 is a whiteout (a deletion), and a
+// directory with the xattr user.overlay.opaque (or trusted.overlay.opaque)
+// = "y" hides what was below it. Layers written by act itself
+// (sandbox.LayerSystem) and by a command under a kernel overlay mount have
+// this one shape, so one diff serves both.
+//
+// # Cost
+//
+// The cost grows with the size of the change, not of the tree: Compare
+// enumerates the upper dir and looks at the real twin of each entry it
+// finds (lstat, and sha256 of files), never walking the real scope. The one
+// exception is an opaque directory over a real one, and each directory of
+// the layer below it: the real directory is listed, since the children it
+// hides are deleted (one change each; a deleted directory is one change
+// whose contents are not listed).
+//
+// Package diff only reads. It imports no other package of act.
+package diff
+
+// Kind is what happened to a path: [Create], [Modify] or [Delete].
+type Kind string
+
+// The kinds of change.
+const (
+	Create Kind = "create"
+	Modify Kind = "modify"
+	Delete Kind = "delete"
+)
+
+// The types of entry a Change describes.
+const (
+	TypeFile    = "file"
+	TypeDir     = "dir"
+	TypeSymlink = "symlink"
+)
+
+// A Change describes one path created, modified or deleted (SPEC §3.5 and
+// the changes[] of §8). A change of type (a file replaced by a directory,
+// say) is two changes at the same path: a delete of the old type, then a
+// create of the new one.
+//
+// Before describes the real tree, After the layer. A field that does not
+// apply (the mode of a symlink, the size of a directory, the before of a
+// create) is nil and encodes as JSON null.
+type Change struct {
+	// Path is the real absolute path.
+	Path string `json:"path"`
+	Kind Kind   `json:"kind"`
+	// Type is TypeFile, TypeDir or TypeSymlink.
+	Type string `json:"type"`
+	// ModeBefore and ModeAfter are 4-digit octal strings such as "0644":
+	// permission bits plus setuid (04000), setgid (02000) and sticky
+	// (01000). Files and directories only.
+	ModeBefore *string `json:"mode_before"`
+	ModeAfter  *string `json:"mode_after"`
+	// SizeBefore and SizeAfter are content sizes in bytes. Files only.
+	SizeBefore *int64 `json:"size_before"`
+	SizeAfter  *int64 `json:"size_after"`
+	// SHA256Before and SHA256After are lowercase hex digests of the
+	// content. Files only.
+	SHA256Before *string `json:"sha256_before"`
+	SHA256After  *string `json:"sha256_after"`
+	// LinkBefore and LinkAfter are symlink targets. Symlinks only.
+	LinkBefore *string `json:"link_before,omitempty"`
+	LinkAfter  *string `json:"link_after,omitempty"`
+}
+
+// Summary counts changes by kind, for the line "Plan: 2 to create, 1 to
+// modify, 3 to delete."
+func Summary(changes []Change) (create, modify, delete int) {
+	for _, c := range changes {
+		switch c.Kind {
+		case Create:
+			create++
+		case Modify:
+			modify++
+		case Delete:
+			delete++
+		}
+	}
+	return create, modify, delete
+}

@@ -1,0 +1,377 @@
+package plan
+
+// Operations carried out by act (SPEC §1, §3.3). [RunOps] carries out a
+// descriptor's file operations through a [sandbox.System]: into a layer
+// for a plan, and the same code on any other System. The rules:
+//
+//   - Every path an operation touches lies inside scope.filesystem.paths
+//     (recursive: the subtree; not recursive: the path and its direct
+//     children) after symlinks are resolved component by component through
+//     the System, at most 40 of them per path. A path that resolves outside
+//     the scope through a symlink is path.symlink-outside-scope. Scope paths
+//     are not resolved themselves: a scope path that is, or lies below, a
+//     symlink resolves outside itself, and is refused (fail closed).
+//   - Operations act on the resolved path. FILE_READ, FILE_WRITE and
+//     CONFIG_CHANGE follow a symlink that is the last component (they read
+//     and write its target); FILE_DELETE, FILE_MOVE and DIRECTORY_DELETE
+//     act on the link itself, never its target.
+//   - Globs (FILE_DELETE) are expanded by listing, through the System, only
+//     the directories the pattern can reach: the longest literal prefix is
+//     resolved, then each element lists one directory; `**` walks below.
+//     Expansion never descends through a symlink.
+//   - Nothing is created implicitly: FILE_WRITE, FILE_MOVE and
+//     DIRECTORY_CREATE without parents need the parent directory to exist.
+//   - Modes: FILE_WRITE keeps an existing file's mode unless mode is given,
+//     and creates with 0644; DIRECTORY_CREATE creates with mode, default
+//     0755, and missing ancestors (parents: true) with 0755; CONFIG_CHANGE
+//     keeps the file's mode. Modes are exact: the umask does not apply.
+//     A read-only file is replaced all the same: its mode protects it from
+//     accidents, and this write is declared and reviewed.
+//   - DIRECTORY_CREATE of an existing directory succeeds with parents
+//     (mkdir -p: nothing changes, the mode included) and fails without.
+//   - Directories are deleted with their contents only when the scope is
+//     recursive: DIRECTORY_DELETE of a non-empty directory, FILE_DELETE of
+//     a directory named by a literal path (never by a glob), FILE_MOVE of a
+//     non-empty directory.
+//   - Every operation first checks all it needs, then changes the tree, so
+//     that a refused operation changes nothing. A composite's steps run in
+//     order against the same System and see each other's results; the
+//     first step that fails ends the run. On a layer that is all or
+//     nothing: the caller throws the layer away.
+//
+// An operation that cannot be carried out is an *[OpError] (or several,
+// in [OpErrors]) with a stable rule id from [OpRules]; a filesystem failure
+// that says nothing about the descriptor is an ordinary error.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/sandbox"
+)
+
+// ErrNotFileOperation is returned (wrapped) by [RunOps] for an action type
+// act does not carry out as a file operation: COMMAND_EXECUTION,
+// PACKAGE_INSTALL, PACKAGE_REMOVE, NETWORK_REQUEST and UI_AUTOMATION.
+var ErrNotFileOperation = errors.New("not a file operation")
+
+// MaxReadContent is how much of a file FILE_READ keeps in its
+// [ReadResult]; the size and digest always cover the whole file.
+const MaxReadContent = 1 << 20
+
+// maxConfigSize bounds the file CONFIG_CHANGE edits.
+const maxConfigSize = 16 << 20
+
+// maxSymlinks bounds the symlinks followed to resolve one path, as Linux's
+// MAXSYMLINKS does.
+const maxSymlinks = 40
+
+// OpsResult is what carrying out the operations produced besides the
+// changes to the tree, which the diff finds.
+type OpsResult struct {
+	// Read holds what each FILE_READ read, in step order.
+	Read []ReadResult `json:"read,omitempty"`
+	// Notes are things worth a warning that are not failures: a glob that
+	// matched nothing, a directory that already existed, a key to unset
+	// that was not there.
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// A ReadResult is the file a FILE_READ read.
+type ReadResult struct {
+	// Field is the descriptor field path of the operation's path.
+	Field []string `json:"field"`
+	// Path is the path as the descriptor names it; Resolved is the file
+	// read, after symlinks (equal to Path when there were none).
+	Path     string `json:"path"`
+	Resolved string `json:"resolved"`
+	Mode     string `json:"mode"` // 4-digit octal
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256"`
+	// Content is the file's first MaxReadContent bytes; Truncated says
+	// whether there was more.
+	Content   []byte `json:"content"`
+	Truncated bool   `json:"truncated"`
+}
+
+// A Note is an observation about an operation that succeeded. Rule is one
+// of the warning ids of [OpRules].
+type Note struct {
+	Rule  string   `json:"rule"`
+	Field []string `json:"field"`
+	Path  string   `json:"path"`
+	Msg   string   `json:"message"`
+}
+
+// An OpError is an operation that cannot be carried out on the tree as it
+// is (SPEC §8: exit 6). Rule is a stable id from [OpRules] (or
+// path.outside-scope, the static rule's); Field is the descriptor field
+// path of the value at fault, e.g. {"steps", "2", "operation", "from"};
+// Path is the path concerned; Msg one plain sentence; Err the cause, if
+// any.
+type OpError struct {
+	Rule  string
+	Field []string
+	Path  string
+	Msg   string
+	Err   error
+}
+
+func (e *OpError) Error() string {
+	return e.Rule + ": " + problem.FieldPath(e.Field...) + ": " + e.Msg
+}
+
+// Unwrap returns the cause.
+func (e *OpError) Unwrap() error { return e.Err }
+
+// OpErrors are the failures of one operation that checks several paths
+// (FILE_DELETE reports every entry it cannot delete). errors.As finds the
+// first *OpError in it.
+type OpErrors []*OpError
+
+func (l OpErrors) Error() string {
+	switch len(l) {
+	case 0:
+		return "no operation errors"
+	case 1:
+		return l[0].Error()
+	}
+	return fmt.Sprintf("%s (and %d more)", l[0].Error(), len(l)-1)
+}
+
+// Unwrap returns the errors.
+func (l OpErrors) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// OpRules returns every rule id RunOps reports, failures then warnings (the
+// ids of [Note]), each by id. RunOps may also report path.outside-scope,
+// which is in [descriptors.Rules].
+func OpRules() []descriptors.Rule {
+	out := make([]descriptors.Rule, len(opRules))
+	copy(out, opRules)
+	return out
+}
+
+var opRules = []descriptors.Rule{
+	{ID: "op.config-key-conflict", Summary: "a CONFIG_CHANGE key runs through a value that is not a map (a string, a number, a list, a YAML alias), or the file's top level is not a map"},
+	{ID: "op.config-parse", Summary: "the file a CONFIG_CHANGE edits is not one valid JSON or YAML document (duplicate keys included)"},
+	{ID: "op.config-too-large", Summary: "the file a CONFIG_CHANGE edits is larger than 16 MiB"},
+	{ID: "op.create-only-exists", Summary: "a FILE_WRITE with create_only names a path that exists (a symlink included)"},
+	{ID: "op.delete-directory", Summary: "a FILE_DELETE matches a directory: only a directory named by a literal path, with a recursive scope, is deleted; otherwise use DIRECTORY_DELETE"},
+	{ID: "op.invalid-content", Summary: "a FILE_WRITE has neither or both of content and content_base64, or content_base64 is not base64"},
+	{ID: "op.invalid-mode", Summary: "a mode is not a 4-digit octal number"},
+	{ID: "op.move-into-itself", Summary: "a FILE_MOVE's to is its from, or lies inside it, once symlinks are resolved"},
+	{ID: "op.not-a-directory", Summary: "a DIRECTORY_DELETE names a file or a symlink"},
+	{ID: "op.not-a-file", Summary: "a FILE_READ, FILE_WRITE or CONFIG_CHANGE names something that is not a regular file (a device, a pipe, a socket)"},
+	{ID: "op.not-empty", Summary: "a DIRECTORY_DELETE or FILE_MOVE of a non-empty directory, without scope.filesystem.recursive"},
+	{ID: "op.parent-missing", Summary: "the directory a path goes in does not exist (only DIRECTORY_CREATE with parents creates directories)"},
+	{ID: "op.parent-not-directory", Summary: "the parent of a path is not a directory"},
+	{ID: "op.parent-outside-scope", Summary: "a DIRECTORY_CREATE with parents would create a missing ancestor outside the scope"},
+	{ID: "op.path-missing", Summary: "the path a FILE_READ, FILE_DELETE, DIRECTORY_DELETE or CONFIG_CHANGE names does not exist"},
+	{ID: "op.permission-denied", Summary: "the filesystem refused the operation"},
+	{ID: "op.source-missing", Summary: "a FILE_MOVE's from does not exist"},
+	{ID: "op.target-exists", Summary: "a FILE_MOVE's to exists without overwrite, or a DIRECTORY_CREATE's path exists (without parents, or not as a directory)"},
+	{ID: "op.target-is-directory", Summary: "a FILE_WRITE, or a FILE_MOVE with overwrite, names a directory"},
+	{ID: "path.symlink-loop", Summary: "resolving a path follows more than 40 symlinks"},
+	{ID: "path.symlink-outside-scope", Summary: "a path resolves outside scope.filesystem.paths through a symlink"},
+
+	// Warnings (Note.Rule).
+	{ID: "op.config-key-absent", Summary: "warning: a CONFIG_CHANGE unsets a key that is not in the file"},
+	{ID: "op.directory-exists", Summary: "warning: a DIRECTORY_CREATE with parents found the directory already there"},
+	{ID: "op.glob-no-match", Summary: "warning: a FILE_DELETE glob matched nothing"},
+}
+
+// RunOps carries out the operation of d, or the steps of a composite in
+// order, through sys, inside d's scope. It returns an *OpError or OpErrors
+// when an operation cannot be carried out, an error wrapping
+// ErrNotFileOperation when d holds an action type that is not a file
+// operation (before doing anything), and ctx's error when it is done.
+func RunOps(ctx context.Context, d *descriptors.Descriptor, sys sandbox.System) (*OpsResult, error) {
+	if err := checkFileOps(nil, d.ActionType, d.Steps); err != nil {
+		return nil, err
+	}
+	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult)}
+	var err error
+	if d.ActionType == descriptors.MultiStepComposite {
+		err = r.runSteps(nil, d.Steps)
+	} else {
+		err = r.run([]string{"operation"}, d.ActionType, d.Op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.res, nil
+}
+
+func checkFileOps(f []string, t descriptors.ActionType, steps []descriptors.Step) error {
+	switch t {
+	case descriptors.FileRead, descriptors.FileWrite, descriptors.FileDelete, descriptors.FileMove,
+		descriptors.DirectoryCreate, descriptors.DirectoryDelete, descriptors.ConfigChange:
+		return nil
+	case descriptors.MultiStepComposite:
+		for i, s := range steps {
+			if err := checkFileOps(field(f, "steps", strconv.Itoa(i)), s.ActionType, s.Steps); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%s: %s: %w", problem.FieldPath(field(f, "action_type")...), t, ErrNotFileOperation)
+}
+
+// runner carries out the operations of one descriptor.
+type runner struct {
+	ctx   context.Context
+	sys   sandbox.System
+	scope scope
+	res   *OpsResult
+}
+
+func (r *runner) runSteps(f []string, steps []descriptors.Step) error {
+	for i, s := range steps {
+		sf := field(f, "steps", strconv.Itoa(i))
+		var err error
+		if s.ActionType == descriptors.MultiStepComposite {
+			err = r.runSteps(sf, s.Steps)
+		} else {
+			err = r.run(field(sf, "operation"), s.ActionType, s.Op)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run carries out one operation; f is the field path of its operation
+// object.
+func (r *runner) run(f []string, t descriptors.ActionType, op descriptors.Operation) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	if op == nil || op.Type() != t {
+		return fmt.Errorf("%s: the %s operation was not decoded", problem.FieldPath(f...), t)
+	}
+	switch o := op.(type) {
+	case descriptors.FileReadOp:
+		return r.fileRead(f, o)
+	case descriptors.FileWriteOp:
+		return r.fileWrite(f, o)
+	case descriptors.FileDeleteOp:
+		return r.fileDelete(f, o)
+	case descriptors.FileMoveOp:
+		return r.fileMove(f, o)
+	case descriptors.DirectoryCreateOp:
+		return r.directoryCreate(f, o)
+	case descriptors.DirectoryDeleteOp:
+		return r.directoryDelete(f, o)
+	case descriptors.ConfigChangeOp:
+		return r.configChange(f, o)
+	}
+	return fmt.Errorf("%s: %s: %w", problem.FieldPath(f...), t, ErrNotFileOperation)
+}
+
+func (r *runner) note(rule string, f []string, p, format string, args ...any) {
+	r.res.Notes = append(r.res.Notes, Note{Rule: rule, Field: f, Path: p, Msg: fmt.Sprintf(format, args...)})
+}
+
+func opErr(rule string, f []string, p string, cause error, format string, args ...any) *OpError {
+	return &OpError{Rule: rule, Field: f, Path: p, Msg: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// fsErr turns a failure of the System on path p into an OpError when the
+// filesystem refused (permission), else into an ordinary error.
+func fsErr(f []string, verb, p string, err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return opErr("op.permission-denied", f, p, err, "cannot %s %q: permission denied", verb, p)
+	}
+	return fmt.Errorf("%s %s: %w", verb, p, err)
+}
+
+// field returns a new field path: prefix then elems.
+func field(prefix []string, elems ...string) []string {
+	out := make([]string, 0, len(prefix)+len(elems))
+	return append(append(out, prefix...), elems...)
+}
+
+// modeBits are the bits a mode sets: permissions, setuid, setgid, sticky.
+const modeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+// parseMode reads the mode s ("0644") of the operation on p; "" gives def
+// and false.
+func parseMode(f []string, p, s string, def fs.FileMode) (fs.FileMode, bool, error) {
+	if s == "" {
+		return def, false, nil
+	}
+	n, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || len(s) != 4 || n > 0o7777 {
+		return 0, false, opErr("op.invalid-mode", f, p, nil, "the mode %q is not a 4-digit octal number", s)
+	}
+	m := fs.FileMode(n & 0o777)
+	if n&0o4000 != 0 {
+		m |= fs.ModeSetuid
+	}
+	if n&0o2000 != 0 {
+		m |= fs.ModeSetgid
+	}
+	if n&0o1000 != 0 {
+		m |= fs.ModeSticky
+	}
+	return m, true, nil
+}
+
+// formatMode writes m as a 4-digit octal mode.
+func formatMode(m fs.FileMode) string {
+	n := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		n |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		n |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		n |= 0o1000
+	}
+	return fmt.Sprintf("%04o", n)
+}
+
+// A scope is scope.filesystem: the paths an operation may touch.
+type scope struct {
+	paths     []string // clean; plain paths or globs
+	recursive bool
+}
+
+func newScope(fs descriptors.FilesystemScope) scope {
+	s := scope{recursive: fs.Recursive}
+	for _, p := range fs.Paths {
+		if strings.HasPrefix(p, "/") {
+			s.paths = append(s.paths, path.Clean(p))
+		}
+	}
+	return s
+}
+
+// String lists the scope for messages.
+func (s scope) String() string {
+	how := "not recursive"
+	if s.recursive {
+		how = "recursive"
+	}
+	q := make([]string, len(s.paths))
+	for i, p := range s.paths {
+		q[i] = strconv.Quote(p)
+	}
+	return "[" + strings.Join(q, ", ") + "] (" + how + ")"
+}

@@ -1,0 +1,237 @@
+// Package plan builds and stores plans (SPEC §3): it checks the
+// preconditions on the real filesystem, carries out the descriptor's
+// operations into a layer (a [sandbox.LayerSystem] over the real tree, so
+// the real tree is never touched), diffs the layer against the real tree,
+// checks every change against the declared effects and saves the result
+// atomically under the state directory.
+//
+// A plan is the reviewed change: apply promotes exactly its layer, after
+// checking that every path still matches the pre-image recorded here.
+package plan
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/policy"
+	"github.com/act-project/act/sandbox"
+)
+
+// State is where a plan stands.
+type State string
+
+// The plan states; apply, rollback and deny move plans along them.
+const (
+	// Planned: the dry run succeeded and the plan awaits apply.
+	Planned State = "planned"
+)
+
+// A Plan is a saved dry run.
+type Plan struct {
+	ID       string `json:"plan_id"`
+	ActionID string `json:"action_id"`
+	// DescriptorDigest is the sha256 of the descriptor's canonical JSON
+	// (keys sorted), so reformatting a descriptor does not change it.
+	DescriptorDigest string          `json:"descriptor_digest"`
+	Descriptor       json.RawMessage `json:"descriptor"`
+	File             string          `json:"file"`
+	ActionType       string          `json:"action_type"`
+	RiskLevel        string          `json:"risk_level"`
+	CreatedAt        time.Time       `json:"created_at"`
+	State            State           `json:"state"`
+	Mode             string          `json:"mode"`
+	ModeSource       string          `json:"mode_source"`
+	Reason           string          `json:"reason"`
+	// Changes are the layer's changes with their pre-images (the *_before
+	// fields; null for absent).
+	Changes  []diff.Change     `json:"changes"`
+	Warnings []problem.Problem `json:"warnings"`
+	// LayerBytes is the size of the layer's content.
+	LayerBytes int64 `json:"layer_bytes"`
+	// Read is what a FILE_READ read, for apply to print.
+	Read []ReadResult `json:"read,omitempty"`
+}
+
+// Options are what Build needs besides the descriptor.
+type Options struct {
+	// StateDir is act's state directory; plans go in <StateDir>/plans.
+	StateDir string
+	Policy   *policy.Policy
+	Decision policy.Decision
+	// File is the descriptor's name, recorded in the plan.
+	File string
+	Now  func() time.Time
+	// NewID returns a fresh plan id; nil means random.
+	NewID func() string
+	Host  Host
+}
+
+// Build runs SPEC §3 steps 2–7 for an already validated descriptor whose
+// policy decision is not blocked. Its errors are a problem.List of layer
+// Precondition (exit 5) or Rejected (exit 6), or an ordinary error.
+func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan, error) {
+	now := opts.Now()
+	if probs := CheckPreconditions(d, opts.Host, now, opts.Policy.IdlePeriod); len(probs) > 0 {
+		return nil, probs
+	}
+	canon, digest, err := canonical(d)
+	if err != nil {
+		return nil, err
+	}
+	id := newID(opts.NewID)
+	plans := filepath.Join(opts.StateDir, "plans")
+	if err := os.MkdirAll(plans, 0o700); err != nil {
+		return nil, fmt.Errorf("create plan directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(plans, ".tmp-"+id+"-")
+	if err != nil {
+		return nil, fmt.Errorf("create plan directory: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(tmp)
+		}
+	}()
+	layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(tmp, "layer"))
+	res, err := RunOps(ctx, d, layer)
+	if err != nil {
+		return nil, opProblems(err)
+	}
+	changes, err := diff.Compare(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{})
+	if err != nil {
+		return nil, fmt.Errorf("diff the layer: %w", err)
+	}
+	layerBytes, err := duBytes(layer.UpperDir())
+	if err != nil {
+		return nil, err
+	}
+	rejected, warnings := CheckEffects(d, changes)
+	if limit := d.Resources.MaxDiskMB << 20; layerBytes > limit {
+		rejected = append(rejected, problem.Problem{
+			Rule: "resources.disk-cap-exceeded", Field: "resources.max_disk_mb", Layer: problem.Rejected,
+			Message: fmt.Sprintf("the dry run wrote %d bytes, more than max_disk_mb %d (%d bytes)", layerBytes, d.Resources.MaxDiskMB, limit),
+		})
+	}
+	if len(rejected) > 0 {
+		return nil, rejected
+	}
+	p := &Plan{
+		ID: id, ActionID: d.ActionID, DescriptorDigest: digest, Descriptor: canon,
+		File: opts.File, ActionType: string(d.ActionType), RiskLevel: string(d.RiskLevel),
+		CreatedAt: now.UTC(), State: Planned,
+		Mode: string(opts.Decision.Mode), ModeSource: opts.Decision.Source, Reason: opts.Decision.Reason,
+		Changes: changes, Warnings: warnings, LayerBytes: layerBytes,
+	}
+	if res != nil {
+		p.Read = res.Read
+		for _, n := range res.Notes {
+			p.Warnings = append(p.Warnings, problem.Problem{
+				Rule: n.Rule, Field: problem.FieldPath(n.Field...), Message: n.Msg, Layer: problem.Rejected,
+			})
+		}
+	}
+	if p.Changes == nil {
+		p.Changes = []diff.Change{}
+	}
+	if p.Warnings == nil {
+		p.Warnings = []problem.Problem{}
+	}
+	if err := save(tmp, plans, p); err != nil {
+		return nil, err
+	}
+	committed = true
+	return p, nil
+}
+
+// opProblems turns operation errors into a Rejected problem list.
+func opProblems(err error) error {
+	var list OpErrors
+	var one *OpError
+	switch {
+	case errors.As(err, &list):
+	case errors.As(err, &one):
+		list = OpErrors{one}
+	default:
+		return err
+	}
+	probs := make(problem.List, 0, len(list))
+	for _, oe := range list {
+		probs = append(probs, problem.Problem{
+			Rule: oe.Rule, Field: problem.FieldPath(oe.Field...), Message: oe.Msg, Layer: problem.Rejected,
+		})
+	}
+	return probs
+}
+
+// canonical returns d as canonical JSON (sorted keys) and its sha256.
+func canonical(d *descriptors.Descriptor) (json.RawMessage, string, error) {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, "", err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, "", err
+	}
+	if b, err = json.Marshal(v); err != nil { // maps marshal with sorted keys
+		return nil, "", err
+	}
+	sum := sha256.Sum256(b)
+	return b, hex.EncodeToString(sum[:]), nil
+}
+
+func newID(f func() string) string {
+	if f != nil {
+		return f()
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// duBytes is the total size of the regular files below dir.
+func duBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if e.Type().IsRegular() {
+			fi, err := e.Info()
+			if err != nil {
+				return err
+			}
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n, err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,35 @@
+package plan
+
+import (
+	"github.com/act-project/act/internal/problem"
+)
+
+// A Rule is a rule id the plan stage can report, with its layer:
+// Precondition (exit 5) or Rejected (exit 6).
+type Rule struct {
+	ID      string
+	Summary string
+	Layer   problem.Layer
+}
+
+// Rules lists every rule id plan reports: preconditions, the effects check,
+// the disk cap and the operations' own ([OpRules]). Warnings are listed too
+// (effects.not-happened and the operation notes), as Rejected.
+func Rules() []Rule {
+	out := []Rule{
+		{"precondition.path-missing", "a path in preconditions.paths_exist does not exist", problem.Precondition},
+		{"precondition.path-present", "a path in preconditions.paths_absent exists", problem.Precondition},
+		{"precondition.sha256-mismatch", "a file in preconditions.sha256 is missing or has another digest", problem.Precondition},
+		{"precondition.disk-space", "a scope path's filesystem has less free space than preconditions.min_free_disk_mb", problem.Precondition},
+		{"precondition.network-unavailable", "preconditions.network_available is true and no non-loopback route exists", problem.Precondition},
+		{"precondition.user-not-idle", "preconditions.user_idle is true and the user typed at a terminal within the policy's idle period", problem.Precondition},
+		{"precondition.user-idle-unknown", "preconditions.user_idle is true and no terminal of the user shows its last input: unknown counts as failed", problem.Precondition},
+		{"effects.undeclared-change", "the dry run changed a path that no declared effect of the same kind matches", problem.Rejected},
+		{"effects.not-happened", "warning: a declared effect did not happen in the dry run", problem.Rejected},
+		{"resources.disk-cap-exceeded", "the dry run wrote more than resources.max_disk_mb", problem.Rejected},
+	}
+	for _, r := range OpRules() {
+		out = append(out, Rule{ID: r.ID, Summary: r.Summary, Layer: problem.Rejected})
+	}
+	return out
+}

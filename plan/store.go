@@ -1,0 +1,63 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/act-project/act/internal/atomicfile"
+)
+
+// ErrNotFound is returned for an unknown plan id.
+var ErrNotFound = errors.New("not found")
+
+var idRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// IsID reports whether s has the form of a plan id.
+func IsID(s string) bool { return idRE.MatchString(s) }
+
+// Dir is where plan id lives under stateDir.
+func Dir(stateDir, id string) string { return filepath.Join(stateDir, "plans", id) }
+
+// save writes p into the temporary plan directory tmp and renames it into
+// plans/<id>: a crash at any point leaves either no plan or a whole one
+// (a leftover .tmp-* directory is ignored by Load and removed by gc).
+func save(tmp, plans string, p *Plan) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(tmp, "plan.json"), append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("save plan: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(plans, p.ID)); err != nil {
+		return fmt.Errorf("save plan: %w", err)
+	}
+	return atomicfile.SyncDir(plans)
+}
+
+// Load reads the saved plan id from stateDir.
+func Load(stateDir, id string) (*Plan, error) {
+	if !IsID(id) {
+		return nil, fmt.Errorf("plan %s: %w", id, ErrNotFound)
+	}
+	b, err := os.ReadFile(filepath.Join(Dir(stateDir, id), "plan.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("plan %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", id, err)
+	}
+	p := new(Plan)
+	if err := json.Unmarshal(b, p); err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// LayerDir is the directory of plan id's layer.
+func LayerDir(stateDir, id string) string { return filepath.Join(Dir(stateDir, id), "layer") }
