@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/act-project/act/diff"
 )
@@ -19,21 +18,26 @@ func TextDiff(stateDir string, p *Plan, c diff.Change) (text string, cut, binary
 	if c.Type != "file" {
 		return "", false, false, nil
 	}
-	open := func(name string, present bool) (io.ReadCloser, error) {
+	// An absent side is a nil reader: the diff labels it /dev/null.
+	open := func(name string, present bool) (io.Reader, func(), error) {
 		if !present {
-			return io.NopCloser(strings.NewReader("")), nil
+			return nil, func() {}, nil
 		}
-		return os.Open(name)
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, func() { f.Close() }, nil
 	}
-	before, err := open(c.Path, c.Kind != diff.Create)
+	before, closeBefore, err := open(c.Path, c.Kind != diff.Create)
 	if err != nil {
 		return "", false, false, err
 	}
-	defer before.Close()
-	after, err := open(filepath.Join(LayerDir(stateDir, p.ID), "upper", c.Path), c.Kind != diff.Delete)
+	defer closeBefore()
+	after, closeAfter, err := open(filepath.Join(LayerDir(stateDir, p.ID), "upper", c.Path), c.Kind != diff.Delete)
 	if err != nil {
 		return "", false, false, err
 	}
-	defer after.Close()
+	defer closeAfter()
 	return diff.Unified(c.Path, before, after, MaxTextDiff)
 }

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/sandbox"
@@ -303,123 +302,18 @@ func (s osSystem) m(p string) string {
 	panic("osSystem: path outside the tree: " + p)
 }
 
-func (s osSystem) Lstat(p string) (fs.FileInfo, error) { return os.Lstat(s.m(p)) }
-
-func (s osSystem) Open(p string) (io.ReadCloser, error) {
-	f, err := os.OpenFile(s.m(p), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: p, Err: syscall.EISDIR}
-	}
-	return f, nil
-}
-
-func (s osSystem) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(s.m(p)) }
-func (s osSystem) Readlink(p string) (string, error)       { return os.Readlink(s.m(p)) }
-
+func (s osSystem) Lstat(p string) (fs.FileInfo, error)     { return sandbox.RealSystem{}.Lstat(s.m(p)) }
+func (s osSystem) Open(p string) (io.ReadCloser, error)    { return sandbox.RealSystem{}.Open(s.m(p)) }
+func (s osSystem) ReadDir(p string) ([]fs.DirEntry, error) { return sandbox.RealSystem{}.ReadDir(s.m(p)) }
+func (s osSystem) Readlink(p string) (string, error)       { return sandbox.RealSystem{}.Readlink(s.m(p)) }
 func (s osSystem) WriteFile(p string, data []byte, perm fs.FileMode) error {
-	name := s.m(p)
-	if fi, err := os.Lstat(name); err == nil {
-		if fi.IsDir() {
-			return &fs.PathError{Op: "write", Path: p, Err: syscall.EISDIR}
-		}
-		if err := os.Remove(name); err != nil {
-			return err
-		}
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return sandbox.RealSystem{}.WriteFile(s.m(p), data, perm)
 }
+func (s osSystem) Mkdir(p string, perm fs.FileMode) error { return sandbox.RealSystem{}.Mkdir(s.m(p), perm) }
+func (s osSystem) Remove(p string) error                  { return sandbox.RealSystem{}.Remove(s.m(p)) }
+func (s osSystem) RemoveAll(p string) error               { return sandbox.RealSystem{}.RemoveAll(s.m(p)) }
+func (s osSystem) Rename(from, to string) error           { return sandbox.RealSystem{}.Rename(s.m(from), s.m(to)) }
+func (s osSystem) Chmod(p string, mode fs.FileMode) error { return sandbox.RealSystem{}.Chmod(s.m(p), mode) }
 
-func (s osSystem) Mkdir(p string, perm fs.FileMode) error {
-	if err := os.Mkdir(s.m(p), 0o700); err != nil {
-		return err
-	}
-	return os.Chmod(s.m(p), perm)
-}
-
-func (s osSystem) Remove(p string) error    { return os.Remove(s.m(p)) }
-func (s osSystem) RemoveAll(p string) error { return os.RemoveAll(s.m(p)) }
-
-func (s osSystem) Rename(from, to string) error {
-	// rename(2) itself: os.Rename refuses any directory at to, even an
-	// empty one.
-	err := unix.Rename(s.m(from), s.m(to))
-	if !errors.Is(err, syscall.EXDEV) {
-		return err
-	}
-	// overlayfs does not rename a directory with a lower part: do what mv
-	// does, copy and delete.
-	if _, err := os.Lstat(s.m(to)); err == nil {
-		if err := os.Remove(s.m(to)); err != nil {
-			return err
-		}
-	}
-	if err := copyTree(s.m(from), s.m(to)); err != nil {
-		return err
-	}
-	return os.RemoveAll(s.m(from))
-}
-
-func (s osSystem) Chmod(p string, mode fs.FileMode) error {
-	fi, err := os.Lstat(s.m(p))
-	if err != nil {
-		return err
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return &fs.PathError{Op: "chmod", Path: p, Err: syscall.EOPNOTSUPP}
-	}
-	return os.Chmod(s.m(p), mode)
-}
-
-// copyTree copies the tree at from to to with exact modes, like cp -a
-// without times and owners.
-func copyTree(from, to string) error {
-	fi, err := os.Lstat(from)
-	if err != nil {
-		return err
-	}
-	switch {
-	case fi.IsDir():
-		if err := os.Mkdir(to, 0o700); err != nil {
-			return err
-		}
-		ents, err := os.ReadDir(from)
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			if err := copyTree(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
-				return err
-			}
-		}
-		return os.Chmod(to, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
-	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(from)
-		if err != nil {
-			return err
-		}
-		return os.Symlink(target, to)
-	}
-	data, err := os.ReadFile(from)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(to, data, 0o600); err != nil {
-		return err
-	}
-	return os.Chmod(to, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
-}
+// copyTree is CopyTree, for the tests.
+func copyTree(from, to string) error { return sandbox.CopyTree(from, to) }
