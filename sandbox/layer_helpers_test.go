@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"testing"
 
-
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/sandbox"
 )
@@ -302,18 +301,26 @@ func (s osSystem) m(p string) string {
 	panic("osSystem: path outside the tree: " + p)
 }
 
-func (s osSystem) Lstat(p string) (fs.FileInfo, error)     { return sandbox.RealSystem{}.Lstat(s.m(p)) }
-func (s osSystem) Open(p string) (io.ReadCloser, error)    { return sandbox.RealSystem{}.Open(s.m(p)) }
-func (s osSystem) ReadDir(p string) ([]fs.DirEntry, error) { return sandbox.RealSystem{}.ReadDir(s.m(p)) }
-func (s osSystem) Readlink(p string) (string, error)       { return sandbox.RealSystem{}.Readlink(s.m(p)) }
+func (s osSystem) Lstat(p string) (fs.FileInfo, error)  { return sandbox.RealSystem{}.Lstat(s.m(p)) }
+func (s osSystem) Open(p string) (io.ReadCloser, error) { return sandbox.RealSystem{}.Open(s.m(p)) }
+func (s osSystem) ReadDir(p string) ([]fs.DirEntry, error) {
+	return sandbox.RealSystem{}.ReadDir(s.m(p))
+}
+func (s osSystem) Readlink(p string) (string, error) { return sandbox.RealSystem{}.Readlink(s.m(p)) }
 func (s osSystem) WriteFile(p string, data []byte, perm fs.FileMode) error {
 	return sandbox.RealSystem{}.WriteFile(s.m(p), data, perm)
 }
-func (s osSystem) Mkdir(p string, perm fs.FileMode) error { return sandbox.RealSystem{}.Mkdir(s.m(p), perm) }
-func (s osSystem) Remove(p string) error                  { return sandbox.RealSystem{}.Remove(s.m(p)) }
-func (s osSystem) RemoveAll(p string) error               { return sandbox.RealSystem{}.RemoveAll(s.m(p)) }
-func (s osSystem) Rename(from, to string) error           { return sandbox.RealSystem{}.Rename(s.m(from), s.m(to)) }
-func (s osSystem) Chmod(p string, mode fs.FileMode) error { return sandbox.RealSystem{}.Chmod(s.m(p), mode) }
+func (s osSystem) Mkdir(p string, perm fs.FileMode) error {
+	return sandbox.RealSystem{}.Mkdir(s.m(p), perm)
+}
+func (s osSystem) Remove(p string) error    { return sandbox.RealSystem{}.Remove(s.m(p)) }
+func (s osSystem) RemoveAll(p string) error { return sandbox.RealSystem{}.RemoveAll(s.m(p)) }
+func (s osSystem) Rename(from, to string) error {
+	return sandbox.RealSystem{}.Rename(s.m(from), s.m(to))
+}
+func (s osSystem) Chmod(p string, mode fs.FileMode) error {
+	return sandbox.RealSystem{}.Chmod(s.m(p), mode)
+}
 
 // copyTree is CopyTree, for the tests.
 func copyTree(from, to string) error { return sandbox.CopyTree(from, to) }
