@@ -161,6 +161,12 @@ func (b *bench) command(argv ...string) side {
 // exec runs argv once and measures it. Output goes to out when given,
 // else to /dev/null; standard input is /dev/null.
 func (b *bench) exec(argv []string, out *bytes.Buffer) (sample, error) {
+	return b.execStatus(argv, out, 0)
+}
+
+// execStatus is exec for a command whose success is exit status ok (diff
+// exits 1 when the trees differ).
+func (b *bench) execStatus(argv []string, out *bytes.Buffer, ok int) (sample, error) {
 	cmd := &exec.Cmd{Path: argv[0], Args: argv, Env: b.env, Dir: b.work,
 		Stdin: b.devnull, Stdout: b.devnull, Stderr: b.devnull}
 	if out != nil {
@@ -172,12 +178,16 @@ func (b *bench) exec(argv []string, out *bytes.Buffer) (sample, error) {
 		err = cmd.Wait()
 	}
 	wall := time.Since(start)
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return sample{}, fmt.Errorf("%s", ee.ProcessState)
-		}
+	var ee *exec.ExitError
+	switch {
+	case err == nil && ok == 0:
+	case errors.As(err, &ee) && ee.ExitCode() == ok && ok != 0:
+	case errors.As(err, &ee):
+		return sample{}, fmt.Errorf("%s", ee.ProcessState)
+	case err != nil:
 		return sample{}, err
+	default:
+		return sample{}, fmt.Errorf("exit status 0, want %d", ok)
 	}
 	s := sample{wall: wall, maxRSS: -1}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {

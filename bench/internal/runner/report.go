@@ -37,7 +37,7 @@ func printTable(w io.Writer, b *bench, results []*result) {
 	fmt.Fprintln(tw, "#\tname\tA ms median [min–max]\tB ms median [min–max]\tA/B median [min–max]\ttarget\tmet\tA peak RSS MiB max")
 	for _, r := range results {
 		if r.err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t≤ %.1f\tERROR\t-\n", r.num, r.name, r.target)
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t≤ %g\tERROR\t-\n", r.num, r.name, r.target)
 			continue
 		}
 		a, bb, q := summarize(walls(r.as)), summarize(walls(r.bs)), summarize(r.ratios)
@@ -57,7 +57,7 @@ func printTable(w io.Writer, b *bench, results []*result) {
 				rss += fmt.Sprintf(" (≤ %g: %s)", r.rssMiB, ok)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t≤ %.1f\t%s\t%s\n", r.num, r.name,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t≤ %g\t%s\t%s\n", r.num, r.name,
 			fmtStats(a, "%.2f"), fmtStats(bb, "%.2f"), fmtStats(q, "%.2f"), r.target, met, rss)
 	}
 	tw.Flush()
