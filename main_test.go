@@ -226,9 +226,10 @@ func TestDeps(t *testing.T) {
 		"internal/document":     {"internal/problem", "go.yaml.in/yaml/v3"},
 		"internal/problem":      {},
 		"internal/atomicfile":   {},
+		"internal/overlay":      {"golang.org/x/sys/unix"},
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},
-		"sandbox":               {"descriptors", "golang.org/x/sys/unix"},
-		"diff":                  {"github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
+		"sandbox":               {"descriptors", "internal/overlay", "golang.org/x/sys/unix"},
+		"diff":                  {"internal/overlay", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
 		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/pathglob", "internal/problem", "policy", "sandbox", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
 	}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/act-project/act/internal/overlay"
 )
 
 // Tree is the real tree as Compare reads it. Paths are absolute and clean;
@@ -136,7 +138,7 @@ func (c *comparer) root(r string) error {
 				gone = true
 				break
 			}
-			inOpaque = inOpaque || isOpaque(c.up(a))
+			inOpaque = inOpaque || overlay.IsOpaque(c.up(a))
 		}
 	}
 	twin, err := c.realLstat(r)
@@ -150,9 +152,9 @@ func (c *comparer) root(r string) error {
 		}
 	}
 	switch {
-	case fi == nil && !gone && !inOpaque, fi != nil && isWhiteout(fi) && twin == nil:
+	case fi == nil && !gone && !inOpaque, fi != nil && overlay.IsWhiteout(fi) && twin == nil:
 		return nil
-	case fi == nil || isWhiteout(fi):
+	case fi == nil || overlay.IsWhiteout(fi):
 		if twin == nil {
 			return nil
 		}
@@ -200,7 +202,7 @@ func (c *comparer) walk(p string, fi, twin fs.FileInfo, inOpaque bool) error {
 	if after.typ != TypeDir {
 		return nil
 	}
-	return c.children(p, before != nil, inOpaque || isOpaque(c.up(p)))
+	return c.children(p, before != nil, inOpaque || overlay.IsOpaque(c.up(p)))
 }
 
 // children compares the entries of the upper directory p. realDir tells
@@ -219,12 +221,12 @@ func (c *comparer) children(p string, realDir, opaque bool) error {
 			return err
 		}
 		var twin fs.FileInfo
-		if realDir && !(opaque && isWhiteout(cfi)) {
+		if realDir && !(opaque && overlay.IsWhiteout(cfi)) {
 			if twin, err = c.realLstat(child); err != nil {
 				return err
 			}
 		}
-		if isWhiteout(cfi) {
+		if overlay.IsWhiteout(cfi) {
 			if twin != nil {
 				if err := c.deleted(child, twin); err != nil {
 					return err
@@ -367,30 +369,6 @@ func lstat(name string) (fs.FileInfo, error) {
 		return nil, nil
 	}
 	return fi, err
-}
-
-// isWhiteout reports whether fi is an overlay whiteout: a character device
-// with device number 0/0.
-func isWhiteout(fi fs.FileInfo) bool {
-	if fi.Mode().Type() != fs.ModeDevice|fs.ModeCharDevice {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Rdev == 0
-}
-
-// isOpaque reports whether the directory name is opaque, in the userxattr
-// or the trusted form. name was just seen to be a directory, so following
-// a symlink (syscall has no lgetxattr) does not arise.
-func isOpaque(name string) bool {
-	for _, attr := range []string{"user.overlay.opaque", "trusted.overlay.opaque"} {
-		var buf [8]byte
-		n, err := syscall.Getxattr(name, attr, buf[:])
-		if err == nil && n == 1 && buf[0] == 'y' {
-			return true
-		}
-	}
-	return false
 }
 
 // FormatMode returns the mode bits of m as a 4-digit octal string such as

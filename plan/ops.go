@@ -53,6 +53,7 @@ import (
 	"strings"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/sandbox"
 )
@@ -315,36 +316,11 @@ func parseMode(f []string, p, s string, def fs.FileMode) (fs.FileMode, bool, err
 	if s == "" {
 		return def, false, nil
 	}
-	n, err := strconv.ParseUint(s, 8, 32)
-	if err != nil || len(s) != 4 || n > 0o7777 {
+	m, err := diff.ParseMode(s)
+	if err != nil {
 		return 0, false, opErr("op.invalid-mode", f, p, nil, "the mode %q is not a 4-digit octal number", s)
 	}
-	m := fs.FileMode(n & 0o777)
-	if n&0o4000 != 0 {
-		m |= fs.ModeSetuid
-	}
-	if n&0o2000 != 0 {
-		m |= fs.ModeSetgid
-	}
-	if n&0o1000 != 0 {
-		m |= fs.ModeSticky
-	}
 	return m, true, nil
-}
-
-// formatMode writes m as a 4-digit octal mode.
-func formatMode(m fs.FileMode) string {
-	n := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		n |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		n |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		n |= 0o1000
-	}
-	return fmt.Sprintf("%04o", n)
 }
 
 // A scope is scope.filesystem: the paths an operation may touch.

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/configedit"
 	"github.com/act-project/act/internal/pathglob"
 )
@@ -39,7 +40,7 @@ func (r *runner) fileRead(f []string, op descriptors.FileReadOp) error {
 		return fsErr(pf, "read", p, err)
 	}
 	r.res.Read = append(r.res.Read, ReadResult{
-		Field: pf, Path: op.Path, Resolved: p, Mode: formatMode(fi.Mode()),
+		Field: pf, Path: op.Path, Resolved: p, Mode: diff.FormatMode(fi.Mode()),
 		Size: n, SHA256: hex.EncodeToString(h.Sum(nil)),
 		Content: head.buf.Bytes(), Truncated: head.cut,
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/diff"
 	"github.com/act-project/act/sandbox"
 )
 
@@ -112,7 +113,7 @@ func snapshot(t *testing.T, sys sandbox.System, root string) tree {
 			}
 			switch {
 			case fi.IsDir():
-				out[rel] = dir(formatMode(fi.Mode()))
+				out[rel] = dir(diff.FormatMode(fi.Mode()))
 				walk(p)
 			case fi.Mode()&fs.ModeSymlink != 0:
 				target, err := sys.Readlink(p)
@@ -133,9 +134,9 @@ func snapshot(t *testing.T, sys sandbox.System, root string) tree {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out[rel] = file(string(b), formatMode(fi.Mode()))
+				out[rel] = file(string(b), diff.FormatMode(fi.Mode()))
 			default:
-				out[rel] = &entry{Type: "special", Mode: formatMode(fi.Mode())}
+				out[rel] = &entry{Type: "special", Mode: diff.FormatMode(fi.Mode())}
 			}
 		}
 	}

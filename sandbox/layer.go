@@ -23,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/act-project/act/internal/overlay"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -36,10 +38,7 @@ var ErrSymlinkInPath = errors.New("path goes through a symbolic link")
 const (
 	// OpaqueXattr marks an upper directory whose lower twin is hidden: its
 	// merged content is the upper directory alone. Its value is "y".
-	OpaqueXattr = "user.overlay.opaque"
-	// trustedOpaqueXattr is the form of a mount without userxattr, accepted
-	// when reading a layer.
-	trustedOpaqueXattr = "trusted.overlay.opaque"
+	OpaqueXattr = overlay.OpaqueXattr
 )
 
 // A LayerSystem is a [System] whose reads see a layer over a lower System
@@ -159,12 +158,12 @@ func (l *LayerSystem) resolve(op, p string) ([]node, error) {
 		switch {
 		case n.upper == nil:
 			n.info = n.lower
-		case isWhiteout(n.upper):
+		case overlay.IsWhiteout(n.upper):
 			// absent in the merged view
 		default:
 			n.info = n.upper
 			if n.upper.IsDir() {
-				n.opaque = isOpaque(l.Upper(n.path))
+				n.opaque = overlay.IsOpaque(l.Upper(n.path))
 			}
 		}
 		chain = append(chain, n)
@@ -179,28 +178,6 @@ func lstatUpper(name string) (fs.FileInfo, error) {
 		return nil, nil
 	}
 	return fi, err
-}
-
-// isWhiteout reports whether fi is an overlay whiteout: a character device
-// with device number 0/0.
-func isWhiteout(fi fs.FileInfo) bool {
-	if fi.Mode().Type() != fs.ModeDevice|fs.ModeCharDevice {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Rdev == 0
-}
-
-// isOpaque reports whether the directory name carries the opaque xattr.
-func isOpaque(name string) bool {
-	for _, attr := range []string{OpaqueXattr, trustedOpaqueXattr} {
-		var buf [8]byte
-		n, err := unix.Lgetxattr(name, attr, buf[:])
-		if err == nil && n == 1 && buf[0] == 'y' {
-			return true
-		}
-	}
-	return false
 }
 
 // pathErr reports err as an error of op on the real path p: a path inside
@@ -298,7 +275,7 @@ func (l *LayerSystem) readDir(n node) ([]fs.DirEntry, error) {
 				if err != nil {
 					return nil, l.pathErr("readdirent", n.path, err)
 				}
-				if isWhiteout(fi) {
+				if overlay.IsWhiteout(fi) {
 					continue
 				}
 			}
