@@ -161,8 +161,9 @@ func (r *runner) writeFile(f []string, p string, data []byte, perm fs.FileMode, 
 
 // A deletion is one path FILE_DELETE removes.
 type deletion struct {
-	path string
-	dir  bool
+	path  string
+	dir   bool
+	field []string // the operation.paths entry that named it
 }
 
 func (r *runner) fileDelete(f []string, op descriptors.FileDeleteOp) error {
@@ -180,6 +181,7 @@ func (r *runner) fileDelete(f []string, op descriptors.FileDeleteOp) error {
 				errs = append(errs, oe)
 				continue
 			}
+			d.field = ef
 			dels = append(dels, d)
 			continue
 		}
@@ -205,7 +207,7 @@ func (r *runner) fileDelete(f []string, op descriptors.FileDeleteOp) error {
 					"the glob %q matches the directory %q: FILE_DELETE deletes a directory only when a path names it and the scope is recursive; use DIRECTORY_DELETE", entry, m))
 				continue
 			}
-			dels = append(dels, deletion{path: m})
+			dels = append(dels, deletion{path: m, field: ef})
 		}
 	}
 	if len(errs) > 0 {
@@ -226,7 +228,7 @@ func (r *runner) fileDelete(f []string, op descriptors.FileDeleteOp) error {
 			err = r.sys.Remove(d.path)
 		}
 		if err != nil {
-			return fsErr(f, "delete", d.path, err)
+			return fsErr(d.field, "delete", d.path, err)
 		}
 	}
 	return nil

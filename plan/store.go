@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 
 	"github.com/act-project/act/internal/atomicfile"
+	"github.com/act-project/act/internal/problem"
 )
 
 // ErrNotFound is returned for an unknown plan id.
@@ -55,6 +57,16 @@ func Load(stateDir, id string) (*Plan, error) {
 	p := new(Plan)
 	if err := json.Unmarshal(b, p); err != nil {
 		return nil, fmt.Errorf("read plan %s: %w", id, err)
+	}
+	// plan.json is indented: give Descriptor back the canonical bytes its
+	// digest is of. Warnings are all of the plan stage.
+	var canon bytes.Buffer
+	if err := json.Compact(&canon, p.Descriptor); err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", id, err)
+	}
+	p.Descriptor = canon.Bytes()
+	for i := range p.Warnings {
+		p.Warnings[i].Layer = problem.Rejected
 	}
 	return p, nil
 }

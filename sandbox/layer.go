@@ -63,10 +63,10 @@ const (
 // with ELOOP, Chmod of one with EOPNOTSUPP, and WriteFile replaces it.
 //
 // Permissions are those of the layer's own files, which mirror the real
-// ones, so an ordinary user meets the errors the real tree would give, with
-// two exceptions: a copy-up works even inside a read-only directory (as the
-// kernel's does), and deleting a real directory does not check the
-// directories below it. A LayerSystem is not safe for concurrent writes.
+// ones, so an ordinary user meets the errors the real tree would give
+// (deleting a real directory checks every non-empty directory below it), with
+// one exception: a copy-up works even inside a read-only directory (as the
+// kernel's does). A LayerSystem is not safe for concurrent writes.
 type LayerSystem struct {
 	lower System
 	dir   string
@@ -530,10 +530,39 @@ func (l *LayerSystem) remove(op string, chain []node) error {
 	if n.lower == nil {
 		return nil
 	}
+	if n.lower.IsDir() {
+		if err := l.checkRemovable(op, n.path); err != nil {
+			return err
+		}
+	}
 	if err := l.copyUpDirs(op, n.path, chain[:len(chain)-1]); err != nil {
 		return err
 	}
 	return l.whiteout(op, n.path)
+}
+
+// checkRemovable refuses, as the real removal would, to delete a real
+// directory tree holding a non-empty directory this process may not write
+// to or search: otherwise the dry run would approve what apply cannot do.
+func (l *LayerSystem) checkRemovable(op, dir string) error {
+	ents, err := l.lower.ReadDir(dir)
+	if err != nil {
+		return l.pathErr(op, dir, err)
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	if err := unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK|unix.X_OK, unix.AT_EACCESS); err != nil {
+		return &fs.PathError{Op: op, Path: dir, Err: syscall.EACCES}
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := l.checkRemovable(op, filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // RemoveAll implements [System]. A path that does not exist, or whose
