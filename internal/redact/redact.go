@@ -1,0 +1,66 @@
+// Package redact removes secrets from captured command output before it is
+// stored in a plan, shown or written to the audit log (SPEC §3.7): values
+// whose key names a secret ("password=…", "api_key: …", "Authorization:
+// Bearer …"), and well-known token shapes wherever they stand (private key
+// blocks, AWS access keys, GitHub, Slack, Stripe and Google tokens, JWTs,
+// credentials in URLs).
+//
+// Redaction is line-oriented and never fails; what it removes is replaced
+// by [Mask], so a reader sees that something was there.
+package redact
+
+import (
+	"regexp"
+)
+
+// Mask replaces every secret.
+const Mask = "[REDACTED]"
+
+var (
+	// A PEM private key block, across lines.
+	privateKey = regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`)
+
+	// key = value, key: value, "key": "value", KEY=value — where the key
+	// names a secret. The value runs to the end of a quoted string, or to
+	// whitespace, a comma, a semicolon or a closing brace.
+	keyed = regexp.MustCompile(`(?i)((?:[a-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]*)["']?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;}"']+)`)
+
+	// HTTP authorization headers.
+	authHeader = regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic|token)?\s*)([^\s,;]+)`)
+
+	// Credentials in URLs: scheme://user:password@host.
+	urlCreds = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)`)
+
+	// Token shapes that are secrets wherever they appear.
+	shapes = []*regexp.Regexp{
+		regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                     // AWS access key id
+		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`),                                    // GitHub
+		regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}\b`),                                  // GitHub fine-grained
+		regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`),                                 // Slack
+		regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}\b`),                          // Stripe
+		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),                                         // Google API key
+		regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),                                           // npm
+		regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b`), // JWT
+	}
+)
+
+// String returns s with every secret replaced by [Mask].
+func String(s string) string {
+	s = privateKey.ReplaceAllString(s, Mask)
+	s = authHeader.ReplaceAllString(s, "${1}"+Mask)
+	s = urlCreds.ReplaceAllString(s, "${1}"+Mask+"${3}")
+	s = keyed.ReplaceAllStringFunc(s, func(m string) string {
+		sub := keyed.FindStringSubmatch(m)
+		if sub[2] == Mask || sub[2] == `"`+Mask+`"` {
+			return m
+		}
+		return sub[1] + Mask
+	})
+	for _, re := range shapes {
+		s = re.ReplaceAllString(s, Mask)
+	}
+	return s
+}
+
+// Bytes is [String] for byte slices.
+func Bytes(b []byte) []byte { return []byte(String(string(b))) }
