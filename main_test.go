@@ -226,6 +226,7 @@ func TestDeps(t *testing.T) {
 		"internal/document":     {"internal/problem", "go.yaml.in/yaml/v3"},
 		"internal/problem":      {},
 		"internal/atomicfile":   {},
+		"sandbox/isolate":       {},
 		"internal/redact":       {},
 		"internal/overlay":      {"golang.org/x/sys/unix"},
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},

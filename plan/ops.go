@@ -83,6 +83,8 @@ type OpsResult struct {
 	// matched nothing, a directory that already existed, a key to unset
 	// that was not there.
 	Notes []Note `json:"notes,omitempty"`
+	// Fetched holds each NETWORK_REQUEST performed.
+	Fetched []FetchResult `json:"fetched,omitempty"`
 }
 
 // A ReadResult is the file a FILE_READ read.
@@ -166,6 +168,10 @@ func OpRules() []descriptors.Rule {
 }
 
 var opRules = []descriptors.Rule{
+	{ID: "op.network-host-not-allowed", Summary: "a NETWORK_REQUEST, or a redirect it was given, goes to a host the host policy's network.allowed_hosts does not list"},
+	{ID: "op.network-failed", Summary: "a NETWORK_REQUEST could not be performed (connection, TLS, timeout)"},
+	{ID: "op.network-status", Summary: "a NETWORK_REQUEST was answered with a status other than 2xx"},
+	{ID: "op.network-too-large", Summary: "a NETWORK_REQUEST's response is larger than max_disk_mb"},
 	{ID: "op.config-key-conflict", Summary: "a CONFIG_CHANGE key runs through a value that is not a map (a string, a number, a list, a YAML alias), or the file's top level is not a map"},
 	{ID: "op.config-parse", Summary: "the file a CONFIG_CHANGE edits is not one valid JSON or YAML document (duplicate keys included)"},
 	{ID: "op.config-too-large", Summary: "the file a CONFIG_CHANGE edits is larger than 16 MiB"},
@@ -200,10 +206,23 @@ var opRules = []descriptors.Rule{
 // ErrNotFileOperation when d holds an action type that is not a file
 // operation (before doing anything), and ctx's error when it is done.
 func RunOps(ctx context.Context, d *descriptors.Descriptor, sys sandbox.System) (*OpsResult, error) {
-	if err := checkFileOps(nil, d.ActionType, d.Steps); err != nil {
+	return RunOpsWith(ctx, d, sys, RunOptions{})
+}
+
+// RunOptions add what some operations need beyond the filesystem.
+type RunOptions struct {
+	// Fetch performs NETWORK_REQUEST; nil leaves it unsupported.
+	Fetch Fetcher
+	// MaxBody bounds a response body (the descriptor's max_disk_mb).
+	MaxBody int64
+}
+
+// RunOpsWith is [RunOps] with options.
+func RunOpsWith(ctx context.Context, d *descriptors.Descriptor, sys sandbox.System, opts RunOptions) (*OpsResult, error) {
+	if err := checkFileOps(nil, d.ActionType, d.Steps, opts.Fetch != nil); err != nil {
 		return nil, err
 	}
-	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult)}
+	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult), fetch: opts.Fetch, maxBody: opts.MaxBody}
 	var err error
 	if d.ActionType == descriptors.MultiStepComposite {
 		err = r.runSteps(nil, d.Steps)
@@ -216,14 +235,18 @@ func RunOps(ctx context.Context, d *descriptors.Descriptor, sys sandbox.System) 
 	return r.res, nil
 }
 
-func checkFileOps(f []string, t descriptors.ActionType, steps []descriptors.Step) error {
+func checkFileOps(f []string, t descriptors.ActionType, steps []descriptors.Step, network bool) error {
 	switch t {
+	case descriptors.NetworkRequest:
+		if network {
+			return nil
+		}
 	case descriptors.FileRead, descriptors.FileWrite, descriptors.FileDelete, descriptors.FileMove,
 		descriptors.DirectoryCreate, descriptors.DirectoryDelete, descriptors.ConfigChange:
 		return nil
 	case descriptors.MultiStepComposite:
 		for i, s := range steps {
-			if err := checkFileOps(field(f, "steps", strconv.Itoa(i)), s.ActionType, s.Steps); err != nil {
+			if err := checkFileOps(field(f, "steps", strconv.Itoa(i)), s.ActionType, s.Steps, network); err != nil {
 				return err
 			}
 		}
@@ -234,10 +257,12 @@ func checkFileOps(f []string, t descriptors.ActionType, steps []descriptors.Step
 
 // runner carries out the operations of one descriptor.
 type runner struct {
-	ctx   context.Context
-	sys   sandbox.System
-	scope scope
-	res   *OpsResult
+	ctx     context.Context
+	sys     sandbox.System
+	scope   scope
+	res     *OpsResult
+	fetch   Fetcher
+	maxBody int64
 }
 
 func (r *runner) runSteps(f []string, steps []descriptors.Step) error {
@@ -280,6 +305,8 @@ func (r *runner) run(f []string, t descriptors.ActionType, op descriptors.Operat
 		return r.directoryDelete(f, o)
 	case descriptors.ConfigChangeOp:
 		return r.configChange(f, o)
+	case descriptors.NetworkRequestOp:
+		return r.networkRequest(f, o)
 	}
 	return fmt.Errorf("%s: %s: %w", problem.FieldPath(f...), t, ErrNotFileOperation)
 }

@@ -98,12 +98,20 @@ func (r *runner) fileWrite(f []string, op descriptors.FileWriteOp) error {
 	default:
 		return opErr("op.invalid-content", f, op.Path, nil, "exactly one of content and content_base64 must be set")
 	}
-	perm, explicit, err := parseMode(field(f, "mode"), op.Path, op.Mode, 0o644)
+	return r.writeTo(pf, field(f, "mode"), op.Path, data, op.Mode, op.CreateOnly)
+}
+
+// writeTo writes data to path (named by the field pf; mf names its mode)
+// as FILE_WRITE does: through a final symlink in scope, over a regular file
+// only, keeping an existing file's mode unless mode is given, refusing an
+// existing path when createOnly.
+func (r *runner) writeTo(pf, mf []string, path string, data []byte, mode string, createOnly bool) error {
+	perm, explicit, err := parseMode(mf, path, mode, 0o644)
 	if err != nil {
 		return err
 	}
-	if op.CreateOnly {
-		lp, err := r.resolve(pf, op.Path, false)
+	if createOnly {
+		lp, err := r.resolve(pf, path, false)
 		if err != nil {
 			return err
 		}
@@ -111,11 +119,11 @@ func (r *runner) fileWrite(f []string, op descriptors.FileWriteOp) error {
 		case err != nil:
 			return err
 		case fi != nil:
-			return opErr("op.create-only-exists", pf, op.Path, nil,
-				"create_only is set and %q already exists (%s)", op.Path, describe(fi))
+			return opErr("op.create-only-exists", pf, path, nil,
+				"create_only is set and %q already exists (%s)", path, describe(fi))
 		}
 	}
-	p, err := r.resolve(pf, op.Path, true)
+	p, err := r.resolve(pf, path, true)
 	if err != nil {
 		return err
 	}
@@ -125,11 +133,11 @@ func (r *runner) fileWrite(f []string, op descriptors.FileWriteOp) error {
 		return err
 	case fi == nil:
 	case fi.IsDir():
-		return opErr("op.target-is-directory", pf, op.Path, nil, "%q is a directory", op.Path)
+		return opErr("op.target-is-directory", pf, path, nil, "%q is a directory", path)
 	case !fi.Mode().IsRegular():
-		return opErr("op.not-a-file", pf, op.Path, nil, "%q is %s, not a regular file", op.Path, describe(fi))
+		return opErr("op.not-a-file", pf, path, nil, "%q is %s, not a regular file", path, describe(fi))
 	}
-	if err := r.parentDir(pf, op.Path, p); err != nil {
+	if err := r.parentDir(pf, path, p); err != nil {
 		return err
 	}
 	if fi != nil && !explicit {

@@ -63,6 +63,8 @@ type Plan struct {
 	LayerBytes int64 `json:"layer_bytes"`
 	// Read is what a FILE_READ read, for apply to print.
 	Read []ReadResult `json:"read,omitempty"`
+	// Fetched records each NETWORK_REQUEST act performed.
+	Fetched []FetchResult `json:"fetched,omitempty"`
 }
 
 // Options are what Build needs besides the descriptor.
@@ -107,7 +109,14 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		}
 	}()
 	layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(tmp, "layer"))
-	res, err := RunOps(ctx, d, layer)
+	res, err := RunOpsWith(ctx, d, layer, RunOptions{
+		Fetch:   HTTPFetcher{Allowed: opts.Policy.HostAllowed, Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
+		MaxBody: d.Resources.MaxDiskMB << 20,
+	})
+	if errors.Is(err, ErrNotFileOperation) {
+		// Fail closed: commands need the sandbox, which this act lacks.
+		return nil, fmt.Errorf("%w: this version of act cannot run commands or package managers: the sandbox that isolates them is not built yet, so %s is refused", err, d.ActionType)
+	}
 	if err != nil {
 		return nil, opProblems(err)
 	}
@@ -138,6 +147,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	}
 	if res != nil {
 		p.Read = res.Read
+		p.Fetched = res.Fetched
 		for _, n := range res.Notes {
 			p.Warnings = append(p.Warnings, problem.Problem{
 				Rule: n.Rule, Field: problem.FieldPath(n.Field...), Message: n.Msg, Layer: problem.Rejected,

@@ -1,0 +1,506 @@
+package isolate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var pathEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C"}
+
+// requireIsolation skips the test where the sandbox cannot be built, with
+// the reason Available gives.
+func requireIsolation(t testing.TB) {
+	t.Helper()
+	if err := Available(); err != nil {
+		t.Skipf("no isolation here: %v", err)
+	}
+}
+
+// newScope makes a scope dir holding the given files, and its empty upper
+// and work dirs, under base.
+func newScope(t testing.TB, base string, files map[string]string) Scope {
+	t.Helper()
+	s := Scope{Path: filepath.Join(base, "scope"), Upper: filepath.Join(base, "upper"), Work: filepath.Join(base, "work")}
+	for _, d := range []string{s.Path, s.Upper, s.Work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		if err := RemoveWorkDir(s.Work); err != nil {
+			t.Error(err)
+		}
+	})
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(s.Path, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func sh(t testing.TB, script string, scopes []Scope, l Limits) *Result {
+	t.Helper()
+	if l.WallMs == 0 {
+		l.WallMs = 20_000
+	}
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", script}, Env: pathEnv, Scopes: scopes, Limits: l})
+	if err != nil {
+		t.Fatalf("Run(%q): %v", script, err)
+	}
+	return res
+}
+
+func mustExit(t testing.TB, res *Result, code int) {
+	t.Helper()
+	if res.ExitCode != code {
+		t.Fatalf("exit %d (signal %v, cap %v), want %d\nstdout: %s\nstderr: %s",
+			res.ExitCode, res.Signal, res.CapHit, code, res.Stdout, res.Stderr)
+	}
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestScopeWritesLandInUpper: changes inside a scope go to the layer
+// (creations, modifications, whiteouts for deletions) and the real
+// directory is unchanged. The scope is under /tmp, so this also proves the
+// overlay is mounted after the private /tmp.
+func TestScopeWritesLandInUpper(t *testing.T) {
+	requireIsolation(t)
+	s := newScope(t, t.TempDir(), map[string]string{"a.txt": "old\n", "gone.txt": "x"})
+	res := sh(t, fmt.Sprintf(`cd %s && cat a.txt && echo new > a.txt && echo created > b.txt && rm gone.txt && mkdir d && echo in > d/f && pwd`, s.Path),
+		[]Scope{s}, Limits{})
+	mustExit(t, res, 0)
+	if got, want := string(res.Stdout), "old\n"+s.Path+"\n"; got != want {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
+	if got := readFile(t, filepath.Join(s.Upper, "a.txt")); got != "new\n" {
+		t.Errorf("upper a.txt = %q", got)
+	}
+	if got := readFile(t, filepath.Join(s.Upper, "d/f")); got != "in\n" {
+		t.Errorf("upper d/f = %q", got)
+	}
+	fi, err := os.Lstat(filepath.Join(s.Upper, "gone.txt"))
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 || fi.Sys().(*syscall.Stat_t).Rdev != 0 {
+		t.Errorf("upper gone.txt is not a whiteout: %v %v", fi, err)
+	}
+	// The real tree is unchanged.
+	if got := readFile(t, filepath.Join(s.Path, "a.txt")); got != "old\n" {
+		t.Errorf("real a.txt = %q", got)
+	}
+	for _, n := range []string{"b.txt", "d"} {
+		if _, err := os.Lstat(filepath.Join(s.Path, n)); !os.IsNotExist(err) {
+			t.Errorf("real %s exists: %v", n, err)
+		}
+	}
+	if got := readFile(t, filepath.Join(s.Path, "gone.txt")); got != "x" {
+		t.Errorf("real gone.txt = %q", got)
+	}
+	if res.Usage.DiskBytes == 0 || res.Usage.Wall <= 0 {
+		t.Errorf("usage not measured: %+v", res.Usage)
+	}
+}
+
+// TestScopeOutsideTmp: a scope on the root filesystem (not under /tmp).
+func TestScopeOutsideTmp(t *testing.T) {
+	requireIsolation(t)
+	base, err := os.MkdirTemp("/var/tmp", "act-isolate-test-")
+	if err != nil {
+		t.Skipf("no writable /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	s := newScope(t, base, map[string]string{"a": "1"})
+	mustExit(t, sh(t, "echo 2 > "+s.Path+"/a && touch "+base+"/beside", []Scope{s}, Limits{}), 1)
+	if got := readFile(t, filepath.Join(s.Upper, "a")); got != "2\n" {
+		t.Errorf("upper a = %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "beside")); !os.IsNotExist(err) {
+		t.Errorf("a file beside the scope was created: %v", err)
+	}
+}
+
+// TestWriteOutsideScopeFails: everything but the scopes, /tmp and /dev/shm
+// is read-only, submounts included.
+func TestWriteOutsideScopeFails(t *testing.T) {
+	requireIsolation(t)
+	home, _ := os.UserHomeDir()
+	target := filepath.Join(home, fmt.Sprintf(".act-isolate-escape-%d", time.Now().UnixNano()))
+	for _, p := range []string{"/etc/act-isolate-escape", "/var/tmp/act-isolate-escape", target, "/sys/fs/cgroup/memory/act-escape", "/dev/act-escape"} {
+		t.Run(p, func(t *testing.T) {
+			res := sh(t, "mkdir "+p+" || exit 3", nil, Limits{})
+			mustExit(t, res, 3)
+			if _, err := os.Lstat(p); !os.IsNotExist(err) {
+				os.Remove(p)
+				t.Fatalf("%s was created on the host", p)
+			}
+		})
+	}
+	res := sh(t, "echo x > /tmp/ok && echo y > /dev/shm/ok && echo z > /dev/null && cat /tmp/ok /dev/shm/ok", nil, Limits{})
+	mustExit(t, res, 0)
+	if string(res.Stdout) != "x\ny\n" {
+		t.Errorf("stdout %q", res.Stdout)
+	}
+}
+
+// TestTmpIsPrivate: the host's /tmp is not visible, and what the command
+// writes there is gone.
+func TestTmpIsPrivate(t *testing.T) {
+	requireIsolation(t)
+	f, err := os.CreateTemp("", "act-isolate-host-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	inside := fmt.Sprintf("/tmp/act-isolate-inside-%d", time.Now().UnixNano())
+	res := sh(t, fmt.Sprintf("test ! -e %s && test -z \"$(ls -A /tmp)\" && touch %s", f.Name(), inside), nil, Limits{})
+	mustExit(t, res, 0)
+	if _, err := os.Lstat(inside); !os.IsNotExist(err) {
+		os.Remove(inside)
+		t.Fatalf("%s leaked to the host", inside)
+	}
+}
+
+// TestNoNetwork: a port the test listens on is unreachable from inside,
+// and reachable with AllowNetwork (the control).
+func TestNoNetwork(t *testing.T) {
+	requireIsolation(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	argv := []string{"bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)}
+	for _, allow := range []bool{false, true} {
+		res, err := Run(context.Background(), Spec{Argv: argv, Env: pathEnv, AllowNetwork: allow, Limits: Limits{WallMs: 10_000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if connected := res.ExitCode == 0; connected != allow {
+			t.Errorf("AllowNetwork=%v: connected=%v (stderr %s)", allow, connected, res.Stderr)
+		}
+	}
+}
+
+// TestNoBackgroundExecution: a double-forked daemon in its own session does
+// not survive the command's main process.
+func TestNoBackgroundExecution(t *testing.T) {
+	requireIsolation(t)
+	token := fmt.Sprintf("%d.%d", 3000+time.Now().UnixNano()%1000, time.Now().UnixNano()%1_000_000)
+	s := newScope(t, t.TempDir(), nil)
+	res := sh(t, fmt.Sprintf(`sh -c 'setsid sleep %s </dev/null >/dev/null 2>&1 & echo $! > %s/pid'; sleep 0.2; kill -0 $(cat %s/pid) && echo alive`, token, s.Path, s.Path),
+		[]Scope{s}, Limits{})
+	mustExit(t, res, 0)
+	if string(res.Stdout) != "alive\n" {
+		t.Fatalf("the daemon was not running while the command ran: %q %s", res.Stdout, res.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(s.Upper, "pid")); err != nil {
+		t.Fatalf("no pid file in the layer: %v", err)
+	}
+	if pids := processesWithArg(token); len(pids) > 0 {
+		for _, p := range pids {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		t.Fatalf("the daemon survived: pids %v", pids)
+	}
+}
+
+// processesWithArg lists host processes that have arg in their command line.
+func processesWithArg(arg string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		for _, a := range bytes.Split(b, []byte{0}) {
+			if string(a) == arg {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// TestWallClockCap: a sleeper past the wall clock is killed at once, with
+// everything it started, and the cap is named.
+func TestWallClockCap(t *testing.T) {
+	requireIsolation(t)
+	start := time.Now()
+	res := sh(t, "sleep 10 & sleep 10", nil, Limits{WallMs: 300})
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if res.CapHit == nil || res.CapHit.Cap != CapWall || res.CapHit.Limit != 300 || res.Signal != syscall.SIGKILL {
+		t.Fatalf("cap %v, signal %v, exit %d", res.CapHit, res.Signal, res.ExitCode)
+	}
+	t.Log(res.CapHit)
+}
+
+// TestMemoryCap: a memory hog is killed and the cap named.
+func TestMemoryCap(t *testing.T) {
+	requireIsolation(t)
+	res := sh(t, "tail /dev/zero", nil, Limits{MemoryMB: 32, WallMs: 20_000})
+	if res.CapHit == nil || res.CapHit.Cap != CapMemory || res.CapHit.Limit != 32 {
+		t.Fatalf("cap %v, signal %v, exit %d, usage %+v, enforcement %v\nstderr %s", res.CapHit, res.Signal, res.ExitCode, res.Usage, res.Enforcement, res.Stderr)
+	}
+	if res.ExitCode == 0 {
+		t.Errorf("the hog succeeded")
+	}
+	t.Log(res.CapHit, res.Usage)
+}
+
+// TestCPUCap: a CPU spinner is killed and the cap named.
+func TestCPUCap(t *testing.T) {
+	requireIsolation(t)
+	start := time.Now()
+	res := sh(t, "while :; do :; done", nil, Limits{CPUMs: 300, WallMs: 20_000})
+	if res.CapHit == nil || res.CapHit.Cap != CapCPU {
+		t.Fatalf("cap %v, signal %v, exit %d, usage %+v", res.CapHit, res.Signal, res.ExitCode, res.Usage)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	t.Log(res.CapHit, res.Usage)
+}
+
+// TestDiskCap: a file bigger than the disk cap is stopped and named.
+func TestDiskCap(t *testing.T) {
+	requireIsolation(t)
+	s := newScope(t, t.TempDir(), nil)
+	res := sh(t, "head -c 8388608 /dev/zero > "+s.Path+"/big", []Scope{s}, Limits{DiskMB: 1})
+	if res.CapHit == nil || res.CapHit.Cap != CapDisk || res.ExitCode == 0 {
+		t.Fatalf("cap %v, signal %v, exit %d, usage %+v", res.CapHit, res.Signal, res.ExitCode, res.Usage)
+	}
+	if res.Usage.DiskBytes > 1<<20 {
+		t.Errorf("layer holds %d bytes", res.Usage.DiskBytes)
+	}
+	t.Log(res.CapHit)
+}
+
+// TestNoPrivilegeInside: mount, umount, remount, unshare and the like fail;
+// the command has no capabilities and no_new_privs.
+func TestNoPrivilegeInside(t *testing.T) {
+	requireIsolation(t)
+	for _, cmd := range []string{
+		"mount -t tmpfs none /tmp",
+		"mount -o remount,rw /",
+		"mount --bind /tmp /etc",
+		"umount /tmp",
+		"umount -l /proc",
+		"unshare -m true",
+		"unshare -U true",
+		"unshare -Ur true",
+		"unshare -n true",
+		"chroot / true",
+		"hostname evil",
+	} {
+		t.Run(cmd, func(t *testing.T) {
+			res := sh(t, cmd+" 2>/dev/null && echo ESCAPED", nil, Limits{})
+			if strings.Contains(string(res.Stdout), "ESCAPED") {
+				t.Fatalf("%q succeeded", cmd)
+			}
+		})
+	}
+	res := sh(t, "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)' /proc/self/status", nil, Limits{})
+	mustExit(t, res, 0)
+	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		if (k == "NoNewPrivs" && v != "1") || (k != "NoNewPrivs" && v != "0000000000000000") {
+			t.Errorf("%s: %s", k, v)
+		}
+	}
+}
+
+// TestPIDNamespace: the command sees only its own processes, with init as 1.
+func TestPIDNamespace(t *testing.T) {
+	requireIsolation(t)
+	res := sh(t, "ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\\n' ' '; echo; echo $$", nil, Limits{})
+	mustExit(t, res, 0)
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "1 2 ") || lines[1] != "2" {
+		t.Errorf("processes: %q", res.Stdout)
+	}
+}
+
+// TestRunDetails: exit codes, signals, stdin, env, workdir, output caps and
+// setup errors.
+func TestRunDetails(t *testing.T) {
+	requireIsolation(t)
+	ctx := context.Background()
+	res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", `cat; echo "$FOO"; pwd; exit 7`}, Env: append(pathEnv, "FOO=bar"),
+		Workdir: "/usr", Stdin: []byte("in\n"), Limits: Limits{WallMs: 10_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, res, 7)
+	if string(res.Stdout) != "in\nbar\n/usr\n" {
+		t.Errorf("stdout %q", res.Stdout)
+	}
+
+	res, err = Run(ctx, Spec{Argv: []string{"sh", "-c", "kill -TERM $$"}, Env: pathEnv, Limits: Limits{WallMs: 10_000}})
+	if err != nil || res.Signal != syscall.SIGTERM || res.ExitCode != -1 {
+		t.Errorf("signal: %+v %v", res, err)
+	}
+
+	res, err = Run(ctx, Spec{Argv: []string{"sh", "-c", "head -c 100000 /dev/zero; head -c 10 /dev/zero >&2"}, Env: pathEnv,
+		MaxStdout: 1000, MaxStderr: 10, Limits: Limits{WallMs: 10_000}})
+	if err != nil || len(res.Stdout) != 1000 || !res.StdoutCut || len(res.Stderr) != 10 || res.StderrCut {
+		t.Errorf("caps: %d %v %d %v %v", len(res.Stdout), res.StdoutCut, len(res.Stderr), res.StderrCut, err)
+	}
+
+	_, err = Run(ctx, Spec{Argv: []string{"no-such-command-xyz"}, Env: pathEnv, Limits: Limits{WallMs: 10_000}})
+	var se *SetupError
+	if !errors.As(err, &se) || !strings.Contains(se.Msg, "exec no-such-command-xyz") {
+		t.Errorf("missing command: %v", err)
+	}
+
+	_, err = Run(ctx, Spec{Argv: []string{"true"}, Scopes: []Scope{{Path: "/nonexistent-act", Upper: "/x", Work: "/y"}}, Limits: Limits{WallMs: 10_000}})
+	if !errors.As(err, &se) {
+		t.Errorf("bad scope: %v", err)
+	}
+
+	if _, err = Run(ctx, Spec{Argv: []string{"true"}, Workdir: "rel"}); err == nil {
+		t.Errorf("relative workdir accepted")
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err = Run(cctx, Spec{Argv: []string{"sleep", "10"}, Env: pathEnv}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ctx: %v", err)
+	}
+}
+
+// TestAsNobody re-runs the basic tests as uid 65534 (unprivileged user
+// namespaces, no writable cgroups: the rlimit fallbacks).
+func TestAsNobody(t *testing.T) {
+	if os.Getenv("ACT_ISOLATE_TEST_NOBODY") != "" {
+		t.Skip("already nobody")
+	}
+	if os.Getuid() != 0 {
+		t.Skip("needs root to switch to uid 65534")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv not found")
+	}
+	requireIsolation(t)
+	// A copy of this test binary that uid 65534 can execute.
+	dir, err := os.MkdirTemp("", "act-isolate-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	self, _ := os.Executable()
+	bin := filepath.Join(dir, "isolate.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := "^(TestNobodyEnforcement|TestScopeWritesLandInUpper|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace)$"
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+run, "-test.v")
+	cmd.Env = []string{"ACT_ISOLATE_TEST_NOBODY=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	t.Logf("as uid 65534:\n%s", out)
+	if err != nil {
+		t.Fatalf("as uid 65534: %v", err)
+	}
+	if bytes.Contains(out, []byte("--- SKIP")) {
+		t.Errorf("tests skipped as uid 65534")
+	}
+}
+
+// TestNobodyEnforcement checks, as uid 65534, that the fallbacks are named.
+func TestNobodyEnforcement(t *testing.T) {
+	if os.Getenv("ACT_ISOLATE_TEST_NOBODY") == "" {
+		t.Skip("run by TestAsNobody")
+	}
+	requireIsolation(t)
+	res := sh(t, "id -u", nil, Limits{MemoryMB: 64, CPUMs: 1000, DiskMB: 10})
+	mustExit(t, res, 0)
+	if string(res.Stdout) != "65534\n" {
+		t.Errorf("uid %q", res.Stdout)
+	}
+	t.Log(res.Enforcement)
+	if res.Enforcement[CapMemory] != "RLIMIT_AS" || res.Enforcement[CapProcs] != "RLIMIT_NPROC" {
+		t.Errorf("enforcement %v", res.Enforcement)
+	}
+}
+
+func BenchmarkRunTrueVsUnshare(b *testing.B) {
+	requireIsolation(b)
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		b.Skip("unshare not found")
+	}
+	ctx := context.Background()
+	spec := Spec{Argv: []string{"/bin/true"}, Limits: Limits{WallMs: 10_000, MemoryMB: 256, CPUMs: 10_000, DiskMB: 100}}
+	var tRun, tUnshare time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		res, err := Run(ctx, spec)
+		if err != nil || res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
+		t1 := time.Now()
+		if err := exec.Command(unshare, "-U", "-m", "-p", "-n", "--fork", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		tRun += t1.Sub(t0)
+		tUnshare += t2.Sub(t1)
+	}
+	b.ReportMetric(float64(tRun.Microseconds())/float64(b.N), "run-µs/op")
+	b.ReportMetric(float64(tUnshare.Microseconds())/float64(b.N), "unshare-µs/op")
+	b.ReportMetric(float64(tRun)/float64(tUnshare), "run/unshare")
+}
+
+// TestProcsCap: a fork loop stops at the process cap and the cap is named
+// where a pids cgroup enforces it.
+func TestProcsCap(t *testing.T) {
+	requireIsolation(t)
+	res := sh(t, "i=0; while [ $i -lt 100 ]; do sleep 1 & i=$((i+1)); done; wait", nil, Limits{Procs: 20, WallMs: 20_000})
+	if res.Enforcement[CapProcs] != "cgroup v1 pids.max" {
+		t.Skipf("process cap enforced by %s, not detectable", res.Enforcement[CapProcs])
+	}
+	if res.CapHit == nil || res.CapHit.Cap != CapProcs || res.CapHit.Limit != 20 {
+		t.Fatalf("cap %v, exit %d, stderr %.200s", res.CapHit, res.ExitCode, res.Stderr)
+	}
+	t.Log(res.CapHit)
+}

@@ -1,0 +1,373 @@
+package isolate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const marker = "_ACT_SANDBOX_FD"
+
+// Capabilities that init needs (linux/capability.h).
+const (
+	capDacOverride = 1
+	capSetpcap     = 8
+	capNetAdmin    = 12
+	capSysAdmin    = 21
+	capSysResource = 24
+)
+
+// Run runs spec.Argv in a new sandbox and waits for it. A run that started
+// gives a Result, whatever the command's exit; an error means the sandbox
+// could not be built or the command not started (a [*SetupError], or one
+// wrapping [ErrUnavailable]), or ctx ended first (ctx.Err()).
+func Run(ctx context.Context, spec Spec) (*Result, error) {
+	return run(ctx, spec, false)
+}
+
+func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
+	if !childLinked {
+		return nil, fmt.Errorf("%w: act was built without cgo, so the sandbox child is missing", ErrUnavailable)
+	}
+	payload, err := encode(spec, probe)
+	if err != nil {
+		return nil, err
+	}
+	l := spec.Limits
+	procs := l.Procs
+	if procs <= 0 {
+		procs = DefaultMaxProcs
+	}
+
+	uid, gid := os.Getuid(), os.Getgid()
+	cg := newCgroupV1(l, procs)
+	defer cg.remove()
+	enf := map[Cap]string{}
+	var rl rlimits
+	if l.WallMs > 0 {
+		enf[CapWall] = "SIGKILL of the PID namespace by the parent"
+	}
+	if l.MemoryMB > 0 {
+		if cg.memory != "" {
+			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
+		} else {
+			enf[CapMemory] = "RLIMIT_AS"
+			rl.as = l.MemoryMB << 20
+		}
+	}
+	if l.CPUMs > 0 {
+		rl.cpuS = (l.CPUMs + 999) / 1000
+		if cg.cpuacct != "" {
+			enf[CapCPU] = "cgroup v1 cpuacct.usage polled by the parent, and RLIMIT_CPU per process"
+		} else {
+			enf[CapCPU] = "RLIMIT_CPU per process, total checked after the run"
+		}
+	}
+	if l.DiskMB > 0 {
+		rl.fsize = l.DiskMB << 20
+		enf[CapDisk] = "RLIMIT_FSIZE per file and a sized /tmp, layer size checked after the run"
+	}
+	if cg.pids != "" {
+		enf[CapProcs] = "cgroup v1 pids.max"
+	} else {
+		enf[CapProcs] = "RLIMIT_NPROC"
+		if uid == 0 {
+			enf[CapProcs] = "none: no writable pids cgroup, and RLIMIT_NPROC does not bind root"
+		}
+		rl.nproc = procs
+	}
+	payload = rl.append(payload, l.DiskMB<<20)
+
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
+	}
+	parent := os.NewFile(uintptr(fds[0]), "sandbox-spec")
+	child := os.NewFile(uintptr(fds[1]), "sandbox-spec-child")
+	defer parent.Close()
+
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
+	if !spec.AllowNetwork {
+		flags |= syscall.CLONE_NEWNET
+	}
+	stdout := &capped{max: orDefault(spec.MaxStdout)}
+	stderr := &capped{max: orDefault(spec.MaxStderr)}
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{"act-sandbox"},
+		Env:        []string{marker + "=3"},
+		Stdout:     stdout,
+		Stderr:     stderr,
+		ExtraFiles: []*os.File{child},
+		WaitDelay:  time.Second,
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:  flags,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			Pdeathsig:   syscall.SIGKILL,
+		},
+	}
+	if uid != 0 {
+		// An ordinary user loses the namespace's capabilities at execve;
+		// ambient ones survive it, for init only (the command drops all).
+		cmd.SysProcAttr.AmbientCaps = []uintptr{capDacOverride, capSetpcap, capNetAdmin, capSysAdmin, capSysResource}
+	}
+	if len(spec.Stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(spec.Stdin)
+	}
+	start := time.Now()
+	err = cmd.Start()
+	child.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: start the sandbox (new user, mount, PID, IPC, UTS, network namespaces): %v%s",
+			ErrUnavailable, err, usernsHint(err))
+	}
+	cg.add(cmd.Process.Pid)
+
+	// The spec goes after the cgroups, so nothing runs outside them.
+	msgs := make(chan []string, 1)
+	go func() {
+		var out []string
+		sc := bufio.NewScanner(parent)
+		for sc.Scan() {
+			out = append(out, sc.Text())
+		}
+		msgs <- out
+	}()
+	if _, err := parent.Write(payload); err == nil {
+		_ = syscall.Shutdown(fds[0], syscall.SHUT_WR)
+	}
+
+	var (
+		mu     sync.Mutex
+		hit    *CapHit
+		killed bool
+	)
+	kill := func(h *CapHit) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !killed {
+			killed = true
+			hit = h
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		var wall <-chan time.Time
+		if l.WallMs > 0 {
+			t := time.NewTimer(time.Duration(l.WallMs) * time.Millisecond)
+			defer t.Stop()
+			wall = t.C
+		}
+		var poll <-chan time.Time
+		if l.CPUMs > 0 && cg.cpuacct != "" {
+			every := min(max(time.Duration(l.CPUMs)*time.Millisecond/20, 10*time.Millisecond), 100*time.Millisecond)
+			tk := time.NewTicker(every)
+			defer tk.Stop()
+			poll = tk.C
+		}
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				kill(nil)
+				return
+			case <-wall:
+				kill(&CapHit{Cap: CapWall, Limit: l.WallMs, Unit: "ms", Mechanism: enf[CapWall]})
+				return
+			case <-poll:
+				if u, ok := cg.cpuUsage(); ok && u > time.Duration(l.CPUMs)*time.Millisecond {
+					kill(&CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "cgroup v1 cpuacct.usage polled by the parent"})
+					return
+				}
+			}
+		}
+	}()
+	waitErr := cmd.Wait()
+	close(done)
+	wall := time.Since(start)
+	lines := <-msgs
+
+	mu.Lock()
+	defer mu.Unlock()
+	if killed && hit == nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	status := -1
+	for _, m := range lines {
+		switch {
+		case strings.HasPrefix(m, "E"):
+			return nil, &SetupError{Msg: m[1:]}
+		case strings.HasPrefix(m, "S"):
+			status, _ = strconv.Atoi(m[1:])
+		}
+	}
+	if cmd.ProcessState == nil {
+		return nil, fmt.Errorf("sandbox: wait: %w", waitErr)
+	}
+	res := &Result{
+		Stdout: stdout.buf, StdoutCut: stdout.cut,
+		Stderr: stderr.buf, StderrCut: stderr.cut,
+		Enforcement: enf,
+		CapHit:      hit,
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.Usage.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		res.Usage.MaxRSSKiB = ru.Maxrss
+	}
+	if u, ok := cg.cpuUsage(); ok && u > res.Usage.CPU {
+		res.Usage.CPU = u
+	}
+	res.Usage.Wall = wall
+	for _, s := range spec.Scopes {
+		res.Usage.DiskBytes += treeBytes(s.Upper)
+	}
+
+	ws := syscall.WaitStatus(status)
+	switch {
+	case status >= 0 && ws.Exited():
+		res.ExitCode = ws.ExitStatus()
+	case status >= 0 && ws.Signaled():
+		res.ExitCode, res.Signal = -1, ws.Signal()
+	default: // init itself was killed: by us, or from outside
+		res.ExitCode, res.Signal = -1, syscall.SIGKILL
+		if !killed {
+			return nil, fmt.Errorf("sandbox: init ended without a status: %v", waitErr)
+		}
+	}
+	if res.CapHit == nil {
+		res.CapHit = capHitAfter(res, l, procs, cg, rl, enf)
+	}
+	return res, nil
+}
+
+// capHitAfter names the cap that ended or rejects a finished run, if any.
+func capHitAfter(res *Result, l Limits, procs int64, cg *cgroupV1, rl rlimits, enf map[Cap]string) *CapHit {
+	switch {
+	case l.MemoryMB > 0 && cg.oomKills() > 0:
+		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: enf[CapMemory]}
+	case l.CPUMs > 0 && (res.Signal == syscall.SIGXCPU || res.Signal == syscall.SIGKILL) &&
+		res.Usage.CPU >= time.Duration(rl.cpuS)*time.Second:
+		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "RLIMIT_CPU"}
+	case l.CPUMs > 0 && res.Usage.CPU > time.Duration(l.CPUMs)*time.Millisecond:
+		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "total CPU time measured after the run"}
+	case l.DiskMB > 0 && (res.Signal == syscall.SIGXFSZ || res.ExitCode == 128+int(syscall.SIGXFSZ)):
+		// 128+n: a shell's report of a child killed by signal n.
+		return &CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: "RLIMIT_FSIZE"}
+	case l.DiskMB > 0 && res.Usage.DiskBytes > l.DiskMB<<20:
+		return &CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: "layer size measured after the run"}
+	case cg.pidsMaxHits() > 0:
+		return &CapHit{Cap: CapProcs, Limit: procs, Unit: "processes", Mechanism: enf[CapProcs]}
+	}
+	return nil
+}
+
+// treeBytes sums the sizes of the regular files under dir.
+func treeBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func usernsHint(err error) string {
+	if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.ENOSPC) &&
+		!errors.Is(err, syscall.EINVAL) {
+		return ""
+	}
+	for _, f := range []string{"/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces"} {
+		if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) == "0" {
+			return fmt.Sprintf(" (%s is 0: user namespaces are disabled)", f)
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); err == nil && strings.TrimSpace(string(b)) == "1" {
+		return " (AppArmor restricts unprivileged user namespaces)"
+	}
+	return ""
+}
+
+func orDefault(n int) int {
+	if n <= 0 {
+		return DefaultMaxOutput
+	}
+	return n
+}
+
+// capped keeps the first max bytes written and drops the rest.
+type capped struct {
+	buf []byte
+	max int
+	cut bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	room := c.max - len(c.buf)
+	if len(p) > room {
+		c.cut = true
+		c.buf = append(c.buf, p[:max(room, 0)]...)
+	} else {
+		c.buf = append(c.buf, p...)
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = (*capped)(nil)
+
+var (
+	availOnce sync.Once
+	availErr  error
+)
+
+// Available reports whether commands can be isolated here; the error says
+// what is missing. It builds a whole sandbox once (a scope overlay included,
+// the command left out) and remembers the answer.
+func Available() error {
+	availOnce.Do(func() { availErr = probe() })
+	return availErr
+}
+
+func probe() error {
+	dir, err := os.MkdirTemp("", "act-isolate-probe-")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	defer RemoveWorkDir(dir)
+	sc := Scope{Path: filepath.Join(dir, "scope"), Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work")}
+	for _, d := range []string{sc.Path, sc.Upper, sc.Work} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	res, err := run(context.Background(), Spec{Scopes: []Scope{sc}, Limits: Limits{WallMs: 10_000}}, true)
+	if err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("%w: the probe sandbox ended with status %d, signal %v", ErrUnavailable, res.ExitCode, res.Signal)
+	}
+	return nil
+}

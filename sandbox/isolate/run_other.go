@@ -1,0 +1,16 @@
+//go:build !linux
+
+package isolate
+
+import (
+	"context"
+	"fmt"
+)
+
+// Run is unavailable off Linux.
+func Run(ctx context.Context, spec Spec) (*Result, error) { return nil, Available() }
+
+// Available reports that isolation needs Linux.
+func Available() error {
+	return fmt.Errorf("%w: the sandbox needs Linux namespaces", ErrUnavailable)
+}

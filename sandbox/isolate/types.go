@@ -1,0 +1,117 @@
+package isolate
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// A Spec describes one command to run in the sandbox.
+type Spec struct {
+	// Argv is the command and its arguments; no shell is involved. A name
+	// without a slash is looked up in the PATH of Env.
+	Argv []string
+	// Workdir is the absolute directory the command starts in ("/" if empty).
+	Workdir string
+	// Env is the command's whole environment, as KEY=value strings.
+	Env []string
+	// Stdin is the command's standard input (empty: /dev/null).
+	Stdin []byte
+	// Scopes are the directories the command may change, through overlays.
+	Scopes []Scope
+	// AllowNetwork shares the host's network namespace.
+	AllowNetwork bool
+	// Limits are the hard caps.
+	Limits Limits
+	// MaxStdout and MaxStderr cap the captured output, in bytes
+	// (0: DefaultMaxOutput). Output past the cap is read and dropped.
+	MaxStdout, MaxStderr int
+}
+
+// DefaultMaxOutput is the capture cap of each output stream when the Spec
+// sets none.
+const DefaultMaxOutput = 1 << 20
+
+// DefaultMaxProcs is the process cap when Limits.Procs is 0.
+const DefaultMaxProcs = 1024
+
+// A Scope is a directory shown to the command as an overlay: reads come from
+// Path, and writes land in Upper. Upper and Work are empty directories on the
+// same filesystem, prepared by the caller; Path, Upper and Work are absolute.
+// After a run, Work holds a directory "work" of mode 0 that overlayfs made:
+// chmod it before removing Work.
+type Scope struct {
+	Path, Upper, Work string
+}
+
+// Limits are hard caps; a zero field means no cap of that kind.
+type Limits struct {
+	WallMs   int64 // wall clock, milliseconds
+	CPUMs    int64 // CPU time of all processes, milliseconds
+	MemoryMB int64 // memory, MiB
+	DiskMB   int64 // size of any one file and of /tmp, and of each layer, MiB
+	Procs    int64 // processes at once (0: DefaultMaxProcs)
+}
+
+// A Cap names a kind of limit.
+type Cap string
+
+// The caps.
+const (
+	CapWall   Cap = "wall clock"
+	CapCPU    Cap = "cpu"
+	CapMemory Cap = "memory"
+	CapDisk   Cap = "disk"
+	CapProcs  Cap = "processes"
+)
+
+// A CapHit says which cap stopped or rejected a run, its figure, and the
+// mechanism that enforced it.
+type CapHit struct {
+	Cap       Cap
+	Limit     int64  // the cap's figure, in Unit
+	Unit      string // "ms", "MiB", "processes"
+	Mechanism string // e.g. "cgroup v1 memory.limit_in_bytes", "SIGKILL by the parent"
+}
+
+func (c *CapHit) String() string {
+	return fmt.Sprintf("%s cap of %d %s hit (%s)", c.Cap, c.Limit, c.Unit, c.Mechanism)
+}
+
+// Usage is what the run consumed.
+type Usage struct {
+	Wall      time.Duration
+	CPU       time.Duration // user + system, of init and every process it reaped
+	MaxRSSKiB int64         // the largest resident set of any one process
+	DiskBytes int64         // bytes of regular files in the scopes' upper dirs
+}
+
+// A Result is the outcome of a run that started.
+type Result struct {
+	// ExitCode is the command's exit status, or -1 if a signal ended it.
+	ExitCode int
+	// Signal is the signal that ended the command, if any.
+	Signal syscall.Signal
+	// Stdout and Stderr are the captured output; the Cut flags say that
+	// more was written than was kept.
+	Stdout, Stderr       []byte
+	StdoutCut, StderrCut bool
+	// CapHit is the cap that killed or rejects the run, nil if none.
+	CapHit *CapHit
+	Usage  Usage
+	// Enforcement lists, for each cap the spec set, the mechanism in force.
+	Enforcement map[Cap]string
+}
+
+// ErrUnavailable is wrapped by the errors of [Available] and [Run] when the
+// sandbox cannot be built on this host.
+var ErrUnavailable = errors.New("isolation unavailable")
+
+// A SetupError is a failure to build the sandbox or to start the command in
+// it (e.g. the command does not exist); the command did not run.
+type SetupError struct {
+	Msg string
+}
+
+func (e *SetupError) Error() string { return "sandbox: " + e.Msg }
