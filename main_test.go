@@ -22,6 +22,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/sandbox/isolate"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script")
@@ -73,6 +74,17 @@ func TestScript(t *testing.T) {
 			e.Setenv("TERM", "dumb")
 			e.Setenv("EXAMPLES", examples)
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "sandbox":
+				// Whether commands can be isolated here; false fails closed
+				// into a skip, and the script says what it needed.
+				return isolate.Available() == nil, nil
+			case "root":
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
@@ -232,7 +244,7 @@ func TestDeps(t *testing.T) {
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},
 		"sandbox":               {"descriptors", "internal/overlay", "golang.org/x/sys/unix"},
 		"diff":                  {"internal/overlay", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
-		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/pathglob", "internal/problem", "policy", "sandbox", "golang.org/x/sys/unix"},
+		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

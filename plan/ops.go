@@ -85,6 +85,9 @@ type OpsResult struct {
 	Notes []Note `json:"notes,omitempty"`
 	// Fetched holds each NETWORK_REQUEST performed.
 	Fetched []FetchResult `json:"fetched,omitempty"`
+	// Commands holds each command run in the sandbox, verification
+	// included.
+	Commands []CommandResult `json:"commands,omitempty"`
 }
 
 // A ReadResult is the file a FILE_READ read.
@@ -168,6 +171,10 @@ func OpRules() []descriptors.Rule {
 }
 
 var opRules = []descriptors.Rule{
+	{ID: "op.command-failed", Summary: "a COMMAND_EXECUTION or package manager run exited with a non-zero status or was killed"},
+	{ID: "op.command-not-started", Summary: "a command could not be started in the sandbox (e.g. the program does not exist)"},
+	{ID: "op.cap-exceeded", Summary: "a command was stopped by a resources cap (wall clock, CPU, memory, disk, processes), named with its figure and mechanism"},
+	{ID: "op.verification-failed", Summary: "a verification command exited with a non-zero status"},
 	{ID: "op.network-host-not-allowed", Summary: "a NETWORK_REQUEST, or a redirect it was given, goes to a host the host policy's network.allowed_hosts does not list"},
 	{ID: "op.network-failed", Summary: "a NETWORK_REQUEST could not be performed (connection, TLS, timeout)"},
 	{ID: "op.network-status", Summary: "a NETWORK_REQUEST was answered with a status other than 2xx"},
@@ -213,16 +220,22 @@ func RunOps(ctx context.Context, d *descriptors.Descriptor, sys sandbox.System) 
 type RunOptions struct {
 	// Fetch performs NETWORK_REQUEST; nil leaves it unsupported.
 	Fetch Fetcher
+	// Exec runs COMMAND_EXECUTION, PACKAGE_* and verification commands;
+	// nil leaves them unsupported.
+	Exec Commander
 	// MaxBody bounds a response body (the descriptor's max_disk_mb).
 	MaxBody int64
 }
 
 // RunOpsWith is [RunOps] with options.
 func RunOpsWith(ctx context.Context, d *descriptors.Descriptor, sys sandbox.System, opts RunOptions) (*OpsResult, error) {
-	if err := checkFileOps(nil, d.ActionType, d.Steps, opts.Fetch != nil); err != nil {
+	if err := checkFileOps(nil, d.ActionType, d.Steps, opts); err != nil {
 		return nil, err
 	}
-	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult), fetch: opts.Fetch, maxBody: opts.MaxBody}
+	if d.Verification != nil && len(d.Verification.Commands) > 0 && opts.Exec == nil {
+		return nil, fmt.Errorf("verification: %w", ErrNotFileOperation)
+	}
+	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult), fetch: opts.Fetch, maxBody: opts.MaxBody, exec: opts.Exec}
 	var err error
 	if d.ActionType == descriptors.MultiStepComposite {
 		err = r.runSteps(nil, d.Steps)
@@ -232,13 +245,24 @@ func RunOpsWith(ctx context.Context, d *descriptors.Descriptor, sys sandbox.Syst
 	if err != nil {
 		return nil, err
 	}
+	if d.Verification != nil {
+		for i, argv := range d.Verification.Commands {
+			if err := r.command([]string{"verification", "commands", strconv.Itoa(i)}, "verification command", argv, "", nil, ""); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return r.res, nil
 }
 
-func checkFileOps(f []string, t descriptors.ActionType, steps []descriptors.Step, network bool) error {
+func checkFileOps(f []string, t descriptors.ActionType, steps []descriptors.Step, opts RunOptions) error {
 	switch t {
 	case descriptors.NetworkRequest:
-		if network {
+		if opts.Fetch != nil {
+			return nil
+		}
+	case descriptors.CommandExecution, descriptors.PackageInstall, descriptors.PackageRemove:
+		if opts.Exec != nil {
 			return nil
 		}
 	case descriptors.FileRead, descriptors.FileWrite, descriptors.FileDelete, descriptors.FileMove,
@@ -246,7 +270,7 @@ func checkFileOps(f []string, t descriptors.ActionType, steps []descriptors.Step
 		return nil
 	case descriptors.MultiStepComposite:
 		for i, s := range steps {
-			if err := checkFileOps(field(f, "steps", strconv.Itoa(i)), s.ActionType, s.Steps, network); err != nil {
+			if err := checkFileOps(field(f, "steps", strconv.Itoa(i)), s.ActionType, s.Steps, opts); err != nil {
 				return err
 			}
 		}
@@ -263,6 +287,7 @@ type runner struct {
 	res     *OpsResult
 	fetch   Fetcher
 	maxBody int64
+	exec    Commander
 }
 
 func (r *runner) runSteps(f []string, steps []descriptors.Step) error {
@@ -307,6 +332,10 @@ func (r *runner) run(f []string, t descriptors.ActionType, op descriptors.Operat
 		return r.configChange(f, o)
 	case descriptors.NetworkRequestOp:
 		return r.networkRequest(f, o)
+	case descriptors.CommandExecutionOp:
+		return r.command(f, "command", o.Argv, o.Workdir, o.Env, o.Stdin)
+	case descriptors.PackageOp:
+		return r.command(f, "package manager", packageArgv(t, o), o.Workdir, nil, "")
 	}
 	return fmt.Errorf("%s: %s: %w", problem.FieldPath(f...), t, ErrNotFileOperation)
 }

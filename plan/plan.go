@@ -28,6 +28,7 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
+	"github.com/act-project/act/sandbox/isolate"
 )
 
 // State is where a plan stands.
@@ -65,6 +66,31 @@ type Plan struct {
 	Read []ReadResult `json:"read,omitempty"`
 	// Fetched records each NETWORK_REQUEST act performed.
 	Fetched []FetchResult `json:"fetched,omitempty"`
+	// Commands records each command run in the sandbox, output capped and
+	// redacted.
+	Commands []CommandResult `json:"commands,omitempty"`
+}
+
+// needsSandbox reports whether d runs any command: COMMAND_EXECUTION,
+// PACKAGE_* (in any step) or verification.
+func needsSandbox(d *descriptors.Descriptor) bool {
+	if d.Verification != nil && len(d.Verification.Commands) > 0 {
+		return true
+	}
+	var walk func(t descriptors.ActionType, steps []descriptors.Step) bool
+	walk = func(t descriptors.ActionType, steps []descriptors.Step) bool {
+		switch t {
+		case descriptors.CommandExecution, descriptors.PackageInstall, descriptors.PackageRemove:
+			return true
+		}
+		for _, s := range steps {
+			if walk(s.ActionType, s.Steps) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(d.ActionType, d.Steps)
 }
 
 // Options are what Build needs besides the descriptor.
@@ -109,13 +135,26 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		}
 	}()
 	layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(tmp, "layer"))
-	res, err := RunOpsWith(ctx, d, layer, RunOptions{
+	runOpts := RunOptions{
 		Fetch:   HTTPFetcher{Allowed: opts.Policy.HostAllowed, Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
 		MaxBody: d.Resources.MaxDiskMB << 20,
-	})
-	if errors.Is(err, ErrNotFileOperation) {
-		// Fail closed: commands need the sandbox, which this act lacks.
-		return nil, fmt.Errorf("%w: this version of act cannot run commands or package managers: the sandbox that isolates them is not built yet, so %s is refused", err, d.ActionType)
+	}
+	if needsSandbox(d) {
+		// Fail closed: no isolation, no commands (file operations still
+		// work, in descriptors without commands).
+		if err := isolate.Available(); err != nil {
+			return nil, fmt.Errorf("commands are refused: %w", err)
+		}
+		r := d.Resources
+		runOpts.Exec = &sandboxCommander{
+			layer: layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(tmp, "work"),
+			network: d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
+			limits:  isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB},
+		}
+	}
+	res, err := RunOpsWith(ctx, d, layer, runOpts)
+	if runOpts.Exec != nil {
+		os.RemoveAll(filepath.Join(tmp, "work"))
 	}
 	if err != nil {
 		return nil, opProblems(err)
@@ -148,6 +187,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if res != nil {
 		p.Read = res.Read
 		p.Fetched = res.Fetched
+		p.Commands = res.Commands
 		for _, n := range res.Notes {
 			p.Warnings = append(p.Warnings, problem.Problem{
 				Rule: n.Rule, Field: problem.FieldPath(n.Field...), Message: n.Msg, Layer: problem.Rejected,

@@ -1,0 +1,199 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/redact"
+	"github.com/act-project/act/sandbox"
+	"github.com/act-project/act/sandbox/isolate"
+)
+
+// MaxCommandOutput caps each captured output stream of a command.
+const MaxCommandOutput = 64 << 10
+
+// defaultPath is the PATH of a command whose env sets none.
+const defaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// A CommandResult records one command run in the sandbox: its argv, exit,
+// the cap that stopped it if any, and its output, capped and redacted.
+type CommandResult struct {
+	Field     string            `json:"field"`
+	Argv      []string          `json:"argv"`
+	ExitCode  int               `json:"exit_code"`
+	Signal    string            `json:"signal,omitempty"`
+	CapHit    string            `json:"cap_hit,omitempty"`
+	Stdout    string            `json:"stdout"`
+	Stderr    string            `json:"stderr"`
+	StdoutCut bool              `json:"stdout_cut,omitempty"`
+	StderrCut bool              `json:"stderr_cut,omitempty"`
+	WallMs    int64             `json:"wall_ms"`
+	CPUMs     int64             `json:"cpu_ms"`
+	Caps      map[string]string `json:"caps,omitempty"`
+}
+
+// A Commander runs a command over the layer. Build's is the namespace
+// sandbox; nil refuses commands.
+type Commander interface {
+	Command(ctx context.Context, f []string, argv []string, workdir string, env map[string]string, stdin string) (*CommandResult, error)
+}
+
+// sandboxCommander runs commands with isolate over a LayerSystem: each
+// scope path is an overlay whose upper dir is the layer's, so what a
+// command changes lands in the same layer file operations write.
+type sandboxCommander struct {
+	layer   *sandbox.LayerSystem
+	scopes  []string
+	workDir string
+	network bool
+	limits  isolate.Limits
+}
+
+// Command implements Commander.
+func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []string, workdir string, env map[string]string, stdin string) (*CommandResult, error) {
+	var scopes []isolate.Scope
+	for i, root := range s.scopes {
+		if err := s.layer.CopyUpDir(root); err != nil {
+			return nil, err
+		}
+		work := filepath.Join(s.workDir, strconv.Itoa(i))
+		if err := isolate.RemoveWorkDir(work); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if err := os.MkdirAll(work, 0o700); err != nil {
+			return nil, err
+		}
+		scopes = append(scopes, isolate.Scope{Path: root, Upper: s.layer.Upper(root), Work: work})
+	}
+	defer func() {
+		for i := range s.scopes {
+			isolate.RemoveWorkDir(filepath.Join(s.workDir, strconv.Itoa(i)))
+		}
+	}()
+	if workdir == "" && len(s.scopes) > 0 {
+		workdir = s.scopes[0]
+	}
+	res, err := isolate.Run(ctx, isolate.Spec{
+		Argv: argv, Workdir: workdir, Env: envList(env), Stdin: []byte(stdin),
+		Scopes: scopes, AllowNetwork: s.network, Limits: s.limits,
+		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &CommandResult{
+		Field: problem.FieldPath(f...), Argv: argv, ExitCode: res.ExitCode,
+		Stdout: redact.String(string(res.Stdout)), Stderr: redact.String(string(res.Stderr)),
+		StdoutCut: res.StdoutCut, StderrCut: res.StderrCut,
+		WallMs: res.Usage.Wall.Milliseconds(), CPUMs: res.Usage.CPU.Milliseconds(),
+		Caps: map[string]string{},
+	}
+	if res.Signal != 0 {
+		out.Signal = res.Signal.String()
+	}
+	if res.CapHit != nil {
+		out.CapHit = res.CapHit.String()
+	}
+	for c, m := range res.Enforcement {
+		out.Caps[string(c)] = m
+	}
+	return out, nil
+}
+
+func envList(env map[string]string) []string {
+	keys := sortedKeys(env)
+	out := make([]string, 0, len(keys)+1)
+	if _, ok := env["PATH"]; !ok {
+		out = append(out, "PATH="+defaultPath)
+	}
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	sort.Strings(out)
+	return out
+}
+
+// command runs one command through r's Commander and turns its outcome
+// into an OpError when it failed: a cap hit, a non-zero exit.
+func (r *runner) command(f []string, what string, argv []string, workdir string, env map[string]string, stdin string) error {
+	if r.exec == nil {
+		return fmt.Errorf("%s: %w", problem.FieldPath(f...), ErrNotFileOperation)
+	}
+	if workdir != "" {
+		if _, err := r.resolve(field(f, "workdir"), workdir, true); err != nil {
+			return err
+		}
+	}
+	res, err := r.exec.Command(r.ctx, f, argv, workdir, env, stdin)
+	shown := redact.String(strings.Join(argv, " "))
+	var se *isolate.SetupError
+	switch {
+	case errors.As(err, &se):
+		return opErr("op.command-not-started", f, shown, err, "the %s could not start: %s", what, se.Msg)
+	case err != nil:
+		return err
+	}
+	r.res.Commands = append(r.res.Commands, *res)
+	switch {
+	case res.CapHit != "":
+		return opErr("op.cap-exceeded", f, shown, nil, "the %s was stopped by a cap: %s", what, res.CapHit)
+	case res.ExitCode != 0:
+		msg := fmt.Sprintf("the %s %q exited with status %d", what, shown, res.ExitCode)
+		if res.Signal != "" {
+			msg = fmt.Sprintf("the %s %q was killed by %s", what, shown, res.Signal)
+		}
+		if tail := lastLines(res.Stderr, 5); tail != "" {
+			msg += ": " + tail
+		}
+		rule := "op.command-failed"
+		if what == "verification command" {
+			rule = "op.verification-failed"
+		}
+		return opErr(rule, f, shown, nil, "%s", msg)
+	}
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.TrimSpace(strings.Join(lines, " | "))
+}
+
+// packageArgv is the command a package operation runs.
+func packageArgv(t descriptors.ActionType, op descriptors.PackageOp) []string {
+	install := t == descriptors.PackageInstall
+	var argv []string
+	switch op.Manager {
+	case "npm":
+		argv = []string{"npm", "uninstall"}
+		if install {
+			argv = []string{"npm", "install", "--no-audit", "--no-fund"}
+		}
+	case "pip":
+		argv = []string{"pip", "uninstall", "--yes"}
+		if install {
+			argv = []string{"pip", "install", "--no-input"}
+		}
+	case "go":
+		argv = []string{"go", "get"}
+		if !install {
+			pkgs := make([]string, len(op.Packages))
+			for i, p := range op.Packages {
+				pkgs[i] = p + "@none"
+			}
+			return append(argv, pkgs...)
+		}
+	}
+	return append(argv, op.Packages...)
+}
