@@ -136,6 +136,8 @@ func (r *runner) command(f []string, what string, argv []string, workdir string,
 	shown := redact.String(strings.Join(argv, " "))
 	var se *isolate.SetupError
 	switch {
+	case errors.Is(err, isolate.ErrUnavailable):
+		return fmt.Errorf("commands are refused: %w", err)
 	case errors.As(err, &se):
 		return opErr("op.command-not-started", f, shown, err, "the %s could not start: %s", what, se.Msg)
 	case err != nil:

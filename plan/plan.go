@@ -140,11 +140,9 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		MaxBody: d.Resources.MaxDiskMB << 20,
 	}
 	if needsSandbox(d) {
-		// Fail closed: no isolation, no commands (file operations still
-		// work, in descriptors without commands).
-		if err := isolate.Available(); err != nil {
-			return nil, fmt.Errorf("commands are refused: %w", err)
-		}
+		// Fail closed: where isolation is missing the first command's run
+		// says so (isolate.ErrUnavailable) and the plan fails with exit 1;
+		// probing ahead would build a whole extra sandbox per act process.
 		r := d.Resources
 		runOpts.Exec = &sandboxCommander{
 			layer: layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(tmp, "work"),

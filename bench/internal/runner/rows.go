@@ -25,6 +25,15 @@ var rows = []row{
 }
 
 func init() {
+	rows = append(rows, row{num: "3", name: "plan-sandbox", target: 2.5, setup: func(b *bench) (side, side) {
+		scope := b.tree("sandbox-100", 100)
+		d := b.writeDescriptorOp(scope, "COMMAND_EXECUTION",
+			"{create: [], modify: [], delete: []}",
+			fmt.Sprintf("{argv: [\"true\"], workdir: %s}", scope))
+		bwrap, err := exec.LookPath("bwrap")
+		b.must(err)
+		return b.command(b.act(), "plan", d), b.command(bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true")
+	}})
 	rows = append(rows, row{num: "5", name: "diff-file-ops", target: 0.25, setup: func(b *bench) (side, side) {
 		// PERF.md's row 5 is a command changing 100 of 10,000 files; until
 		// commands run in the sandbox, the same change made by a file
