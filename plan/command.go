@@ -172,6 +172,23 @@ func lastLines(s string, n int) string {
 	return strings.TrimSpace(strings.Join(lines, " | "))
 }
 
+// packageEnv is the environment of a package manager: its home, caches
+// and temporary files in the sandbox's private /tmp, which vanishes with
+// it; only what it writes into the scope (node_modules, go.mod, …) is kept.
+func packageEnv() map[string]string {
+	return map[string]string{
+		"HOME":                          "/tmp",
+		"TMPDIR":                        "/tmp",
+		"npm_config_cache":              "/tmp/.npm",
+		"npm_config_update_notifier":    "false",
+		"PIP_CACHE_DIR":                 "/tmp/.pip",
+		"PIP_DISABLE_PIP_VERSION_CHECK": "1",
+		"GOPATH":                        "/tmp/go",
+		"GOCACHE":                       "/tmp/.gocache",
+		"GOFLAGS":                       "-modcacherw",
+	}
+}
+
 // packageArgv is the command a package operation runs.
 func packageArgv(t descriptors.ActionType, op descriptors.PackageOp) []string {
 	install := t == descriptors.PackageInstall

@@ -335,7 +335,7 @@ func (r *runner) run(f []string, t descriptors.ActionType, op descriptors.Operat
 	case descriptors.CommandExecutionOp:
 		return r.command(f, "command", o.Argv, o.Workdir, o.Env, o.Stdin)
 	case descriptors.PackageOp:
-		return r.command(f, "package manager", packageArgv(t, o), o.Workdir, nil, "")
+		return r.command(f, "package manager", packageArgv(t, o), o.Workdir, packageEnv(), "")
 	}
 	return fmt.Errorf("%s: %s: %w", problem.FieldPath(f...), t, ErrNotFileOperation)
 }
