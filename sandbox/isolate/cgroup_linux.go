@@ -13,8 +13,15 @@ import (
 
 // cgroupV1 is one sandbox's directories in the v1 hierarchies that are
 // writable here; a missing controller has an empty path.
+//
+// The sandbox's init joins them itself: join holds each directory's
+// "tasks" file, open for writing, which init inherits and writes "0" to
+// before it forks the command. A single thread moving itself skips the
+// kernel's global cgroup_threadgroup_rwsem, whose write side waits for an
+// RCU grace period (5–20 ms here) on every write of a pid to cgroup.procs.
 type cgroupV1 struct {
 	memory, pids, cpuacct string
+	join                  []*os.File
 }
 
 var cgroupSeq atomic.Int64
@@ -90,18 +97,27 @@ func newCgroupV1(l Limits, procs int64) *cgroupV1 {
 					_ = writeFile(d, "memory.memsw.limit_in_bytes", b)
 				}
 			}
-			if ok {
-				cg.memory = d
-			}
 		case "pids":
-			if ok = writeFile(d, "pids.max", strconv.FormatInt(procs, 10)) == nil; ok {
-				cg.pids = d
-			}
-		case "cpuacct":
-			cg.cpuacct = d
+			ok = writeFile(d, "pids.max", strconv.FormatInt(procs, 10)) == nil
+		}
+		var tasks *os.File
+		if ok {
+			var err error
+			tasks, err = os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY, 0)
+			ok = err == nil
 		}
 		if !ok {
 			os.Remove(d)
+			continue
+		}
+		cg.join = append(cg.join, tasks)
+		switch ctl {
+		case "memory":
+			cg.memory = d
+		case "pids":
+			cg.pids = d
+		case "cpuacct":
+			cg.cpuacct = d
 		}
 	}
 	return cg
@@ -111,15 +127,12 @@ func writeFile(dir, name, val string) error {
 	return os.WriteFile(filepath.Join(dir, name), []byte(val), 0)
 }
 
-// add puts pid in every cgroup of cg; a failure drops that controller.
-func (cg *cgroupV1) add(pid int) {
-	p := strconv.Itoa(pid)
-	for _, d := range []*string{&cg.memory, &cg.pids, &cg.cpuacct} {
-		if *d != "" && writeFile(*d, "cgroup.procs", p) != nil {
-			os.Remove(*d)
-			*d = ""
-		}
+// closeJoin closes the parent's copies of the tasks files.
+func (cg *cgroupV1) closeJoin() {
+	for _, f := range cg.join {
+		f.Close()
 	}
+	cg.join = nil
 }
 
 // cpuUsage is the CPU time used in the cpuacct cgroup so far.
@@ -159,6 +172,7 @@ func (cg *cgroupV1) pidsMaxHits() int64 { return field(cg.pids, "pids.events", "
 // remove deletes the cgroups; they are empty once the namespace is gone,
 // but the kernel may take a moment to notice.
 func (cg *cgroupV1) remove() {
+	cg.closeJoin()
 	for _, d := range []string{cg.memory, cg.pids, cg.cpuacct} {
 		if d == "" {
 			continue

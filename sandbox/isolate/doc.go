@@ -6,7 +6,11 @@
 //
 // [Run] re-executes the current binary (/proc/self/exe) in new user, mount,
 // PID, IPC, UTS and (unless [Spec.AllowNetwork]) network namespaces, with
-// _ACT_SANDBOX_FD naming a socket that carries the spec. A C constructor
+// _ACT_SANDBOX_FD naming a socket that carries the spec and, as SCM_RIGHTS,
+// the "tasks" files of the sandbox's cgroups (made while the child starts),
+// through which init moves itself into them before it forks the command (a
+// thread moving itself skips the kernel's global threadgroup lock, whose
+// writer waits for an RCU grace period). A C constructor
 // (nsexec.c, the pattern of runc's nsexec) runs before the Go runtime, so the
 // sandbox child never pays Go's or CUE's start-up. It makes the inherited
 // tree read-only recursively (mount_setattr), mounts a private /tmp, a

@@ -504,3 +504,31 @@ func TestProcsCap(t *testing.T) {
 	}
 	t.Log(res.CapHit)
 }
+
+// TestCommandInCgroups: where a cap is enforced by a cgroup, the command
+// runs in the sandbox's own cgroup of that controller (init joins them
+// itself, through the tasks files sent with the spec, before the fork).
+func TestCommandInCgroups(t *testing.T) {
+	requireIsolation(t)
+	res := sh(t, "cat /proc/self/cgroup", nil, Limits{MemoryMB: 64, CPUMs: 1000})
+	mustExit(t, res, 0)
+	n := 0
+	for ctl, c := range map[string]Cap{"memory": CapMemory, "pids": CapProcs, "cpuacct": CapCPU} {
+		if !strings.HasPrefix(res.Enforcement[c], "cgroup v1") {
+			continue
+		}
+		n++
+		in := false
+		for _, line := range strings.Split(string(res.Stdout), "\n") {
+			parts := strings.SplitN(line, ":", 3)
+			if len(parts) == 3 && strings.Contains(","+parts[1]+",", ","+ctl+",") &&
+				strings.Contains(filepath.Base(parts[2]), "act-sandbox-") {
+				in = true
+			}
+		}
+		if !in {
+			t.Errorf("%s (%s): the command is not in the sandbox's cgroup:\n%s", ctl, res.Enforcement[c], res.Stdout)
+		}
+	}
+	t.Logf("%d cgroup controllers checked", n)
+}

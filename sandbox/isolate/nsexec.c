@@ -13,7 +13,9 @@
 //     the spec socket and exits 125.
 //   - The parent reads the socket to EOF: "S<wait status>\n" from init is the
 //     command's status; no message means init was killed.
-//   - The spec arrives as key NUL value NUL records (see spec.go).
+//   - The spec arrives as key NUL value NUL records (see spec.go), with the
+//     sandbox's cgroups as open "tasks" files (SCM_RIGHTS, announced by the
+//     record "cgroups"), which init joins before it forks anything.
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +42,7 @@
 #define SETUP_FAILED 125
 #define MAX_SPEC (64 << 20)
 #define MAX_ITEMS 16384
+#define MAX_CGROUPS 8
 
 extern char **environ;
 
@@ -85,6 +88,9 @@ struct spec {
 	const char *dir;
 	const char *hostname;
 	int net, probe;
+	int cgroups[MAX_CGROUPS]; // tasks files received with the spec
+	int ncgroups;
+	long long want_cgroups;
 	long long cpu_s, as_bytes, fsize_bytes, nproc, tmp_bytes;
 };
 
@@ -116,11 +122,36 @@ static void read_spec(int fd) {
 			buf = realloc(buf, cap);
 			continue;
 		}
-		ssize_t n = read(fd, buf + len, cap - len);
+		// recvmsg, for the cgroups' tasks files that come as SCM_RIGHTS.
+		struct iovec iov = {.iov_base = buf + len, .iov_len = cap - len};
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(int) * MAX_CGROUPS)];
+		} cm;
+		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof cm.b};
+		ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			fail("spec: read");
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+				continue;
+			int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (int j = 0; j < k; j++) {
+				int cfd;
+				memcpy(&cfd, CMSG_DATA(c) + j * sizeof(int), sizeof cfd);
+				if (sp.ncgroups == MAX_CGROUPS) {
+					errno = 0;
+					fail("spec: too many cgroups");
+				}
+				sp.cgroups[sp.ncgroups++] = cfd;
+			}
+		}
+		if (msg.msg_flags & MSG_CTRUNC) {
+			errno = 0;
+			fail("spec: descriptors cut off");
+		}
 		if (n == 0)
 			break;
 		len += n;
@@ -180,6 +211,8 @@ static void read_spec(int fd) {
 			sp.nproc = num(key, val);
 		else if (!strcmp(key, "tmp"))
 			sp.tmp_bytes = num(key, val);
+		else if (!strcmp(key, "cgroups"))
+			sp.want_cgroups = num(key, val);
 		else {
 			errno = 0;
 			fail("spec: unknown key %s", key);
@@ -188,6 +221,10 @@ static void read_spec(int fd) {
 	if (i != len) {
 		errno = 0;
 		fail("spec: trailing bytes");
+	}
+	if (sp.want_cgroups != sp.ncgroups) {
+		errno = 0;
+		fail("spec: %lld cgroups announced, %d received", sp.want_cgroups, sp.ncgroups);
 	}
 	if (sp.argc == 0 && !sp.probe) {
 		errno = 0;
@@ -337,6 +374,19 @@ static void setup_mounts(void) {
 		make_writable(sp.scopes[k].path);
 }
 
+// join_cgroups moves init into the sandbox's cgroups, before anything is
+// forked: it writes "0" (itself) to each "tasks" file it received. A single
+// thread moving itself skips the kernel's global threadgroup lock, whose
+// writer waits for an RCU grace period (the cost of writing a pid to
+// cgroup.procs from the parent).
+static void join_cgroups(void) {
+	for (int i = 0; i < sp.ncgroups; i++) {
+		if (write(sp.cgroups[i], "0", 1) != 1)
+			fail("join cgroup (fd %d)", sp.cgroups[i]);
+		close(sp.cgroups[i]);
+	}
+}
+
 static void loopback_up(void) {
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr;
@@ -462,6 +512,7 @@ __attribute__((constructor)) static void act_nsexec(void) {
 		fail("spec socket");
 
 	read_spec(sock);
+	join_cgroups();
 	setup_mounts();
 	if (!sp.net)
 		loopback_up();

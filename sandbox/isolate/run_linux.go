@@ -52,43 +52,18 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	}
 
 	uid, gid := os.Getuid(), os.Getgid()
-	cg := newCgroupV1(l, procs)
-	defer cg.remove()
-	enf := map[Cap]string{}
-	var rl rlimits
-	if l.WallMs > 0 {
-		enf[CapWall] = "SIGKILL of the PID namespace by the parent"
-	}
-	if l.MemoryMB > 0 {
-		if cg.memory != "" {
-			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
-		} else {
-			enf[CapMemory] = "RLIMIT_AS"
-			rl.as = l.MemoryMB << 20
+	// The cgroups are made while the child starts (a few mkdirs and writes
+	// in cgroupfs, in parallel with the fork and exec); init joins them
+	// through their tasks files, which it receives with the spec.
+	cgReady := make(chan *cgroupV1, 1)
+	go func() { cgReady <- newCgroupV1(l, procs) }()
+	var cg *cgroupV1
+	defer func() {
+		if cg == nil {
+			cg = <-cgReady
 		}
-	}
-	if l.CPUMs > 0 {
-		rl.cpuS = (l.CPUMs + 999) / 1000
-		if cg.cpuacct != "" {
-			enf[CapCPU] = "cgroup v1 cpuacct.usage polled by the parent, and RLIMIT_CPU per process"
-		} else {
-			enf[CapCPU] = "RLIMIT_CPU per process, total checked after the run"
-		}
-	}
-	if l.DiskMB > 0 {
-		rl.fsize = l.DiskMB << 20
-		enf[CapDisk] = "RLIMIT_FSIZE per file and a sized /tmp, layer size checked after the run"
-	}
-	if cg.pids != "" {
-		enf[CapProcs] = "cgroup v1 pids.max"
-	} else {
-		enf[CapProcs] = "RLIMIT_NPROC"
-		if uid == 0 {
-			enf[CapProcs] = "none: no writable pids cgroup, and RLIMIT_NPROC does not bind root"
-		}
-		rl.nproc = procs
-	}
-	payload = rl.append(payload, l.DiskMB<<20)
+		cg.remove()
+	}()
 
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -135,9 +110,43 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		return nil, fmt.Errorf("%w: start the sandbox (new user, mount, PID, IPC, UTS, network namespaces): %v%s",
 			ErrUnavailable, err, usernsHint(err))
 	}
-	cg.add(cmd.Process.Pid)
+	cg = <-cgReady
+	enf := map[Cap]string{}
+	var rl rlimits
+	if l.WallMs > 0 {
+		enf[CapWall] = "SIGKILL of the PID namespace by the parent"
+	}
+	if l.MemoryMB > 0 {
+		if cg.memory != "" {
+			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
+		} else {
+			enf[CapMemory] = "RLIMIT_AS"
+			rl.as = l.MemoryMB << 20
+		}
+	}
+	if l.CPUMs > 0 {
+		rl.cpuS = (l.CPUMs + 999) / 1000
+		if cg.cpuacct != "" {
+			enf[CapCPU] = "cgroup v1 cpuacct.usage polled by the parent, and RLIMIT_CPU per process"
+		} else {
+			enf[CapCPU] = "RLIMIT_CPU per process, total checked after the run"
+		}
+	}
+	if l.DiskMB > 0 {
+		rl.fsize = l.DiskMB << 20
+		enf[CapDisk] = "RLIMIT_FSIZE per file and a sized /tmp, layer size checked after the run"
+	}
+	if cg.pids != "" {
+		enf[CapProcs] = "cgroup v1 pids.max"
+	} else {
+		enf[CapProcs] = "RLIMIT_NPROC"
+		if uid == 0 {
+			enf[CapProcs] = "none: no writable pids cgroup, and RLIMIT_NPROC does not bind root"
+		}
+		rl.nproc = procs
+	}
+	payload = rl.append(payload, l.DiskMB<<20)
 
-	// The spec goes after the cgroups, so nothing runs outside them.
 	msgs := make(chan []string, 1)
 	go func() {
 		var out []string
@@ -147,9 +156,24 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		}
 		msgs <- out
 	}()
-	if _, err := parent.Write(payload); err == nil {
-		_ = syscall.Shutdown(fds[0], syscall.SHUT_WR)
+	// The spec goes after the cgroups' tasks files, which init joins
+	// before it forks the command: nothing runs outside them. A lost
+	// descriptor fails the run (init checks the count).
+	err = nil
+	if len(cg.join) > 0 {
+		rights := make([]int, len(cg.join))
+		for i, f := range cg.join {
+			rights[i] = int(f.Fd())
+		}
+		head := append(append(append([]byte("cgroups"), 0), strconv.Itoa(len(rights))...), 0)
+		err = syscall.Sendmsg(fds[0], head, syscall.UnixRights(rights...), nil, 0)
 	}
+	cg.closeJoin()
+	if err == nil {
+		// A short write leaves init a truncated spec, which it refuses.
+		_, _ = parent.Write(payload)
+	}
+	_ = syscall.Shutdown(fds[0], syscall.SHUT_WR)
 
 	var (
 		mu     sync.Mutex
