@@ -23,7 +23,9 @@ var (
 	// key = value, key: value, "key": "value", KEY=value — where the key
 	// names a secret. The value runs to the end of a quoted string, or to
 	// whitespace, a comma, a semicolon or a closing brace.
-	keyed = regexp.MustCompile(`(?i)((?:[a-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]*)["']?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;}"']+)`)
+	// A key right after a "/" is the end of a path ("/etc/passwd: …"), not
+	// a key: the leading group keeps it out.
+	keyed = regexp.MustCompile(`(?i)(?:^|[^/a-z0-9_.-])((?:[a-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]*)["']?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;}"']+)`)
 
 	// HTTP authorization headers.
 	authHeader = regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic|token)?\s*)([^\s,;]+)`)
@@ -54,7 +56,8 @@ func String(s string) string {
 		if sub[2] == Mask || sub[2] == `"`+Mask+`"` {
 			return m
 		}
-		return sub[1] + Mask
+		// m starts with the character before the key, if any.
+		return m[:len(m)-len(sub[1])-len(sub[2])] + sub[1] + Mask
 	})
 	for _, re := range shapes {
 		s = re.ReplaceAllString(s, Mask)

@@ -21,6 +21,9 @@ func TestString(t *testing.T) {
 		{"build passed: 12 tests, 0 failed", "build passed: 12 tests, 0 failed"},
 		{"name=web port=8080", "name=web port=8080"},
 		{"the author: Ann", "the author: Ann"},
+		{"sh: /etc/passwd: Read-only file system", "sh: /etc/passwd: Read-only file system"},
+		{"open /home/u/.config/secret: Permission denied", "open /home/u/.config/secret: Permission denied"},
+		{"x password=a y token=b", "x password=[REDACTED] y token=[REDACTED]"},
 	} {
 		if got := String(tt.in); got != tt.want {
 			t.Errorf("String(%q)\n got %q\nwant %q", tt.in, got, tt.want)

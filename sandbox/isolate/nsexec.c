@@ -239,6 +239,11 @@ static void read_spec(int fd) {
 	}
 }
 
+static int is_dir(const char *path) {
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static void mkdir_p(const char *path) {
 	char buf[4096];
 	size_t n = strlen(path);
@@ -297,11 +302,12 @@ static void setup_mounts(void) {
 	}
 
 	// Private /tmp.
+	char opts_tmp[128];
 	if (sp.tmp_bytes > 0)
-		snprintf(opts, sizeof opts, "mode=1777,size=%lld", sp.tmp_bytes);
+		snprintf(opts_tmp, sizeof opts_tmp, "mode=1777,size=%lld", sp.tmp_bytes);
 	else
-		snprintf(opts, sizeof opts, "mode=1777");
-	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		snprintf(opts_tmp, sizeof opts_tmp, "mode=1777");
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts_tmp) < 0)
 		fail("mount tmpfs on /tmp");
 
 	// Minimal /dev.
@@ -327,8 +333,16 @@ static void setup_mounts(void) {
 		fail("symlinks in /dev");
 	if (mkdir("/dev/shm", 01777) < 0 || mkdir("/dev/pts", 0755) < 0)
 		fail("mkdir in /dev");
-	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+	// /dev/shm is sized like /tmp: it counts against the disk cap, and its
+	// pages would otherwise escape RLIMIT_AS.
+	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts_tmp) < 0)
 		fail("mount tmpfs on /dev/shm");
+
+	// The host's /run holds Unix sockets (D-Bus, systemd, container
+	// engines) that a path reaches whatever the network namespace: hide it
+	// behind an empty tmpfs, read-only like the rest.
+	if (is_dir("/run") && mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=16k") < 0)
+		fail("mount tmpfs on /run");
 
 	// Scopes: overlays at their real paths, after /tmp so that a scope under
 	// /tmp shows. The paths are given as /proc/self/fd links because the
@@ -360,6 +374,15 @@ static void setup_mounts(void) {
 	if (fd < 0 || write(fd, "0", 1) != 1)
 		fail("limit user namespaces to 0");
 	close(fd);
+	// The host's kernel settings stay out of reach: uid 0 may write
+	// /proc/sys by ownership alone, without capabilities. Each of these
+	// becomes its own mount, so the recursive read-only below covers it
+	// while /proc itself is made writable again (not recursively).
+	static const char *const proc_ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
+	for (size_t i = 0; i < sizeof proc_ro / sizeof proc_ro[0]; i++) {
+		if (mount(proc_ro[i], proc_ro[i], NULL, MS_BIND | MS_REC, NULL) < 0 && errno != ENOENT)
+			fail("bind %s", proc_ro[i]);
+	}
 
 	// Then everything read-only, recursively (a remount would not be),
 	// and writable again only what is the sandbox's own. The overlays keep

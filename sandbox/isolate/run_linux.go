@@ -270,7 +270,9 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		res.ExitCode, res.Signal = -1, ws.Signal()
 	default: // init itself was killed: by us, or from outside
 		res.ExitCode, res.Signal = -1, syscall.SIGKILL
-		if !killed {
+		if !killed && !(l.MemoryMB > 0 && cg.oomKills() > 0) {
+			// The memory cgroup's OOM killer may pick init itself: that
+			// is the memory cap, named below; anything else is an error.
 			return nil, fmt.Errorf("sandbox: init ended without a status: %v", waitErr)
 		}
 	}
