@@ -37,6 +37,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 
 #define MARKER "_ACT_SANDBOX_FD"
 #define SETUP_FAILED 125
@@ -456,6 +460,34 @@ static void drop_privileges(void) {
 }
 
 // run_command is the forked command process: limits, privileges, exec.
+// deny_unix_sockets installs a seccomp filter that refuses socket(AF_UNIX):
+// a Unix socket bound to a path (a host daemon's, anywhere the command can
+// see) is reachable whatever the network namespace, so the command may not
+// make one. socketpair(2), which reaches nothing outside, stays allowed.
+// A syscall of another architecture (the 32-bit entry points, which have
+// their own numbers) is refused the same way so the filter cannot be
+// sidestepped.
+static void deny_unix_sockets(void) {
+#if defined(__x86_64__)
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), // x32 ABI
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof filter / sizeof filter[0], .filter = filter};
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+		fail("install the seccomp filter");
+#endif
+}
+
 __attribute__((noreturn)) static void run_command(void) {
 	sigset_t all;
 	sigemptyset(&all);
@@ -474,6 +506,7 @@ __attribute__((noreturn)) static void run_command(void) {
 	if (sp.dir && chdir(sp.dir) < 0)
 		fail("chdir %s", sp.dir);
 	drop_privileges();
+	deny_unix_sockets();
 	if (sp.probe)
 		_exit(0);
 
