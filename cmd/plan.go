@@ -87,6 +87,29 @@ func fillPlan(res *result, p *plan.Plan) {
 // summary line of SPEC §3.7.
 func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 	stateDir, _ := env.stateDir()
+	// Commands run in the sandbox: what ran and what it said (capped and
+	// redacted when it was captured).
+	for _, c := range p.Commands {
+		fmt.Fprintf(w, "%s %s\n", st.bold.Render("$ "+strings.Join(c.Argv, " ")),
+			st.faint.Render(fmt.Sprintf("(exit %d, %d ms)", c.ExitCode, c.WallMs)))
+		for _, out := range []struct {
+			text string
+			cut  bool
+		}{{c.Stdout, c.StdoutCut}, {c.Stderr, c.StderrCut}} {
+			if out.text == "" {
+				continue
+			}
+			for _, line := range strings.Split(strings.TrimRight(out.text, "\n"), "\n") {
+				fmt.Fprintf(w, "    %s\n", line)
+			}
+			if out.cut {
+				fmt.Fprintf(w, "    (output cut at %d bytes)\n", plan.MaxCommandOutput)
+			}
+		}
+	}
+	if len(p.Commands) > 0 {
+		fmt.Fprintln(w)
+	}
 	for _, c := range p.Changes {
 		style, sign := st.modify, "~"
 		switch c.Kind {
