@@ -458,58 +458,15 @@ func TestAttackOrdinaryUser(t *testing.T) {
 	if os.Getenv(attackChildEnv) != "" {
 		t.Skip("in the child")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: TestAttack itself runs as an ordinary user")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv is not installed")
-	}
+	dir := nobodyDir(t)
 	if err := isolate.Available(); err != nil {
 		t.Skipf("no isolation here: %v", err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "act-attack-user-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		makeRemovable(dir)
-		os.RemoveAll(dir)
-	})
-	mustDo(t, os.Chmod(dir, 0o777))
-	bin := filepath.Join(dir, "plan.test")
-	mustDo(t, sandbox.CopyTree(exe, bin))
-	mustDo(t, os.Chmod(bin, 0o755))
 	// The child's tree: visible in its sandbox (not under /tmp), its own.
 	base := attackBase(t)
 	mustDo(t, os.Chmod(base, 0o777))
 	other := attackOther(t, base)
-
-	args := []string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run=^TestAttack$", "-test.count=1"}
-	if testing.Verbose() {
-		args = append(args, "-test.v")
-	}
-	cmd := exec.Command(setpriv, args...)
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		switch name, _, _ := strings.Cut(kv, "="); name {
-		case "TMPDIR", "HOME", "GOCOVERDIR", attackChildEnv, attackOtherEnv:
-		default:
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "TMPDIR="+dir, "HOME="+dir, attackChildEnv+"="+base, attackOtherEnv+"="+other)
-	output, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the corpus as nobody: %v\n%s", err, output)
-	}
-	if testing.Verbose() {
-		t.Logf("the corpus as nobody:\n%s", output)
-	}
+	runAsNobody(t, dir, "TestAttack", attackChildEnv+"="+base, attackOtherEnv+"="+other)
 }
 
 // attackBase is the directory that holds every case's tree: in the child,

@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -335,58 +334,9 @@ func TestMatrixOrdinaryUser(t *testing.T) {
 	if os.Getenv(matrixChildEnv) != "" {
 		t.Skip("in the child")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: TestMatrix itself runs as an ordinary user")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv is not installed")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "act-matrix-user-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		makeRemovable(dir)
-		os.RemoveAll(dir)
-	})
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	// The test binary's own directory may be closed to nobody.
-	bin := filepath.Join(dir, "plan.test")
-	if err := sandbox.CopyTree(exe, bin); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := nobodyDir(t)
 	out := filepath.Join(dir, "outcomes")
-	args := []string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run=^TestMatrix$", "-test.count=1"}
-	if testing.Verbose() {
-		args = append(args, "-test.v")
-	}
-	cmd := exec.Command(setpriv, args...)
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		switch name, _, _ := strings.Cut(kv, "="); name {
-		case "TMPDIR", "HOME", "GOCOVERDIR", matrixChildEnv:
-		default:
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "TMPDIR="+dir, "HOME="+dir, matrixChildEnv+"="+out)
-	output, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the matrix as nobody: %v\n%s", err, output)
-	}
-	if testing.Verbose() {
-		t.Logf("the matrix as nobody:\n%s", output)
-	}
+	runAsNobody(t, dir, "TestMatrix", matrixChildEnv+"="+out)
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
