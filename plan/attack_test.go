@@ -296,6 +296,16 @@ var attackCases = []attackCase{
 		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit",
 	},
 	{
+		// Files under the per-file limit, without end: the polled layer
+		// size stops it long before the wall clock.
+		name:   "disk-endless",
+		script: `i=0; while :; do i=$((i+1)); head -c 200000 /dev/zero > g$i || exit 1; done`,
+		res:    "{max_cpu_ms: 60000, max_memory_mb: 256, max_disk_mb: 2, max_duration_ms: 60000}",
+		create: []string{"g*"},
+		want:   "op.cap-exceeded", msg: "disk cap of 2 MiB hit \\(layer size polled",
+		maxWall: 10 * time.Second,
+	},
+	{
 		name:   "disk-tmp",
 		script: `for i in 1 2 3 4; do head -c 900000 /dev/zero > /tmp/f$i || exit 1; done`,
 		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 5000}",

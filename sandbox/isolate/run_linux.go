@@ -134,7 +134,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	}
 	if l.DiskMB > 0 {
 		rl.fsize = l.DiskMB << 20
-		enf[CapDisk] = "RLIMIT_FSIZE per file and a sized /tmp, layer size checked after the run"
+		enf[CapDisk] = "RLIMIT_FSIZE per file, a sized /tmp and /dev/shm, and the layers' size polled by the parent"
 	}
 	if cg.pids != "" {
 		enf[CapProcs] = "cgroup v1 pids.max"
@@ -204,10 +204,27 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 			defer tk.Stop()
 			poll = tk.C
 		}
+		// The layers' total is polled: the kernel limits each file
+		// (RLIMIT_FSIZE) but not an upper dir on the host's filesystem.
+		var diskPoll <-chan time.Time
+		if l.DiskMB > 0 && len(spec.Scopes) > 0 {
+			tk := time.NewTicker(50 * time.Millisecond)
+			defer tk.Stop()
+			diskPoll = tk.C
+		}
 		for {
 			select {
 			case <-done:
 				return
+			case <-diskPoll:
+				var n int64
+				for _, sc := range spec.Scopes {
+					n += treeBytes(sc.Upper)
+				}
+				if n > l.DiskMB<<20 {
+					kill(&CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: "layer size polled by the parent every 50 ms"})
+					return
+				}
 			case <-ctx.Done():
 				kill(nil)
 				return
