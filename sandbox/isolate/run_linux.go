@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -299,11 +300,25 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	return res, nil
 }
 
+// allocFailure matches the ways programs report a refused allocation.
+var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory`)
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
 // capHitAfter names the cap that ended or rejects a finished run, if any.
 func capHitAfter(res *Result, l Limits, procs int64, cg *cgroupV1, rl rlimits, enf map[Cap]string) *CapHit {
 	switch {
 	case l.MemoryMB > 0 && cg.oomKills() > 0:
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: enf[CapMemory]}
+	case l.MemoryMB > 0 && cg.memory == "" && res.ExitCode != 0 && allocFailure.Match(tail(res.Stderr, 4096)):
+		// RLIMIT_AS refuses an allocation rather than killing: the
+		// command fails, saying so in its own words.
+		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: "RLIMIT_AS (the command reported a failed allocation)"}
 	case l.CPUMs > 0 && (res.Signal == syscall.SIGXCPU || res.Signal == syscall.SIGKILL) &&
 		res.Usage.CPU >= time.Duration(rl.cpuS)*time.Second:
 		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "RLIMIT_CPU"}
