@@ -246,6 +246,8 @@ func TestDeps(t *testing.T) {
 		"diff":                  {"internal/overlay", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
 		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
+		"internal/state":        {"github.com/gofrs/flock"},
+		"rollback":              {"diff", "internal/atomicfile"},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")
