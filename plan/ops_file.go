@@ -66,12 +66,19 @@ func (c *capped) Write(b []byte) (int, error) {
 
 // regularFile resolves named, following a final symlink, and checks that
 // it is a regular file.
-func (r *runner) regularFile(f []string, named string) (string, fs.FileInfo, error) {
-	p, err := r.resolve(f, named, true)
+// resolveStat resolves p (see [runner.resolve]) and describes what it
+// resolves to; a nil FileInfo means absent.
+func (r *runner) resolveStat(f []string, p string, followLast bool) (string, fs.FileInfo, error) {
+	res, err := r.resolve(f, p, followLast)
 	if err != nil {
 		return "", nil, err
 	}
-	fi, err := r.lstat(f, p)
+	fi, err := r.lstat(f, res)
+	return res, fi, err
+}
+
+func (r *runner) regularFile(f []string, named string) (string, fs.FileInfo, error) {
+	p, fi, err := r.resolveStat(f, named, true)
 	switch {
 	case err != nil:
 		return "", nil, err
@@ -111,11 +118,7 @@ func (r *runner) writeTo(pf, mf []string, path string, data []byte, mode string,
 		return err
 	}
 	if createOnly {
-		lp, err := r.resolve(pf, path, false)
-		if err != nil {
-			return err
-		}
-		switch fi, err := r.lstat(pf, lp); {
+		switch _, fi, err := r.resolveStat(pf, path, false); {
 		case err != nil:
 			return err
 		case fi != nil:
@@ -123,11 +126,7 @@ func (r *runner) writeTo(pf, mf []string, path string, data []byte, mode string,
 				"create_only is set and %q already exists (%s)", path, describe(fi))
 		}
 	}
-	p, err := r.resolve(pf, path, true)
-	if err != nil {
-		return err
-	}
-	fi, err := r.lstat(pf, p)
+	p, fi, err := r.resolveStat(pf, path, true)
 	switch {
 	case err != nil:
 		return err
@@ -244,11 +243,7 @@ func (r *runner) fileDelete(f []string, op descriptors.FileDeleteOp) error {
 
 // literalDeletion checks a FILE_DELETE entry that names one path.
 func (r *runner) literalDeletion(f []string, named string) (deletion, error) {
-	p, err := r.resolve(f, named, false)
-	if err != nil {
-		return deletion{}, err
-	}
-	fi, err := r.lstat(f, p)
+	p, fi, err := r.resolveStat(f, named, false)
 	switch {
 	case err != nil:
 		return deletion{}, err
@@ -336,19 +331,11 @@ func (r *runner) directoryCreate(f []string, op descriptors.DirectoryCreateOp) e
 	}
 	// The path itself: an existing directory (through a symlink too) is
 	// fine with parents; a symlink to nothing is not a place to create one.
-	lp, err := r.resolve(pf, op.Path, false)
+	_, lfi, err := r.resolveStat(pf, op.Path, false)
 	if err != nil {
 		return err
 	}
-	lfi, err := r.lstat(pf, lp)
-	if err != nil {
-		return err
-	}
-	p, err := r.resolve(pf, op.Path, true)
-	if err != nil {
-		return err
-	}
-	fi, err := r.lstat(pf, p)
+	p, fi, err := r.resolveStat(pf, op.Path, true)
 	switch {
 	case err != nil:
 		return err
@@ -407,11 +394,7 @@ func (r *runner) mkdir(f []string, p string, perm fs.FileMode) error {
 
 func (r *runner) directoryDelete(f []string, op descriptors.DirectoryDeleteOp) error {
 	pf := field(f, "path")
-	p, err := r.resolve(pf, op.Path, false)
-	if err != nil {
-		return err
-	}
-	fi, err := r.lstat(pf, p)
+	p, fi, err := r.resolveStat(pf, op.Path, false)
 	switch {
 	case err != nil:
 		return err
