@@ -47,20 +47,8 @@ func TestRulesRegistry(t *testing.T) {
 // (tests excluded) that look like rule ids with the given prefix.
 func literalIDs(t *testing.T, glob, prefix string) map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob(glob)
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no files match %s: %v", glob, err)
-	}
 	ids := map[string]bool{}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	inspectFiles(t, glob, func(_ *token.FileSet, af *ast.File) {
 		ast.Inspect(af, func(n ast.Node) bool {
 			lit, ok := n.(*ast.BasicLit)
 			if !ok || lit.Kind != token.STRING {
@@ -72,8 +60,29 @@ func literalIDs(t *testing.T, glob, prefix string) map[string]bool {
 			}
 			return true
 		})
-	}
+	})
 	return ids
+}
+
+// inspectFiles parses the Go files matched by glob, tests excluded, and
+// calls f for each; no match fails t.
+func inspectFiles(t *testing.T, glob string, f func(*token.FileSet, *ast.File)) {
+	t.Helper()
+	files, err := filepath.Glob(glob)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no files match %s: %v", glob, err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(fset, af)
+	}
 }
 
 func registryIDs(l problem.Layer) map[string]bool {
@@ -91,20 +100,8 @@ func registryIDs(l problem.Layer) map[string]bool {
 // string literals (or, inside checkPathRules, its rule parameters).
 func emittedIDs(t *testing.T) map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob("check*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no check*.go files: %v", err)
-	}
 	ids := map[string]bool{}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	inspectFiles(t, "check*.go", func(fset *token.FileSet, af *ast.File) {
 		ast.Inspect(af, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
@@ -139,7 +136,7 @@ func emittedIDs(t *testing.T) map[string]bool {
 			}
 			return true
 		})
-	}
+	})
 	return ids
 }
 
