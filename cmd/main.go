@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/rollback"
 )
 
 // Version is act's version, printed by --version.
@@ -56,6 +58,8 @@ type Env struct {
 	home       string
 	policyFile string
 	json       bool
+	// recovered lists the crashed promotions recovered by this process.
+	recovered []rollback.Recovery
 }
 
 // DefaultEnv returns the environment of the real process.
@@ -113,6 +117,9 @@ func newApp(env *Env) *cli.App {
 			newValidateCommand(env),
 			newPlanCommand(env),
 			newShowCommand(env),
+			newApplyCommand(env),
+			newRollbackCommand(env),
+			newRecoverCommand(env),
 			newSchemaCommand(env),
 			newPolicyCommand(env),
 		},
@@ -130,6 +137,7 @@ func newApp(env *Env) *cli.App {
 			env.home = c.String("home")
 			env.policyFile = c.String("policy")
 			env.json = c.Bool("json")
+			env.recoverFirst(c.Context)
 			return nil
 		},
 	}

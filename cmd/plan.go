@@ -11,6 +11,7 @@ import (
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 )
 
@@ -46,6 +47,20 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, er
 	if err != nil {
 		return res, nil, err
 	}
+	p, err := buildPlan(ctx, env, res, ck)
+	return res, p, err
+}
+
+// buildPlan dry-runs a checked descriptor (SPEC §3 steps 2–7), after
+// refusing a repeat of a rolled-back action during its cooldown.
+func buildPlan(ctx context.Context, env *Env, res *result, ck *checked) (*plan.Plan, error) {
+	canon, _, err := plan.Canonical(ck.d)
+	if err != nil {
+		return nil, err
+	}
+	if err := cooldownBlock(env, state.Dir{Root: ck.stateDir}, canon, ck.pol); err != nil {
+		return nil, withPositions(ck, err)
+	}
 	p, err := plan.Build(ctx, ck.d, plan.Options{
 		StateDir: ck.stateDir,
 		Policy:   ck.pol,
@@ -56,11 +71,11 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, er
 		Host:     plan.DefaultHost(),
 	})
 	if err != nil {
-		return res, nil, withPositions(ck, err)
+		return nil, withPositions(ck, err)
 	}
 	fillPlan(res, p)
 	res.Warnings = locate(ck.doc, res.Warnings)
-	return res, p, nil
+	return p, nil
 }
 
 // withPositions gives the problems of a failed plan their place in the

@@ -13,7 +13,16 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
+	"github.com/act-project/act/rollback"
 )
+
+// recoveryOutcome says in words where a recovery left the tree.
+func recoveryOutcome(r rollback.Recovery) string {
+	if r.Outcome == "after" {
+		return "it had completed, and its records are now complete too"
+	}
+	return "what it had done was undone: the tree is as before it"
+}
 
 // result is the one JSON document every command prints with --json.
 type result struct {
@@ -33,6 +42,8 @@ type result struct {
 	Errors     []jsonProblem `json:"errors"`
 	Warnings   []jsonProblem `json:"warnings"`
 	Data       any           `json:"data,omitempty"`
+	// Recovered lists crashed promotions this command recovered first.
+	Recovered []rollback.Recovery `json:"recovered,omitempty"`
 }
 
 type summary struct {
@@ -59,6 +70,7 @@ func (r *rendered) Error() string { return fmt.Sprintf("exit status %d", r.code)
 func exitCode(err error) int {
 	var (
 		r  *rendered
+		se *statusError
 		u  usageError
 		le *policy.LoadError
 		pl problem.List
@@ -68,6 +80,8 @@ func exitCode(err error) int {
 		return 0
 	case errors.As(err, &r):
 		return r.code
+	case errors.As(err, &se):
+		return se.code
 	case errors.As(err, &u):
 		return 2
 	case errors.As(err, &le):
@@ -82,6 +96,8 @@ func exitCode(err error) int {
 			return 5
 		case problem.Rejected:
 			return 6
+		case problem.Conflict:
+			return 8
 		}
 		return 3
 	}
@@ -103,8 +119,10 @@ func statusFor(code int, success string) string {
 		return "blocked"
 	case 5:
 		return "failed"
-	case 6:
+	case 6, 8:
 		return "rejected"
+	case 7:
+		return "queued"
 	case 9:
 		return "not_found"
 	}
@@ -117,7 +135,17 @@ func statusFor(code int, success string) string {
 func (env *Env) finish(res *result, success string, err error, human func(w io.Writer, st styles)) error {
 	code := exitCode(err)
 	res.Status = statusFor(code, success)
+	var se *statusError
+	if errors.As(err, &se) {
+		res.Status = se.status
+	}
 	res.ExitCode = code
+	res.Recovered = env.recovered
+	if !env.json {
+		for _, r := range env.recovered {
+			fmt.Fprintf(env.Stdio.Err, "act: recovered: the %s of action %s had stopped part-way; %s\n", r.Event, r.ActionID, recoveryOutcome(r))
+		}
+	}
 	if res.Errors == nil {
 		res.Errors = []jsonProblem{}
 	}

@@ -38,6 +38,13 @@ type State string
 const (
 	// Planned: the dry run succeeded and the plan awaits apply.
 	Planned State = "planned"
+	// Pending: apply needed a confirmation it did not get; the plan waits
+	// for `act apply PLAN_ID --confirm`.
+	Pending State = "pending"
+	// Applied: the plan was promoted.
+	Applied State = "applied"
+	// RolledBack: the plan was promoted, then rolled back.
+	RolledBack State = "rolled_back"
 )
 
 // A Plan is a saved dry run.
@@ -115,7 +122,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if probs := CheckPreconditions(d, opts.Host, now, opts.Policy.IdlePeriod); len(probs) > 0 {
 		return nil, probs
 	}
-	canon, digest, err := canonical(d)
+	canon, digest, err := Canonical(d)
 	if err != nil {
 		return nil, err
 	}
@@ -225,8 +232,8 @@ func opProblems(err error) error {
 	return probs
 }
 
-// canonical returns d as canonical JSON (sorted keys) and its sha256.
-func canonical(d *descriptors.Descriptor) (json.RawMessage, string, error) {
+// Canonical returns d as canonical JSON (sorted keys) and its sha256.
+func Canonical(d *descriptors.Descriptor) (json.RawMessage, string, error) {
 	b, err := json.Marshal(d)
 	if err != nil {
 		return nil, "", err

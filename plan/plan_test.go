@@ -237,7 +237,7 @@ steps:
 	if c, m, dl := diff.Summary(p.Changes); c != 3 || m != 1 || dl != 4 {
 		t.Errorf("diff.Summary() = %d, %d, %d; want 3, 1, 4", c, m, dl)
 	}
-	canon, digest, err := canonical(d)
+	canon, digest, err := Canonical(d)
 	if err != nil {
 		t.Fatal(err)
 	}

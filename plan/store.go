@@ -73,3 +73,19 @@ func Load(stateDir, id string) (*Plan, error) {
 
 // LayerDir is the directory of plan id's layer.
 func LayerDir(stateDir, id string) string { return filepath.Join(Dir(stateDir, id), "layer") }
+
+// Update rewrites the saved plan p (its state, typically) atomically.
+func Update(stateDir string, p *Plan) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(Dir(stateDir, p.ID), "plan.json"), append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("save plan: %w", err)
+	}
+	return nil
+}
+
+// UpperDir is the upper directory of plan id's layer: the real absolute path
+// p lives at UpperDir + p.
+func UpperDir(stateDir, id string) string { return filepath.Join(LayerDir(stateDir, id), "upper") }

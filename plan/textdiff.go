@@ -34,7 +34,7 @@ func TextDiff(stateDir string, p *Plan, c diff.Change) (text string, cut, binary
 		return "", false, false, err
 	}
 	defer closeBefore()
-	after, closeAfter, err := open(filepath.Join(LayerDir(stateDir, p.ID), "upper", c.Path), c.Kind != diff.Delete)
+	after, closeAfter, err := open(filepath.Join(UpperDir(stateDir, p.ID), c.Path), c.Kind != diff.Delete)
 	if err != nil {
 		return "", false, false, err
 	}

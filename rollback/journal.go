@@ -1,6 +1,6 @@
 // Package rollback promotes planned changes onto the real tree and undoes
-// them, crash-safely. For now it holds the write-ahead journal those
-// promotions and rollbacks write; see [Create] and [Read].
+// them, crash-safely: [Apply], [Rollback] and [Recover], and the
+// write-ahead journal they write ([Create], [Read]).
 //
 // # Journal format
 //
@@ -46,7 +46,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/atomicfile"
 )
 
@@ -118,19 +117,28 @@ type Record interface {
 	Kind() Kind
 }
 
-// Begin opens a journal: the promotion of ActionID from plan PlanID will
-// make Steps, in order. Step records refer to them by index.
+// Begin opens a journal: Event (EventApply or EventRollback) of ActionID,
+// from plan PlanID, will carry out Steps, in order. Step records refer to
+// them by index.
 type Begin struct {
-	ActionID string        `json:"action_id"`
-	PlanID   string        `json:"plan_id"`
-	Steps    []diff.Change `json:"steps"`
+	Event    string `json:"event"`
+	ActionID string `json:"action_id"`
+	PlanID   string `json:"plan_id"`
+	Steps    []Op   `json:"steps"`
+	// Keep lists, for a forced rollback, the steps whose backups hold a
+	// version of the path changed since the apply: they are kept and
+	// shown to the user; the other backups are removed after Commit.
+	Keep []int `json:"keep,omitempty"`
 }
 
 // Step records progress on Begin.Steps[N]: Done false means the step is
 // about to start (it may be partly made), Done true that it is complete.
+// Ino is the inode of the entry an OpPut moves in, so that undoing it can
+// tell that entry from anything else at the path.
 type Step struct {
-	N    int  `json:"n"`
-	Done bool `json:"done"`
+	N    int    `json:"n"`
+	Done bool   `json:"done"`
+	Ino  uint64 `json:"ino,omitempty"`
 }
 
 // Commit is the last record of a promotion that completed: every step is

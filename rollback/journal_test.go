@@ -19,18 +19,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/act-project/act/diff"
 )
 
 // equate treats nil and empty slices alike.
 var equate = cmpopts.EquateEmpty()
 
 // changes returns n deterministic planned changes.
-func changes(n int) []diff.Change {
-	cs := make([]diff.Change, n)
+func changes(n int) []Op {
+	cs := make([]Op, n)
 	for i := range cs {
-		mode, sum := "0644", fmt.Sprintf("%064x", i)
-		cs[i] = diff.Change{Path: fmt.Sprintf("/home/u/p/f%04d", i), Kind: diff.Create, Type: "file", ModeAfter: &mode, SHA256After: &sum}
+		cs[i] = Op{Kind: OpPut, Path: fmt.Sprintf("/home/u/p/f%04d", i), Src: fmt.Sprintf("/s/plans/p/layer/home/u/p/f%04d", i), Change: i}
 	}
 	return cs
 }

@@ -32,6 +32,10 @@ const (
 	// Rejected problems: the dry run was rejected: an undeclared effect, a
 	// cap exceeded, an operation that cannot be carried out (SPEC §3.6).
 	Rejected
+	// Conflict problems: the real tree or act's records disagree with what
+	// apply or rollback expects: a stale plan, an action id already
+	// promoted with other content, a rollback target changed (SPEC §4, §5).
+	Conflict
 )
 
 func (l Layer) String() string {
@@ -48,6 +52,8 @@ func (l Layer) String() string {
 		return "precondition"
 	case Rejected:
 		return "rejected"
+	case Conflict:
+		return "conflict"
 	}
 	return "layer(" + strconv.Itoa(int(l)) + ")"
 }

@@ -9,6 +9,8 @@
 //	plans/     saved plans, one directory per plan id
 //	journal/   write-ahead journals of promotions and rollbacks in progress
 //	backups/   pre-images kept for rollback, one directory per action id
+//	actions/   one record per promoted action: its ops, backups and state
+//	cooldowns/ when the same action was last rolled back, for cooldown_on_repeat
 //	audit/     the signed audit log
 //	lock       the lock file; its content is empty and never read
 //
@@ -53,6 +55,13 @@ func (d Dir) Journal() string { return filepath.Join(d.Root, "journal") }
 func (d Dir) JournalFile(actionID string) string {
 	return filepath.Join(d.Journal(), actionID+".journal")
 }
+
+// Actions is the directory of action records, one <action id>.json each.
+func (d Dir) Actions() string { return filepath.Join(d.Root, "actions") }
+
+// Cooldowns is the directory of cooldown records, one per rolled-back
+// action's identity.
+func (d Dir) Cooldowns() string { return filepath.Join(d.Root, "cooldowns") }
 
 // Backups is the directory of pre-images kept for rollback.
 func (d Dir) Backups() string { return filepath.Join(d.Root, "backups") }

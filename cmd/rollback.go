@@ -1,0 +1,129 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/rollback"
+)
+
+func newRollbackCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "rollback",
+		Usage:     "restore what an applied action changed",
+		UsageText: "act rollback [--force [--confirm]] [--json] ACTION_ID",
+		Description: `Restores the pre-images of everything the action's apply changed: what it
+   created is removed, what it modified or deleted comes back with its mode,
+   all or nothing, journaled like apply. If a path changed since the apply,
+   rollback refuses and lists them; --force restores anyway after saving the
+   current versions (printed), and needs --confirm or a yes at the terminal.
+
+EXIT STATUS:
+   0 rolled back, 1 error, 2 usage, 7 --force not confirmed,
+   8 a path changed since the apply, or already rolled back, 9 no such action`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "force", Usage: "restore even paths changed since the apply, saving their current versions"},
+			&cli.BoolFlag{Name: "confirm", Usage: "confirm a forced rollback"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("rollback takes exactly one action id, got %d arguments", c.NArg())
+			}
+			return runRollback(c.Context, env, c.Args().First(), c.Bool("force"), c.Bool("confirm"))
+		},
+	}
+}
+
+func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool) error {
+	res := &result{ActionID: id}
+	home, err := env.stateDir()
+	if err != nil {
+		return env.finish(res, "rolled_back", err, nil)
+	}
+	if force && !confirmed {
+		if !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err) {
+			confirmed = ask(env, fmt.Sprintf("Roll back %s even where paths changed since the apply (their current versions are saved)? [y/N] ", id))
+		}
+		if !confirmed {
+			return env.finish(res, "rolled_back", &statusError{status: "queued", code: 7, err: fmt.Errorf(
+				"rollback --force needs confirmation: add --confirm")}, nil)
+		}
+	}
+	out, err := rollback.Rollback(ctx, state.Dir{Root: home}, id, rollback.Options{
+		Now: env.Now, Force: force, Progress: env.progress("rolling back"),
+	})
+	if out != nil {
+		env.recovered = append(env.recovered, out.Recovered...)
+		if out.Action != nil {
+			res.PlanID, res.ActionType = out.Action.PlanID, out.Action.ActionType
+			res.Changes = out.Action.Changes
+		}
+	}
+	var rev *rollback.RevertedError
+	if errors.As(err, &rev) {
+		err = &statusError{status: "reverted", code: 1, err: err}
+	}
+	if err == nil && len(out.Action.Saved) > 0 {
+		res.Data = map[string]any{"saved": out.Action.Saved}
+	}
+	return env.finish(res, "rolled_back", err, func(w io.Writer, st styles) {
+		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Rolled back %s: %d changes restored.", id, len(out.Action.Changes))))
+		for _, s := range out.Action.Saved {
+			fmt.Fprintf(w, "Saved the version of %s found at rollback to %s\n", s.Path, s.Copy)
+		}
+	})
+}
+
+func newRecoverCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "recover",
+		Usage:     "finish or undo promotions and rollbacks a crash left part-way",
+		UsageText: "act recover [--json]",
+		Description: `Every act command does this first; recover does only this. A promotion
+   that had not committed is undone, one that had is completed: the tree ends
+   fully before or fully after, never between.
+
+EXIT STATUS:
+   0 success (nothing to do, or recovered), 1 error, 2 usage`,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usagef("recover takes no arguments, got %d", c.NArg())
+			}
+			res := &result{}
+			home, err := env.stateDir()
+			if err == nil {
+				var rec []rollback.Recovery
+				rec, err = rollback.Recover(c.Context, state.Dir{Root: home}, env.Now)
+				env.recovered = append(env.recovered, rec...)
+			}
+			return env.finish(res, "ok", err, func(w io.Writer, st styles) {
+				if len(env.recovered) == 0 {
+					fmt.Fprintln(w, "Nothing to recover.")
+				}
+				for _, r := range env.recovered {
+					fmt.Fprintf(w, "Recovered the %s of action %s: %s.\n", r.Event, r.ActionID, recoveryOutcome(r))
+				}
+			})
+		},
+	}
+}
+
+// recoverFirst recovers, before any command runs, a promotion a crash left
+// part-way (SPEC §4: "recovered on the next act command"). A failure is not
+// this command's: it is left for apply, rollback and recover to report.
+func (env *Env) recoverFirst(ctx context.Context) {
+	home, err := env.stateDir()
+	if err != nil || !rollback.NeedsRecovery(state.Dir{Root: home}) {
+		return
+	}
+	rec, err := rollback.Recover(ctx, state.Dir{Root: home}, env.Now)
+	env.recovered = append(env.recovered, rec...)
+	if err != nil {
+		fmt.Fprintf(env.Stdio.Err, "act: warning: recovery of an interrupted promotion failed: %v\n", err)
+	}
+}

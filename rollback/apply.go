@@ -1,0 +1,442 @@
+package rollback
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/atomicfile"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/plan"
+)
+
+// The states of an [Action].
+const (
+	Applied    = "applied"
+	RolledBack = "rolled_back"
+)
+
+// An Action is act's record of a promoted action, kept in
+// <home>/actions/<action id>.json: what the apply did (its ops, with the
+// backups of what it replaced or removed) and where the action stands.
+type Action struct {
+	ActionID         string        `json:"action_id"`
+	PlanID           string        `json:"plan_id"`
+	DescriptorDigest string        `json:"descriptor_digest"`
+	ActionType       string        `json:"action_type"`
+	State            string        `json:"state"`
+	AppliedAt        time.Time     `json:"applied_at"`
+	RolledBackAt     *time.Time    `json:"rolled_back_at,omitempty"`
+	Changes          []diff.Change `json:"changes"`
+	Ops              []Op          `json:"ops"`
+	// Saved lists, after `rollback --force`, where the versions of paths
+	// changed since the apply were kept.
+	Saved []SavedPath `json:"saved,omitempty"`
+}
+
+// A SavedPath is the version of Path found by a forced rollback, kept at
+// Copy.
+type SavedPath struct {
+	Path string `json:"path"`
+	Copy string `json:"copy"`
+}
+
+// A Recovery is a promotion or rollback that a crash had left unfinished,
+// as recovery ended it: Outcome "before" (undone) or "after" (it had
+// committed; the records were completed).
+type Recovery struct {
+	Event    string `json:"event"`
+	ActionID string `json:"action_id"`
+	PlanID   string `json:"plan_id"`
+	Outcome  string `json:"outcome"`
+}
+
+// Rule ids of the conflicts (exit 8) apply and rollback report.
+const (
+	RuleStale           = "apply.stale"
+	RuleLayerChanged    = "apply.layer-changed"
+	RuleOtherContent    = "apply.already-applied-other-content"
+	RuleWasRolledBack   = "apply.rolled-back"
+	RuleTargetChanged   = "rollback.target-changed"
+	RuleAlreadyRolled   = "rollback.already-rolled-back"
+	RulePreconditionNow = "apply.precondition-failed"
+)
+
+// RuleCooldown blocks (exit 4) a repeat of a rolled-back action during the
+// policy's cooldown.
+const RuleCooldown = "policy.cooldown"
+
+// Rules lists the rule ids apply and rollback report: conflicts (exit 8)
+// and the cooldown block (exit 4).
+func Rules() []plan.Rule {
+	c := problem.Conflict
+	return []plan.Rule{
+		{ID: RuleCooldown, Summary: "the same action (type, scope and effects) was rolled back less than the policy's cooldown ago (confirmation.cooldown_on_repeat)", Layer: problem.Policy},
+		{ID: RuleStale, Summary: "a path no longer matches the plan's pre-image (type, mode, content; absent still absent)", Layer: c},
+		{ID: RulePreconditionNow, Summary: "a precondition that held at plan time no longer holds at apply (the message names the precondition's rule id)", Layer: c},
+		{ID: RuleLayerChanged, Summary: "the plan's saved layer no longer holds what the plan recorded", Layer: c},
+		{ID: RuleOtherContent, Summary: "the action id was already applied with another descriptor", Layer: c},
+		{ID: RuleWasRolledBack, Summary: "the action id was applied and rolled back: an action id is promoted at most once", Layer: c},
+		{ID: RuleTargetChanged, Summary: "a path the apply changed has changed since; rollback --force restores anyway, keeping the current version", Layer: c},
+		{ID: RuleAlreadyRolled, Summary: "the action was already rolled back", Layer: c},
+	}
+}
+
+func conflict(rule, path, format string, args ...any) problem.Problem {
+	return problem.Problem{Rule: rule, Field: path, Message: fmt.Sprintf(format, args...), Layer: problem.Conflict}
+}
+
+func actionFile(home state.Dir, id string) string {
+	return filepath.Join(home.Actions(), id+".json")
+}
+
+// LoadAction reads the record of action id; an unknown id is
+// [plan.ErrNotFound].
+func LoadAction(home state.Dir, id string) (*Action, error) {
+	if id == "" || id != filepath.Base(id) || id[0] == '.' {
+		return nil, fmt.Errorf("action %s: %w", id, plan.ErrNotFound)
+	}
+	b, err := os.ReadFile(actionFile(home, id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("action %s: %w", id, plan.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := new(Action)
+	if err := json.Unmarshal(b, a); err != nil {
+		return nil, fmt.Errorf("read action %s: %w", id, err)
+	}
+	return a, nil
+}
+
+func saveAction(home state.Dir, a *Action) error {
+	if err := os.MkdirAll(home.Actions(), 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(a, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(actionFile(home, a.ActionID), append(b, '\n'), 0o600)
+}
+
+// Options are what Apply and Rollback need besides their subject.
+type Options struct {
+	Now      func() time.Time
+	Progress Progress
+	// Preconditions re-checks the descriptor's preconditions (Apply only);
+	// it runs under the lock, with the stale-plan check.
+	Preconditions func() problem.List
+	// Force makes Rollback restore paths changed since the apply, after
+	// saving their current versions.
+	Force bool
+}
+
+// An Outcome is what Apply or Rollback did.
+type Outcome struct {
+	Action *Action
+	// AlreadyApplied: the same action id and descriptor digest had been
+	// applied; nothing changed.
+	AlreadyApplied bool
+	// Recovered lists the crashed promotions this call recovered first.
+	Recovered []Recovery
+}
+
+// Promoted applies the promote-once rule (SPEC §4) to action id with
+// descriptor digest: (nil, nil) if the id was never promoted; the action if
+// it was, with this same digest (already applied: nothing to do); a
+// Conflict otherwise (other content, or rolled back).
+func Promoted(home state.Dir, id, digest string) (*Action, error) {
+	a, err := LoadAction(home, id)
+	switch {
+	case errors.Is(err, plan.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case a.State == RolledBack:
+		return nil, problem.List{conflict(RuleWasRolledBack, "action_id",
+			"action %s was applied (plan %s) and rolled back at %s; an action id is promoted at most once: give the action a new action_id",
+			a.ActionID, a.PlanID, a.RolledBackAt.UTC().Format(time.RFC3339))}
+	case a.DescriptorDigest != digest:
+		return nil, problem.List{conflict(RuleOtherContent, "action_id",
+			"action %s was already applied (plan %s) with another descriptor (digest %s, this one %s)",
+			a.ActionID, a.PlanID, short(a.DescriptorDigest), short(digest))}
+	}
+	return a, nil
+}
+
+// Apply promotes plan p onto the real tree, all or nothing, under the
+// state-dir lock (SPEC §4). Its errors: a problem.List of layer Conflict
+// (exit 8; nothing changed) or Precondition, a *RevertedError (a failure
+// part-way, undone), or an ordinary error.
+func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Outcome, error) {
+	unlock, err := home.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	out := &Outcome{}
+	if out.Recovered, err = recoverLocked(home, opts.Now); err != nil {
+		return out, err
+	}
+	if a, err := Promoted(home, p.ActionID, p.DescriptorDigest); err != nil || a != nil {
+		out.Action, out.AlreadyApplied = a, a != nil
+		return out, err
+	}
+	var probs problem.List
+	for _, c := range p.Changes {
+		why, err := before(c).mismatch(c.Path)
+		if err != nil {
+			return out, err
+		}
+		if why != "" {
+			probs = append(probs, conflict(RuleStale, c.Path, "%s changed since the plan: %s", c.Path, why))
+		}
+	}
+	if opts.Preconditions != nil {
+		for _, pr := range opts.Preconditions() {
+			pr.Message = "no longer holds (" + pr.Rule + "): " + pr.Message
+			pr.Rule, pr.Layer = RulePreconditionNow, problem.Conflict
+			probs = append(probs, pr)
+		}
+	}
+	if len(probs) > 0 {
+		return out, probs
+	}
+	ops, probs, err := applyOps(home, p)
+	if err != nil {
+		return out, err
+	}
+	if len(probs) > 0 {
+		return out, probs
+	}
+	b := Begin{Event: EventApply, ActionID: p.ActionID, PlanID: p.ID, Steps: ops}
+	jpath := home.JournalFile(p.ActionID)
+	if err := execute(jpath, b, opts.Progress); err != nil {
+		var rev *RevertedError
+		if errors.As(err, &rev) {
+			removeJournal(jpath)
+		}
+		return out, err
+	}
+	if out.Action, err = finish(home, b, opts.Now()); err != nil {
+		return out, err
+	}
+	return out, removeJournal(jpath)
+}
+
+// applyOps turns p's changes into ops, checking that the layer still holds
+// what the plan recorded (the layer is written without fsync and lives in
+// the user's state dir, so apply trusts its recorded digests, not it).
+// Directories are created writable and get their planned mode after their
+// contents; a directory's mode change that removes the owner's write or
+// search permission comes after its contents, one that adds it before.
+func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
+	layer := plan.UpperDir(home.Root, p.ID)
+	bdir := filepath.Join(home.Backups(), p.ActionID, EventApply)
+	fsOf := newDevices()
+	if err := os.MkdirAll(bdir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	var early, ops, late []Op
+	var probs problem.List
+	for i, c := range p.Changes {
+		n := strconv.Itoa(i)
+		op := Op{Path: c.Path, Change: i}
+		if c.Kind != diff.Create {
+			op.Backup = filepath.Join(bdir, n)
+			cross, err := fsOf.differ(filepath.Dir(c.Path), bdir)
+			if err != nil {
+				return nil, nil, err
+			}
+			op.BackupCopy = cross
+		}
+		switch {
+		case c.Kind == diff.Delete:
+			op.Kind = OpRemove
+			ops = append(ops, op)
+		case c.Type == diff.TypeDir && c.Kind == diff.Create:
+			op.Kind, op.Mode = OpMkdir, *c.ModeAfter
+			if !ownerWX(*c.ModeAfter) {
+				op.Mode = "0700"
+				late = append(late, Op{Kind: OpChmod, Path: c.Path, Mode: *c.ModeAfter, ModeBefore: "0700", Change: i})
+			}
+			ops = append(ops, op)
+		case c.Type == diff.TypeDir:
+			op.Kind, op.Mode, op.ModeBefore, op.Backup, op.BackupCopy = OpChmod, *c.ModeAfter, *c.ModeBefore, "", false
+			if ownerWX(*c.ModeAfter) && !ownerWX(*c.ModeBefore) {
+				early = append(early, op)
+			} else {
+				late = append(late, op)
+			}
+		default:
+			op.Kind, op.Src = OpPut, layer+c.Path
+			why, err := after(c).mismatch(op.Src)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, nil, err
+			}
+			if why != "" || err != nil {
+				probs = append(probs, conflict(RuleLayerChanged, c.Path,
+					"the plan's layer copy of %s no longer matches the plan (%s): plan again", c.Path, why))
+				continue
+			}
+			cross, err := fsOf.differ(filepath.Dir(c.Path), op.Src)
+			if err != nil {
+				return nil, nil, err
+			}
+			if cross {
+				op.Stage = stageName(c.Path, p.ActionID, EventApply, i)
+			}
+			ops = append(ops, op)
+		}
+	}
+	// Late chmods run deepest first, so a parent made read-only comes last.
+	for i, j := 0, len(late)-1; i < j; i, j = i+1, j-1 {
+		late[i], late[j] = late[j], late[i]
+	}
+	return append(append(early, ops...), late...), probs, nil
+}
+
+// ownerWX reports whether mode lets its owner write and search.
+func ownerWX(mode string) bool {
+	m, err := diff.ParseMode(mode)
+	return err == nil && m&0o300 == 0o300
+}
+
+// stageName is where new content for path is copied when its source lives
+// on another filesystem: beside path, hidden, named for the action.
+func stageName(path, actionID, event string, n int) string {
+	id := actionID
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return filepath.Join(filepath.Dir(path), fmt.Sprintf(".act-%s-%s-%d", id, event, n))
+}
+
+// devices caches the filesystem of directories.
+type devices map[string]uint64
+
+func newDevices() devices { return devices{} }
+
+func (d devices) of(name string) (uint64, error) {
+	if dev, ok := d[name]; ok {
+		return dev, nil
+	}
+	dev, err := device(name)
+	if err != nil {
+		return 0, err
+	}
+	d[name] = dev
+	return dev, nil
+}
+
+// differ reports whether a and b are on different filesystems (for a path
+// that does not exist yet, its nearest existing ancestor's).
+func (d devices) differ(a, b string) (bool, error) {
+	da, err := d.of(a)
+	if err != nil {
+		return false, err
+	}
+	db, err := d.of(filepath.Dir(b))
+	if err != nil {
+		return false, err
+	}
+	return da != db, nil
+}
+
+// finish completes the records of a committed journal b: the action record
+// and the plan's state, and for a rollback the cooldown record and the
+// backups. It is what Apply and Rollback do after Commit, and what recovery
+// does for a journal that committed before a crash, so it can be repeated.
+func finish(home state.Dir, b Begin, now time.Time) (*Action, error) {
+	p, err := plan.Load(home.Root, b.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	var a *Action
+	switch b.Event {
+	case EventApply:
+		a = &Action{
+			ActionID: b.ActionID, PlanID: b.PlanID, DescriptorDigest: p.DescriptorDigest,
+			ActionType: p.ActionType, State: Applied, AppliedAt: now.UTC(),
+			Changes: p.Changes, Ops: b.Steps,
+		}
+		if old, err := LoadAction(home, b.ActionID); err == nil && old.State == Applied {
+			a.AppliedAt = old.AppliedAt // a repeat after a crash
+		}
+		p.State = plan.Applied
+	case EventRollback:
+		if a, err = LoadAction(home, b.ActionID); err != nil {
+			return nil, err
+		}
+		if a.State != RolledBack {
+			t := now.UTC()
+			a.State, a.RolledBackAt = RolledBack, &t
+		}
+		if a.Saved, err = keepBackups(home, b); err != nil {
+			return nil, err
+		}
+		if key, on := CooldownKey(p.Descriptor); on {
+			if err := writeCooldown(home, key, b.ActionID, *a.RolledBackAt); err != nil {
+				return nil, err
+			}
+		}
+		p.State = plan.RolledBack
+	default:
+		return nil, fmt.Errorf("journal of action %s: unknown event %q", b.ActionID, b.Event)
+	}
+	if err := saveAction(home, a); err != nil {
+		return nil, err
+	}
+	crashPoint()
+	if err := plan.Update(home.Root, p); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// keepBackups disposes of a committed rollback's backups: those of the
+// steps in b.Keep (versions changed since the apply, found by a forced
+// rollback) are kept and returned; the others, which only hold what the
+// apply had put there, are removed, as are the consumed apply backups.
+func keepBackups(home state.Dir, b Begin) ([]SavedPath, error) {
+	keep := map[int]bool{}
+	for _, n := range b.Keep {
+		keep[n] = true
+	}
+	var saved []SavedPath
+	for i, op := range b.Steps {
+		if op.Backup == "" {
+			continue
+		}
+		if _, err := os.Lstat(op.Backup); err != nil {
+			continue
+		}
+		if keep[i] {
+			saved = append(saved, SavedPath{Path: op.Path, Copy: op.Backup})
+		} else if err := os.RemoveAll(op.Backup); err != nil {
+			return nil, err
+		}
+	}
+	dir := filepath.Join(home.Backups(), b.ActionID)
+	if len(saved) == 0 {
+		return nil, os.RemoveAll(dir)
+	}
+	return saved, os.RemoveAll(filepath.Join(dir, EventApply))
+}
+
+func removeJournal(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return atomicfile.SyncDir(filepath.Dir(path))
+}

@@ -1,0 +1,249 @@
+package rollback
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/act-project/act/internal/atomicfile"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
+)
+
+// Rollback restores the pre-images of everything action id's apply changed
+// (SPEC §5), all or nothing, journaled like apply. A path changed since the
+// apply is a Conflict (exit 8) unless opts.Force, which saves the current
+// version first (Outcome.Action.Saved). An unknown id is
+// [plan.ErrNotFound].
+func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Outcome, error) {
+	unlock, err := home.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	out := &Outcome{}
+	if out.Recovered, err = recoverLocked(home, opts.Now); err != nil {
+		return out, err
+	}
+	a, err := LoadAction(home, id)
+	if err != nil {
+		return out, err
+	}
+	out.Action = a
+	if a.State == RolledBack {
+		return out, problem.List{conflict(RuleAlreadyRolled, "action_id",
+			"action %s was already rolled back at %s", id, a.RolledBackAt.UTC().Format(time.RFC3339))}
+	}
+	changed := map[string]string{}
+	var probs problem.List
+	for _, c := range a.Changes {
+		why, err := after(c).mismatch(c.Path)
+		if err != nil {
+			return out, err
+		}
+		if why != "" {
+			changed[c.Path] = why
+			probs = append(probs, conflict(RuleTargetChanged, c.Path, "%s changed since the apply: %s; nothing was rolled back (rollback --force --confirm restores anyway, saving the current version)", c.Path, why))
+		}
+	}
+	if len(probs) > 0 && !opts.Force {
+		return out, probs
+	}
+	ops, keep, err := rollbackOps(home, a, changed)
+	if err != nil {
+		return out, err
+	}
+	b := Begin{Event: EventRollback, ActionID: a.ActionID, PlanID: a.PlanID, Steps: ops, Keep: keep}
+	jpath := rollbackJournal(home, a.ActionID)
+	if err := execute(jpath, b, opts.Progress); err != nil {
+		var rev *RevertedError
+		if errors.As(err, &rev) {
+			removeJournal(jpath)
+		}
+		return out, err
+	}
+	if out.Action, err = finish(home, b, opts.Now()); err != nil {
+		return out, err
+	}
+	return out, removeJournal(jpath)
+}
+
+func rollbackJournal(home state.Dir, id string) string {
+	return home.JournalFile(id + "." + EventRollback)
+}
+
+// rollbackOps inverts the apply's ops, last first: what it created is
+// moved to the rollback's backups, what it replaced or removed comes back
+// from the apply's backups, modes are set back. Every op that finds
+// something at its path moves it to a backup first, so nothing is lost
+// even when forced; keep lists the ops at paths changed since the apply.
+func rollbackOps(home state.Dir, a *Action, changed map[string]string) ([]Op, []int, error) {
+	bdir := filepath.Join(home.Backups(), a.ActionID, EventRollback)
+	if err := os.MkdirAll(bdir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	fsOf := newDevices()
+	var ops []Op
+	var keep []int
+	for i := len(a.Ops) - 1; i >= 0; i-- {
+		ap := a.Ops[i]
+		n := len(ops)
+		op := Op{Path: ap.Path, Change: ap.Change, Backup: filepath.Join(bdir, strconv.Itoa(n))}
+		cross, err := fsOf.differ(filepath.Dir(ap.Path), op.Backup)
+		if err != nil {
+			return nil, nil, err
+		}
+		op.BackupCopy = cross
+		switch {
+		case ap.Kind == OpChmod:
+			op = Op{Kind: OpChmod, Path: ap.Path, Mode: ap.ModeBefore, ModeBefore: ap.Mode, Change: ap.Change}
+		case ap.Kind == OpMkdir || (ap.Kind == OpPut && ap.Backup == ""):
+			op.Kind = OpRemove
+		default: // a put over an entry, or a remove: bring the entry back
+			op.Kind, op.Src = OpPut, ap.Backup
+			cross, err := fsOf.differ(filepath.Dir(ap.Path), ap.Backup)
+			if err != nil {
+				return nil, nil, err
+			}
+			if cross {
+				op.Stage = stageName(ap.Path, a.ActionID, EventRollback, n)
+			}
+		}
+		if _, ok := changed[ap.Path]; ok && op.Kind != OpChmod {
+			keep = append(keep, n)
+		}
+		ops = append(ops, op)
+	}
+	return ops, keep, nil
+}
+
+// Recover ends every promotion and rollback a crash left unfinished (SPEC
+// §4): one that had not committed is undone, one that had is completed.
+// Every act command that changes the tree calls it first, under the lock;
+// `act recover` calls it alone.
+func Recover(ctx context.Context, home state.Dir, now func() time.Time) ([]Recovery, error) {
+	if !NeedsRecovery(home) {
+		return nil, nil
+	}
+	unlock, err := home.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return recoverLocked(home, now)
+}
+
+// NeedsRecovery reports, cheaply and without the lock, whether a journal
+// is waiting in home.
+func NeedsRecovery(home state.Dir) bool {
+	ents, err := os.ReadDir(home.Journal())
+	return err == nil && len(ents) > 0
+}
+
+func recoverLocked(home state.Dir, now func() time.Time) ([]Recovery, error) {
+	ents, err := os.ReadDir(home.Journal())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Recovery
+	for _, e := range ents {
+		path := filepath.Join(home.Journal(), e.Name())
+		if filepath.Ext(e.Name()) != ".journal" {
+			continue
+		}
+		recs, st, err := Read(path)
+		var de *DecodeError
+		if err != nil && !(errors.As(err, &de) && de.Torn) {
+			return out, fmt.Errorf("recover: %w; move the journal away to go on (it is not removed automatically)", err)
+		}
+		var b Begin
+		if len(recs) > 0 {
+			b = recs[0].(Begin)
+		}
+		r := Recovery{Event: b.Event, ActionID: b.ActionID, PlanID: b.PlanID, Outcome: "before"}
+		switch st {
+		case Started:
+			if err := replay(path, recs); err != nil {
+				return out, fmt.Errorf("recover %s of %s: %w", b.Event, b.ActionID, err)
+			}
+		case Committed:
+			if _, err := finish(home, b, now()); err != nil {
+				return out, fmt.Errorf("recover %s of %s: %w", b.Event, b.ActionID, err)
+			}
+			r.Outcome = "after"
+		}
+		crashPoint()
+		if err := removeJournal(path); err != nil {
+			return out, err
+		}
+		if st != Empty {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// CooldownKey identifies an action for cooldown_on_repeat: the digest of
+// its type, scope and effects (any action id). on is the descriptor's
+// confirmation.cooldown_on_repeat. canon is the descriptor as canonical
+// JSON, as plans keep it.
+func CooldownKey(canon []byte) (key string, on bool) {
+	var d struct {
+		ActionType   json.RawMessage `json:"action_type"`
+		Scope        json.RawMessage `json:"scope"`
+		Effects      json.RawMessage `json:"effects"`
+		Confirmation struct {
+			CooldownOnRepeat bool `json:"cooldown_on_repeat"`
+		} `json:"confirmation"`
+	}
+	if err := json.Unmarshal(canon, &d); err != nil {
+		return "", false
+	}
+	h := sha256.New()
+	for _, part := range []json.RawMessage{d.ActionType, d.Scope, d.Effects} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)), d.Confirmation.CooldownOnRepeat
+}
+
+type cooldown struct {
+	ActionID     string    `json:"action_id"`
+	RolledBackAt time.Time `json:"rolled_back_at"`
+}
+
+func writeCooldown(home state.Dir, key, id string, at time.Time) error {
+	if err := os.MkdirAll(home.Cooldowns(), 0o700); err != nil {
+		return err
+	}
+	b, err := json.Marshal(cooldown{ActionID: id, RolledBackAt: at})
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(home.Cooldowns(), key+".json"), append(b, '\n'), 0o600)
+}
+
+// LastRollback returns when an action with cooldown key key was last
+// rolled back, and which; ok is false if never.
+func LastRollback(home state.Dir, key string) (at time.Time, actionID string, ok bool) {
+	b, err := os.ReadFile(filepath.Join(home.Cooldowns(), key+".json"))
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	var c cooldown
+	if json.Unmarshal(b, &c) != nil {
+		return time.Time{}, "", false
+	}
+	return c.RolledBackAt, c.ActionID, true
+}
