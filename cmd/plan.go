@@ -134,6 +134,9 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 			style, sign = st.remove, "-"
 		}
 		fmt.Fprintf(w, "%s %s\n", style.Render(fmt.Sprintf("%s %s %s %s", sign, c.Kind, c.Type, c.Path)), st.faint.Render(describe(c)))
+		if p.State == plan.Applied || p.State == plan.RolledBack {
+			continue // the layer was promoted: its content is no longer there to diff
+		}
 		text, cut, binary, err := plan.TextDiff(stateDir, p, c)
 		switch {
 		case err != nil:

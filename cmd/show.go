@@ -1,38 +1,86 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/rollback"
 )
 
 func newShowCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
-		Usage:     "print a saved plan",
-		UsageText: "act show [--json] PLAN_ID",
+		Usage:     "print a saved plan or an applied action",
+		UsageText: "act show [--json] PLAN_ID|ACTION_ID",
 		Description: `Prints a saved plan as plan printed it: each change, a unified diff for
-   text files, and the summary line.
+   text files, and the summary line, with the plan's state (planned, pending,
+   applied, rolled_back). Given an action id, prints where the action stands
+   (applied or rolled back, when) and the changes its apply made.
 
 EXIT STATUS:
-   0 success, 1 error, 2 usage, 9 no such plan`,
+   0 success, 1 error, 2 usage, 9 no such plan or action`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usagef("show takes exactly one plan id, got %d arguments", c.NArg())
+				return usagef("show takes exactly one plan or action id, got %d arguments", c.NArg())
 			}
 			res := &result{}
 			stateDir, err := env.stateDir()
 			if err != nil {
 				return env.finish(res, "ok", err, nil)
 			}
-			p, err := plan.Load(stateDir, c.Args().First())
+			id := c.Args().First()
+			if !plan.IsID(id) {
+				return showAction(env, res, stateDir, id)
+			}
+			p, err := plan.Load(stateDir, id)
 			if err != nil {
 				return env.finish(res, "ok", err, nil)
 			}
 			fillPlan(res, p)
-			return env.finish(res, "ok", nil, func(w io.Writer, st styles) { renderPlan(w, st, env, p) })
+			res.Data = map[string]any{"state": p.State}
+			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
+				renderPlan(w, st, env, p)
+				fmt.Fprintf(w, "State: %s\n", p.State)
+			})
 		},
 	}
+}
+
+// showAction prints the record of an applied action.
+func showAction(env *Env, res *result, stateDir, id string) error {
+	a, err := rollback.LoadAction(state.Dir{Root: stateDir}, id)
+	if err != nil {
+		return env.finish(res, "ok", err, nil)
+	}
+	res.ActionID, res.PlanID, res.ActionType, res.Changes = a.ActionID, a.PlanID, a.ActionType, a.Changes
+	data := map[string]any{"state": a.State, "applied_at": a.AppliedAt}
+	if a.RolledBackAt != nil {
+		data["rolled_back_at"] = a.RolledBackAt
+	}
+	if len(a.Saved) > 0 {
+		data["saved"] = a.Saved
+	}
+	res.Data = data
+	return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
+		fmt.Fprintf(w, "Action %s (%s), plan %s\n", a.ActionID, a.ActionType, a.PlanID)
+		fmt.Fprintf(w, "Applied at %s\n", a.AppliedAt.UTC().Format(time.RFC3339))
+		if a.RolledBackAt != nil {
+			fmt.Fprintf(w, "Rolled back at %s\n", a.RolledBackAt.UTC().Format(time.RFC3339))
+		}
+		for _, c := range a.Changes {
+			fmt.Fprintf(w, "  %s %s %s\n", c.Kind, c.Type, c.Path)
+		}
+		for _, s := range a.Saved {
+			fmt.Fprintf(w, "Saved at rollback: %s → %s\n", s.Path, s.Copy)
+		}
+		fmt.Fprintf(w, "State: %s\n", a.State)
+		if a.State == rollback.Applied {
+			fmt.Fprintf(w, "Roll back with: act rollback %s\n", a.ActionID)
+		}
+	})
 }

@@ -313,13 +313,22 @@ func ownerWX(mode string) bool {
 }
 
 // stageName is where new content for path is copied when its source lives
-// on another filesystem: beside path, hidden, named for the action.
+// on another filesystem: hidden, named for the action, in path's directory
+// or, when that is created by the same promotion (staging comes before any
+// op), in its nearest existing ancestor, which is on the same filesystem.
 func stageName(path, actionID, event string, n int) string {
 	id := actionID
 	if len(id) > 8 {
 		id = id[:8]
 	}
-	return filepath.Join(filepath.Dir(path), fmt.Sprintf(".act-%s-%s-%d", id, event, n))
+	dir := filepath.Dir(path)
+	for {
+		if fi, err := os.Lstat(dir); (err == nil && fi.IsDir()) || dir == "/" {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	return filepath.Join(dir, fmt.Sprintf(".act-%s-%s-%d", id, event, n))
 }
 
 // devices caches the filesystem of directories.
