@@ -137,7 +137,7 @@ func newApp(env *Env) *cli.App {
 			env.home = c.String("home")
 			env.policyFile = c.String("policy")
 			env.json = c.Bool("json")
-			env.recoverFirst(c.Context)
+			env.recoverFirst()
 			return nil
 		},
 	}

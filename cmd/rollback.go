@@ -116,12 +116,13 @@ EXIT STATUS:
 // recoverFirst recovers, before any command runs, a promotion a crash left
 // part-way (SPEC §4: "recovered on the next act command"). A failure is not
 // this command's: it is left for apply, rollback and recover to report.
-func (env *Env) recoverFirst(ctx context.Context) {
+// While another act process holds the lock it does not wait.
+func (env *Env) recoverFirst() {
 	home, err := env.stateDir()
 	if err != nil || !rollback.NeedsRecovery(state.Dir{Root: home}) {
 		return
 	}
-	rec, err := rollback.Recover(ctx, state.Dir{Root: home}, env.Now)
+	rec, err := rollback.RecoverIfIdle(state.Dir{Root: home}, env.Now)
 	env.recovered = append(env.recovered, rec...)
 	if err != nil {
 		fmt.Fprintf(env.Stdio.Err, "act: warning: recovery of an interrupted promotion failed: %v\n", err)

@@ -141,6 +141,21 @@ func Recover(ctx context.Context, home state.Dir, now func() time.Time) ([]Recov
 	return recoverLocked(home, now)
 }
 
+// RecoverIfIdle is Recover for commands that do not change the tree: it
+// does nothing, rather than wait, while another act process holds the lock
+// (that process is promoting, or will recover first itself).
+func RecoverIfIdle(home state.Dir, now func() time.Time) ([]Recovery, error) {
+	if !NeedsRecovery(home) {
+		return nil, nil
+	}
+	unlock, ok, err := home.TryLock()
+	if err != nil || !ok {
+		return nil, err
+	}
+	defer unlock()
+	return recoverLocked(home, now)
+}
+
 // NeedsRecovery reports, cheaply and without the lock, whether a journal
 // is waiting in home.
 func NeedsRecovery(home state.Dir) bool {

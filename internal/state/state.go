@@ -101,3 +101,20 @@ func (d Dir) Lock(ctx context.Context) (unlock func() error, err error) {
 	}
 	return fl.Unlock, nil
 }
+
+// TryLock takes the lock only if no one holds it: ok is false, and unlock
+// nil, when another process (or Lock call) has it.
+func (d Dir) TryLock() (unlock func() error, ok bool, err error) {
+	if err := os.MkdirAll(d.Root, 0o700); err != nil {
+		return nil, false, fmt.Errorf("lock %s: %w", d.Root, err)
+	}
+	fl := flock.New(d.LockFile(), flock.SetPermissions(0o600))
+	ok, err = fl.TryLock()
+	if err != nil {
+		return nil, false, fmt.Errorf("lock %s: %w", d.LockFile(), err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	return fl.Unlock, true, nil
+}
