@@ -282,42 +282,39 @@ var attackCases = []attackCase{
 		script: `head -c 3000000 /dev/zero > big`,
 		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 5000}",
 		create: []string{"big"},
-		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(RLIMIT_FSIZE\\)",
+		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(a tmpfs of 1 MiB, full",
 	},
 	{
 		name:   "disk-many-files",
 		script: `for i in 1 2 3 4; do head -c 900000 /dev/zero > f$i || exit 1; done`,
 		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 5000}",
 		create: []string{"f1", "f2", "f3", "f4"},
-		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit",
+		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(a tmpfs of 1 MiB, full",
 	},
 	{
-		// Files under the per-file limit, without end: the polled layer
-		// size stops it long before the wall clock.
+		// Small files without end: the layers' tmpfs fills (ENOSPC) long
+		// before the wall clock.
 		name:   "disk-endless",
 		script: `i=0; while :; do i=$((i+1)); head -c 200000 /dev/zero > g$i || exit 1; done`,
 		res:    "{max_cpu_ms: 60000, max_memory_mb: 256, max_disk_mb: 2, max_duration_ms: 60000}",
 		create: []string{"g*"},
-		want:   "op.cap-exceeded", msg: "disk cap of 2 MiB hit \\(layer size polled",
+		want:   "op.cap-exceeded", msg: "disk cap of 2 MiB hit \\(a tmpfs of 2 MiB, full",
 		maxWall: 10 * time.Second,
 	},
 	{
 		name:   "disk-tmp",
 		script: `for i in 1 2 3 4; do head -c 900000 /dev/zero > /tmp/f$i || exit 1; done`,
 		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 5000}",
-		want:   "op.command-failed", msg: "No space left on device",
+		// /tmp is a directory of the layers' tmpfs: it counts against the cap.
+		want: "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(a tmpfs of 1 MiB, full",
 	},
 	{
-		// /dev/shm is a tmpfs of its own, sized by nothing the descriptor
-		// sets: RAM the memory cap does not see.
+		// /dev/shm is a directory of the layers' tmpfs too, not RAM that
+		// neither the memory nor the disk cap sees.
 		name:   "disk-dev-shm",
 		script: `for i in 1 2 3 4 5 6 7 8; do head -c 900000 /dev/zero > /dev/shm/f$i || exit 1; done`,
 		res:    "{max_cpu_ms: 5000, max_memory_mb: 64, max_disk_mb: 1, max_duration_ms: 5000}",
-		want:   "op.command-failed", msg: "No space left on device",
-		gap: map[string]attackGap{
-			"root": {"planned", "/dev/shm is an unsized tmpfs: files there escape max_disk_mb"},
-			"user": {"planned", "/dev/shm is an unsized tmpfs: files there escape max_disk_mb"},
-		},
+		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(a tmpfs of 1 MiB, full",
 	},
 	{
 		// The same, past the memory cap: shm pages belong to no process.
@@ -330,11 +327,11 @@ var attackCases = []attackCase{
 		},
 	},
 	{
-		// /dev/shm is sized like /tmp, by the disk cap.
+		// /dev/shm shares the disk cap with /tmp and the layers.
 		name:   "disk-dev-shm",
 		script: `i=0; while [ $i -lt 24 ]; do i=$((i+1)); head -c 900000 /dev/zero > /dev/shm/f$i || exit 1; done`,
 		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 5000}",
-		want:   "op.command-failed", msg: "No space left on device",
+		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(a tmpfs of 1 MiB, full",
 	},
 	{
 		name:   "cpu-spinner",

@@ -48,7 +48,10 @@ type Commander interface {
 
 // sandboxCommander runs commands with isolate over a LayerSystem: each
 // scope path is an overlay whose upper dir is the layer's, so what a
-// command changes lands in the same layer file operations write.
+// command changes lands in the same layer file operations write. With a
+// disk cap (always, for a valid descriptor) the upper and work dirs are on
+// the sandbox's tmpfs of that size, seeded from the layer and copied back
+// to it after the run: no work dir is needed here then.
 type sandboxCommander struct {
 	layer   *sandbox.LayerSystem
 	scopes  []string
@@ -60,24 +63,30 @@ type sandboxCommander struct {
 // Command implements Commander.
 func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []string, workdir string, env map[string]string, stdin string) (*CommandResult, error) {
 	var scopes []isolate.Scope
+	inPlace := s.limits.DiskMB <= 0
 	for i, root := range s.scopes {
 		if err := s.layer.CopyUpDir(root); err != nil {
 			return nil, err
 		}
-		work := filepath.Join(s.workDir, strconv.Itoa(i))
-		if err := isolate.RemoveWorkDir(work); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+		sc := isolate.Scope{Path: root, Upper: s.layer.Upper(root)}
+		if inPlace {
+			sc.Work = filepath.Join(s.workDir, strconv.Itoa(i))
+			if err := isolate.RemoveWorkDir(sc.Work); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+			if err := os.MkdirAll(sc.Work, 0o700); err != nil {
+				return nil, err
+			}
 		}
-		if err := os.MkdirAll(work, 0o700); err != nil {
-			return nil, err
-		}
-		scopes = append(scopes, isolate.Scope{Path: root, Upper: s.layer.Upper(root), Work: work})
+		scopes = append(scopes, sc)
 	}
-	defer func() {
-		for i := range s.scopes {
-			isolate.RemoveWorkDir(filepath.Join(s.workDir, strconv.Itoa(i)))
-		}
-	}()
+	if inPlace {
+		defer func() {
+			for i := range s.scopes {
+				isolate.RemoveWorkDir(filepath.Join(s.workDir, strconv.Itoa(i)))
+			}
+		}()
+	}
 	if workdir == "" && len(s.scopes) > 0 {
 		workdir = s.scopes[0]
 	}

@@ -15,11 +15,32 @@
 // sandbox child never pays Go's or CUE's start-up. It makes the inherited
 // tree read-only recursively (mount_setattr), mounts a private /tmp, a
 // minimal /dev with a private /dev/shm, each scope as an overlay (lower = the
-// real directory, upper = the caller's layer, mounted userxattr and volatile)
-// at its real path, and a fresh /proc. It then stays as PID 1: it forks the
-// command (no capabilities, no_new_privs, rlimits), reaps every orphan and
-// exits when the command's main process ends — which kills whatever the
-// command left behind, so nothing runs in the background.
+// real directory, mounted userxattr and volatile) at its real path, and a
+// fresh /proc. It then stays as PID 1: it forks the command (no
+// capabilities, no_new_privs, rlimits), reaps every orphan and exits when
+// the command's main process ends — which kills whatever the command left
+// behind, so nothing runs in the background.
+//
+// # The layers and the disk cap
+//
+// Without a disk cap the overlays' upper dirs are the caller's layers
+// (Scope.Upper) themselves. With one, init mounts a tmpfs of that size and
+// puts on it every scope's upper and work dir, and /tmp and /dev/shm as
+// directories of it: the layers, /tmp and /dev/shm together cannot grow
+// past the cap, and a write past it fails with ENOSPC. Each tmpfs upper is
+// first seeded with what the layer already holds (file operations of earlier
+// steps, earlier commands), so the command sees it. When the command's main
+// process has ended, init kills what is left in the namespace (kill -1) and
+// reaps until nothing is, and only then copies each tmpfs upper back onto
+// the layer, through a clone of its mount made before the tree went
+// read-only: files (content, mode, times), directories (mode), symlinks,
+// whiteouts and user.* xattrs (user.overlay.opaque …) as overlayfs wrote
+// them; entries the command removed are removed; a seeded file the command
+// did not touch (same inode, same ctime) is left as it is. Init does the
+// copy, not the parent, because it holds the namespace's capabilities
+// (an ordinary user's parent could not read a file the command made mode
+// 000) and nothing else runs by then. The layer on disk is the same as if
+// the overlays had written it in place (TestDiskCapLayerAsInPlace).
 //
 // # Caps
 //
@@ -32,8 +53,12 @@
 //     writable (OOM kill), else RLIMIT_AS;
 //   - CPU: cgroup v1 cpuacct polled by the parent (kill on excess) where
 //     writable, plus RLIMIT_CPU per process always;
-//   - disk: RLIMIT_FSIZE per file and a sized /tmp; the layer's total is
-//     measured after the run;
+//   - disk: the tmpfs above. The cap is named when the tmpfs is full after
+//     the run (init reports its free space), or when the layers' files add
+//     up to more than the cap at their apparent size (sparse files and hard
+//     links, counted by init as it copies; the copy stops there). Pages of
+//     the tmpfs are memory: where a memory cgroup enforces the memory cap
+//     they count against it too;
 //   - processes: cgroup v1 pids.max where writable, else RLIMIT_NPROC.
 //
 // [Available] probes once whether all of this works here, and says what is

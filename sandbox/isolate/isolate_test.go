@@ -431,7 +431,7 @@ func TestAsNobody(t *testing.T) {
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run := "^(TestNobodyEnforcement|TestScopeWritesLandInUpper|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace)$"
+	run := "^(TestNobodyEnforcement|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace)$"
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+run, "-test.v")
 	cmd.Env = []string{"ACT_ISOLATE_TEST_NOBODY=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
 	cmd.Dir = dir
@@ -531,4 +531,106 @@ func TestCommandInCgroups(t *testing.T) {
 		}
 	}
 	t.Logf("%d cgroup controllers checked", n)
+}
+
+// TestDiskCapManySmallFiles: files each far below the cap, adding up to more
+// than it, are stopped by the tmpfs (ENOSPC, no per-file limit involved)
+// and the disk cap is named; the layer keeps what fitted.
+func TestDiskCapManySmallFiles(t *testing.T) {
+	requireIsolation(t)
+	s := newScope(t, t.TempDir(), nil)
+	res := sh(t, `cd `+s.Path+` && i=0; while [ $i -lt 400 ]; do i=$((i+1)); head -c 8192 /dev/zero > f$i || exit 1; done`,
+		[]Scope{{Path: s.Path, Upper: s.Upper}}, Limits{DiskMB: 1})
+	if res.CapHit == nil || res.CapHit.Cap != CapDisk || res.CapHit.Limit != 1 || !strings.Contains(res.CapHit.Mechanism, "tmpfs of 1 MiB") {
+		t.Fatalf("cap %v, signal %v, exit %d, usage %+v\nstderr %s", res.CapHit, res.Signal, res.ExitCode, res.Usage, res.Stderr)
+	}
+	if res.ExitCode != 1 || !strings.Contains(string(res.Stderr), "No space left on device") {
+		t.Errorf("exit %d, stderr %q: want the command's own ENOSPC failure", res.ExitCode, res.Stderr)
+	}
+	ents, err := os.ReadDir(s.Upper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) < 100 || len(ents) >= 400 {
+		t.Errorf("the layer holds %d files", len(ents))
+	}
+	if n := treeBytes(s.Upper); n > 1<<20 || n != res.Usage.DiskBytes {
+		t.Errorf("the layer holds %d bytes, usage says %d", n, res.Usage.DiskBytes)
+	}
+	t.Log(res.CapHit, len(ents), "files")
+}
+
+// TestDiskCapCountsTmpAndSparse: /tmp and /dev/shm share the cap with the
+// layers, and a sparse file, which takes no room in the tmpfs, is counted
+// at its size when the layer is copied out.
+func TestDiskCapCountsTmpAndSparse(t *testing.T) {
+	requireIsolation(t)
+	s := newScope(t, t.TempDir(), nil)
+	sc := []Scope{{Path: s.Path, Upper: s.Upper}}
+	res := sh(t, `head -c 700000 /dev/zero > /tmp/a && head -c 700000 /dev/zero > /dev/shm/b`, sc, Limits{DiskMB: 1})
+	if res.CapHit == nil || res.CapHit.Cap != CapDisk || res.ExitCode == 0 {
+		t.Errorf("/tmp and /dev/shm: cap %v, exit %d, stderr %s", res.CapHit, res.ExitCode, res.Stderr)
+	}
+	res = sh(t, `cd `+s.Path+` && head -c 300000 /dev/zero > a && cd /tmp && head -c 300000 /dev/zero > b`, sc, Limits{DiskMB: 1})
+	mustExit(t, res, 0)
+	if res.CapHit != nil || res.Usage.DiskBytes != 300000 {
+		t.Errorf("within the cap: cap %v, usage %+v", res.CapHit, res.Usage)
+	}
+	res = sh(t, `truncate -s 100M `+s.Path+`/sparse`, sc, Limits{DiskMB: 1})
+	if res.CapHit == nil || res.CapHit.Cap != CapDisk || !strings.Contains(res.CapHit.Mechanism, "add up") {
+		t.Errorf("sparse: cap %v, exit %d, stderr %s", res.CapHit, res.ExitCode, res.Stderr)
+	}
+	if fi, err := os.Stat(filepath.Join(s.Upper, "sparse")); err == nil {
+		t.Errorf("the sparse file was copied out: %d bytes", fi.Size())
+	}
+}
+
+// layerEntries describes every entry below dir: type, mode, size, content
+// digest, symlink target, device number and user.* xattrs, and the mtime
+// of regular files when mtimes is set. user.overlay.uuid, which each
+// overlay mount makes anew, is left out.
+func layerEntries(t *testing.T, dir string, mtimes bool) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		desc := fmt.Sprintf("%v", fi.Mode())
+		switch {
+		case fi.Mode().IsRegular():
+			desc += fmt.Sprintf(" %q", readFile(t, p))
+			if mtimes {
+				desc += " " + fi.ModTime().UTC().Format(time.RFC3339Nano)
+			}
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			desc += " -> " + target
+		case fi.Mode()&os.ModeDevice != 0:
+			desc += fmt.Sprintf(" rdev %d", st.Rdev)
+		}
+		if fi.Mode().IsRegular() || fi.IsDir() {
+			buf := make([]byte, 4096)
+			n, _ := syscall.Listxattr(p, buf)
+			for _, name := range strings.Split(string(buf[:n]), "\x00") {
+				if strings.HasPrefix(name, "user.") && name != "user.overlay.uuid" {
+					v := make([]byte, 4096)
+					m, _ := syscall.Getxattr(p, name, v)
+					desc += fmt.Sprintf(" %s=%q", name, v[:max(m, 0)])
+				}
+			}
+		}
+		out[rel] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
@@ -41,6 +42,12 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <dirent.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/sendfile.h>
+#include <sys/statfs.h>
+#include <sys/xattr.h>
 
 #define MARKER "_ACT_SANDBOX_FD"
 #define SETUP_FAILED 125
@@ -51,6 +58,10 @@
 extern char **environ;
 
 static int sock = -1;
+// fail_kind is the first byte of fail's message: 'E' (the sandbox could not
+// be built or the command not started) or 'C' (the layer could not be
+// copied out after the command ran).
+static char fail_kind = 'E';
 
 // fail reports a setup error to the parent and exits; it never returns.
 __attribute__((noreturn, format(printf, 1, 2))) static void fail(const char *fmt, ...) {
@@ -58,7 +69,7 @@ __attribute__((noreturn, format(printf, 1, 2))) static void fail(const char *fmt
 	int n, e = errno;
 	va_list ap;
 
-	buf[0] = 'E';
+	buf[0] = fail_kind;
 	va_start(ap, fmt);
 	n = vsnprintf(buf + 1, sizeof buf - 64, fmt, ap);
 	va_end(ap);
@@ -80,6 +91,8 @@ __attribute__((noreturn, format(printf, 1, 2))) static void fail(const char *fmt
 struct scope {
 	const char *path, *lower, *upper, *work;
 	int lowerfd, upperfd, workfd;
+	int upperrw; // with a disk cap: a writable detached clone of upper's mount
+	int index;
 };
 
 struct spec {
@@ -95,7 +108,7 @@ struct spec {
 	int cgroups[MAX_CGROUPS]; // tasks files received with the spec
 	int ncgroups;
 	long long want_cgroups;
-	long long cpu_s, as_bytes, fsize_bytes, nproc, tmp_bytes;
+	long long cpu_s, as_bytes, nproc, disk_bytes;
 };
 
 static struct spec sp;
@@ -209,12 +222,10 @@ static void read_spec(int fd) {
 			sp.cpu_s = num(key, val);
 		else if (!strcmp(key, "as"))
 			sp.as_bytes = num(key, val);
-		else if (!strcmp(key, "fsize"))
-			sp.fsize_bytes = num(key, val);
 		else if (!strcmp(key, "nproc"))
 			sp.nproc = num(key, val);
-		else if (!strcmp(key, "tmp"))
-			sp.tmp_bytes = num(key, val);
+		else if (!strcmp(key, "disk"))
+			sp.disk_bytes = num(key, val);
 		else if (!strcmp(key, "cgroups"))
 			sp.want_cgroups = num(key, val);
 		else {
@@ -236,7 +247,8 @@ static void read_spec(int fd) {
 	}
 	for (int k = 0; k < sp.nscopes; k++) {
 		struct scope *s = &sp.scopes[k];
-		if (!s->lower || !s->upper || !s->work || s->path[0] != '/') {
+		s->index = k;
+		if (!s->lower || !s->upper || (!s->work && !sp.disk_bytes) || s->path[0] != '/') {
 			errno = 0;
 			fail("spec: incomplete scope %s", s->path);
 		}
@@ -269,6 +281,486 @@ static void mkdir_p(const char *path) {
 	}
 }
 
+// ---- The disk cap: the layers on a sized tmpfs -------------------------
+//
+// With a disk cap, the scopes' upper and work dirs, /tmp and /dev/shm all
+// live on one tmpfs of that size, mounted by init: a write past the cap
+// fails with ENOSPC, whatever file it goes to. The tmpfs upper of each scope
+// is seeded with what the caller's layer (Scope.upper, on disk) already
+// holds, and after the command and everything it started have ended, init
+// copies the result back: the layer on disk then holds exactly what
+// overlayfs wrote (files with content, mode and times; directories with
+// mode; symlinks; whiteouts; and the user.* xattrs, user.overlay.opaque and
+// the like). A file seeded and not touched since is not copied back: its
+// inode and ctime are unchanged (see seed_barrier).
+
+#define FNV_OFFSET 14695981039346656037ULL
+#define FNV_PRIME 1099511628211ULL
+#define MAX_DEPTH 2048
+
+static int diskfd = -1; // the tmpfs root
+
+struct seeded {
+	ino_t ino;
+	uint64_t hash; // of the scope index and the path below the scope
+	struct timespec ctime;
+};
+static struct seeded *seeded;
+static size_t nseeded, capseeded;
+static struct timespec seed_max_ctime;
+
+// SEED: into an empty directory, recording what is copied; OUT: onto the
+// layer from before; FRESH: on the way out, into a new empty directory.
+enum copy_mode { SEED, OUT, FRESH };
+
+// What copy-out counted: the apparent size of the layers' regular files (as
+// the plan counts them), and whether it passed the cap (copy-out stops).
+static long long out_bytes;
+static int out_over;
+
+static uint64_t hash_name(uint64_t h, const char *name) {
+	h ^= '/';
+	h *= FNV_PRIME;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		h ^= *p;
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+static int ts_cmp(const struct timespec *a, const struct timespec *b) {
+	if (a->tv_sec != b->tv_sec)
+		return a->tv_sec < b->tv_sec ? -1 : 1;
+	if (a->tv_nsec != b->tv_nsec)
+		return a->tv_nsec < b->tv_nsec ? -1 : 1;
+	return 0;
+}
+
+static int seeded_cmp(const void *a, const void *b) {
+	const struct seeded *x = a, *y = b;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static void seed_record(int fd, uint64_t h, const char *name) {
+	struct stat st;
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		fail("seed: stat %s", name);
+	if (nseeded == capseeded) {
+		capseeded = capseeded ? 2 * capseeded : 256;
+		seeded = realloc(seeded, capseeded * sizeof *seeded);
+		if (!seeded)
+			fail("seed: out of memory");
+	}
+	seeded[nseeded++] = (struct seeded){.ino = st.st_ino, .hash = h, .ctime = st.st_ctim};
+	if (ts_cmp(&st.st_ctim, &seed_max_ctime) > 0)
+		seed_max_ctime = st.st_ctim;
+}
+
+// untouched reports whether st, found at the path hashed h, is an inode
+// that seeding put there and nothing changed since: any write, chmod,
+// utimes, link, rename or xattr change sets the ctime to a later time (see
+// seed_barrier).
+static int untouched(const struct stat *st, uint64_t h) {
+	size_t lo = 0, hi = nseeded;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (seeded[mid].ino < st->st_ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nseeded && seeded[lo].ino == st->st_ino && seeded[lo].hash == h &&
+	       ts_cmp(&seeded[lo].ctime, &st->st_ctim) == 0;
+}
+
+// seed_barrier waits until the coarse clock, which stamps ctimes, is past
+// every seeded entry's ctime, so that a change the command makes gives a
+// different ctime. It costs at most a clock tick, and only when files were
+// seeded.
+static void seed_barrier(void) {
+	if (!nseeded)
+		return;
+	qsort(seeded, nseeded, sizeof *seeded, seeded_cmp);
+	for (;;) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		if (ts_cmp(&now, &seed_max_ctime) > 0)
+			return;
+		struct timespec d = {0, 500000};
+		nanosleep(&d, NULL);
+	}
+}
+
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static int name_cmp(const void *a, const void *b) {
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+// read_names lists the directory dfd, sorted.
+static void read_names(int dfd, struct names *ns, const char *what) {
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		fail("%s: open a directory", what);
+	DIR *d = fdopendir(fd);
+	if (!d)
+		fail("%s: fdopendir", what);
+	ns->v = NULL;
+	ns->n = ns->cap = 0;
+	for (;;) {
+		errno = 0;
+		struct dirent *e = readdir(d);
+		if (!e) {
+			if (errno)
+				fail("%s: read a directory", what);
+			break;
+		}
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (ns->n == ns->cap) {
+			ns->cap = ns->cap ? 2 * ns->cap : 16;
+			ns->v = realloc(ns->v, ns->cap * sizeof *ns->v);
+			if (!ns->v)
+				fail("%s: out of memory", what);
+		}
+		if (!(ns->v[ns->n++] = strdup(e->d_name)))
+			fail("%s: out of memory", what);
+	}
+	closedir(d);
+	if (ns->n > 1)
+		qsort(ns->v, ns->n, sizeof *ns->v, name_cmp);
+}
+
+static int has_name(const struct names *ns, const char *name) {
+	return ns->n && bsearch(&name, ns->v, ns->n, sizeof *ns->v, name_cmp) != NULL;
+}
+
+static void free_names(struct names *ns) {
+	for (size_t i = 0; i < ns->n; i++)
+		free(ns->v[i]);
+	free(ns->v);
+}
+
+// remove_entry removes name from dfd, a directory with all it holds.
+static void remove_entry(int dfd, const char *name, int depth) {
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return;
+	if (errno != EISDIR)
+		fail("copy the layer out: remove %s", name);
+	if (depth > MAX_DEPTH) {
+		errno = 0;
+		fail("copy the layer out: more than %d nested directories", MAX_DEPTH);
+	}
+	int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0)
+		fail("copy the layer out: open %s", name);
+	struct names ns;
+	read_names(sub, &ns, "copy the layer out");
+	for (size_t i = 0; i < ns.n; i++)
+		remove_entry(sub, ns.v[i], depth + 1);
+	free_names(&ns);
+	close(sub);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+		fail("copy the layer out: remove %s", name);
+}
+
+// The xattrs copied: every user.* one (user.overlay.* included) and POSIX
+// ACLs. Others (trusted.*, security.*) cannot be set in a user namespace.
+static int xattr_copied(const char *name) {
+	return !strncmp(name, "user.", 5) || !strncmp(name, "system.posix_acl_", 17);
+}
+
+static char *list_xattrs(int fd, ssize_t *len, const char *what) {
+	for (;;) {
+		ssize_t n = flistxattr(fd, NULL, 0);
+		if (n < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP)) {
+			*len = 0;
+			return NULL;
+		}
+		if (n < 0)
+			fail("%s: list xattrs", what);
+		if (n == 0) {
+			*len = 0;
+			return NULL;
+		}
+		char *buf = malloc(n);
+		if (!buf)
+			fail("%s: out of memory", what);
+		ssize_t m = flistxattr(fd, buf, n);
+		if (m >= 0) {
+			*len = m;
+			return buf;
+		}
+		free(buf);
+		if (errno != ERANGE)
+			fail("%s: list xattrs", what);
+	}
+}
+
+// copy_xattrs gives dst the xattrs of src; with clear, it first removes
+// dst's copied kinds that src lacks (dst existed before).
+static void copy_xattrs(int src, int dst, int clear, const char *what) {
+	ssize_t slen, dlen;
+	char *sl = list_xattrs(src, &slen, what);
+	if (clear) {
+		char *dl = list_xattrs(dst, &dlen, what);
+		for (ssize_t i = 0; i < dlen; i += strlen(dl + i) + 1) {
+			const char *name = dl + i;
+			int found = 0;
+			for (ssize_t j = 0; j < slen && !found; j += strlen(sl + j) + 1)
+				found = !strcmp(sl + j, name);
+			if (!found && xattr_copied(name) && fremovexattr(dst, name) < 0 && errno != ENODATA)
+				fail("%s: remove xattr %s", what, name);
+		}
+		free(dl);
+	}
+	char val[65536];
+	for (ssize_t i = 0; i < slen; i += strlen(sl + i) + 1) {
+		const char *name = sl + i;
+		if (!xattr_copied(name))
+			continue;
+		ssize_t n = fgetxattr(src, name, val, sizeof val);
+		if (n < 0)
+			fail("%s: get xattr %s", what, name);
+		if (fsetxattr(dst, name, val, n, 0) < 0 && !strncmp(name, "user.", 5))
+			fail("%s: set xattr %s", what, name);
+	}
+	free(sl);
+}
+
+static void copy_data(int in, int out, off_t size, const char *what, const char *name) {
+	off_t left = size;
+	while (left > 0) {
+		ssize_t n = sendfile(out, in, NULL, left > (1 << 30) ? (1 << 30) : left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			fail("%s: copy %s", what, name);
+		if (n == 0)
+			break; // the file is shorter than it was: nothing writes to it now
+		left -= n;
+	}
+}
+
+static void copy_dir(int sfd, int dfd, uint64_t h, enum copy_mode mode, int depth, const char *what);
+
+// copy_entry copies the entry name, of stat st, from sfd to dfd.
+static void copy_entry(int sfd, int dfd, const char *name, const struct stat *st, uint64_t h,
+		       enum copy_mode mode, int depth, const char *what) {
+	struct stat dst;
+	int exists = 0;
+	if (mode == OUT) {
+		if (fstatat(dfd, name, &dst, AT_SYMLINK_NOFOLLOW) == 0)
+			exists = 1;
+		else if (errno != ENOENT)
+			fail("%s: stat %s", what, name);
+	}
+	if (S_ISREG(st->st_mode)) {
+		if (mode != SEED) {
+			if (st->st_size > sp.disk_bytes - out_bytes) {
+				out_over = 1;
+				return;
+			}
+			out_bytes += st->st_size;
+		}
+	}
+	if (S_ISDIR(st->st_mode)) {
+		if (exists && !S_ISDIR(dst.st_mode)) {
+			remove_entry(dfd, name, depth);
+			exists = 0;
+		}
+		if (!exists && mkdirat(dfd, name, 0700) < 0)
+			fail("%s: mkdir %s", what, name);
+		int s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s < 0 || d < 0)
+			fail("%s: open %s", what, name);
+		copy_dir(s, d, h, mode == SEED ? SEED : exists ? OUT : FRESH, depth + 1, what);
+		copy_xattrs(s, d, exists, what);
+		if ((!exists || (dst.st_mode & 07777) != (st->st_mode & 07777)) && fchmod(d, st->st_mode & 07777) < 0)
+			fail("%s: chmod %s", what, name);
+		close(s);
+		close(d);
+		return;
+	}
+	if (mode == OUT && exists && untouched(st, h) && (dst.st_mode & S_IFMT) == (st->st_mode & S_IFMT))
+		return;
+	if (exists)
+		remove_entry(dfd, name, depth);
+	struct timespec times[2] = {st->st_atim, st->st_mtim};
+	if (S_ISREG(st->st_mode)) {
+		int in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (in < 0)
+			fail("%s: open %s", what, name);
+		int out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (out < 0)
+			fail("%s: create %s", what, name);
+		copy_data(in, out, st->st_size, what, name);
+		copy_xattrs(in, out, 0, what);
+		if (fchmod(out, st->st_mode & 07777) < 0 || futimens(out, times) < 0)
+			fail("%s: set the mode and times of %s", what, name);
+		close(in);
+		close(out);
+	} else if (S_ISLNK(st->st_mode)) {
+		char target[PATH_MAX + 1];
+		ssize_t n = readlinkat(sfd, name, target, sizeof target);
+		if (n < 0 || n > PATH_MAX)
+			fail("%s: readlink %s", what, name);
+		target[n] = 0;
+		if (symlinkat(target, dfd, name) < 0)
+			fail("%s: symlink %s", what, name);
+		utimensat(dfd, name, times, AT_SYMLINK_NOFOLLOW);
+	} else if ((S_ISCHR(st->st_mode) && st->st_rdev == 0) || S_ISFIFO(st->st_mode)) {
+		// A whiteout (character device 0/0), or a FIFO the command made.
+		if (mknodat(dfd, name, st->st_mode & (S_IFMT | 07777), 0) < 0)
+			fail("%s: mknod %s", what, name);
+		if (fchmodat(dfd, name, st->st_mode & 07777, 0) < 0)
+			fail("%s: chmod %s", what, name);
+	} else {
+		errno = 0;
+		fail("%s: %s is of a type the layer cannot hold (mode %o)", what, name, st->st_mode);
+	}
+	if (mode == SEED)
+		seed_record(dfd, h, name);
+}
+
+// copy_dir makes dfd's content that of sfd. SEED: dfd is empty, and the
+// copies are recorded (seed_record). OUT: dfd holds the layer from before,
+// whose entries that sfd lacks are removed and whose untouched seeded ones
+// are kept.
+static void copy_dir(int sfd, int dfd, uint64_t h, enum copy_mode mode, int depth, const char *what) {
+	if (depth > MAX_DEPTH) {
+		errno = 0;
+		fail("%s: more than %d nested directories", what, MAX_DEPTH);
+	}
+	struct names src;
+	read_names(sfd, &src, what);
+	if (mode == OUT) {
+		struct names dst;
+		read_names(dfd, &dst, what);
+		for (size_t i = 0; i < dst.n; i++)
+			if (!has_name(&src, dst.v[i]))
+				remove_entry(dfd, dst.v[i], depth);
+		free_names(&dst);
+	}
+	for (size_t i = 0; i < src.n && !out_over; i++) {
+		struct stat st;
+		if (fstatat(sfd, src.v[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			fail("%s: stat %s", what, src.v[i]);
+		copy_entry(sfd, dfd, src.v[i], &st, hash_name(h, src.v[i]), mode, depth, what);
+	}
+	free_names(&src);
+}
+
+// copy_root copies the directory src onto the directory dst, its own mode
+// and xattrs included.
+static void copy_root(int src, int dst, uint64_t h, enum copy_mode mode, const char *what) {
+	struct stat st, dt;
+	if (fstat(src, &st) < 0 || fstat(dst, &dt) < 0)
+		fail("%s: stat", what);
+	copy_dir(src, dst, h, mode, 0, what);
+	copy_xattrs(src, dst, mode == OUT, what);
+	if ((st.st_mode & 07777) != (dt.st_mode & 07777) && fchmod(dst, st.st_mode & 07777) < 0)
+		fail("%s: chmod", what);
+}
+
+static struct rlimit nofile;
+
+// more_files raises the open files limit for a copy, which holds two
+// descriptors per level of depth; less_files puts it back.
+static void more_files(void) {
+	getrlimit(RLIMIT_NOFILE, &nofile);
+	struct rlimit rl = nofile;
+	rl.rlim_cur = rl.rlim_max;
+	if (rl.rlim_cur > 2 * MAX_DEPTH + 64)
+		rl.rlim_cur = 2 * MAX_DEPTH + 64;
+	if (rl.rlim_cur > nofile.rlim_cur)
+		setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+static void less_files(void) {
+	setrlimit(RLIMIT_NOFILE, &nofile);
+}
+
+static uint64_t scope_hash(const struct scope *s) {
+	return (FNV_OFFSET ^ (uint64_t)s->index) * FNV_PRIME;
+}
+
+// setup_disk mounts the tmpfs on /tmp, lays it out (l/<k>/u and l/<k>/w
+// for scope k, t for /tmp, shm for /dev/shm), seeds each scope's upper and
+// binds t over /tmp.
+static void setup_disk(void) {
+	char opts[128], p[64];
+	snprintf(opts, sizeof opts, "mode=0755,size=%lld", sp.disk_bytes);
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		fail("mount a tmpfs of %lld bytes (the disk cap)", sp.disk_bytes);
+	if ((diskfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		fail("open the tmpfs");
+	mode_t um = umask(0);
+	if (mkdirat(diskfd, "t", 01777) < 0 || mkdirat(diskfd, "shm", 01777) < 0 || mkdirat(diskfd, "l", 0700) < 0)
+		fail("mkdir in the tmpfs");
+	int l = openat(diskfd, "l", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (l < 0)
+		fail("open the tmpfs");
+	more_files();
+	for (int k = 0; k < sp.nscopes; k++) {
+		struct scope *s = &sp.scopes[k];
+		snprintf(p, sizeof p, "%d", k);
+		if (mkdirat(l, p, 0700) < 0)
+			fail("mkdir in the tmpfs");
+		int d = openat(l, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (d < 0 || mkdirat(d, "u", 0755) < 0 || mkdirat(d, "w", 0700) < 0)
+			fail("mkdir in the tmpfs");
+		int u = openat(d, "u", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (u < 0)
+			fail("open the tmpfs");
+		copy_root(s->upperfd, u, scope_hash(s), SEED, "seed the layer");
+		close(u);
+		close(d);
+		close(s->upperfd);
+		s->upperfd = -1;
+	}
+	less_files();
+	umask(um);
+	close(l);
+	seed_barrier();
+	snprintf(p, sizeof p, "/proc/self/fd/%d/t", diskfd);
+	if (mount(p, "/tmp", NULL, MS_BIND, NULL) < 0)
+		fail("bind the tmpfs on /tmp");
+}
+
+static int scope_depth_cmp(const void *a, const void *b) {
+	const struct scope *x = a, *y = b;
+	size_t lx = strlen(x->path), ly = strlen(y->path);
+	return lx < ly ? -1 : lx > ly;
+}
+
+// copy_out copies each scope's tmpfs upper back to the layer on disk, the
+// outer scopes first (a nested scope's upper lies inside its parent's).
+// Nothing else runs in the namespace now.
+static void copy_out(void) {
+	char p[64];
+	fail_kind = 'C';
+	umask(0);
+	more_files();
+	qsort(sp.scopes, sp.nscopes, sizeof sp.scopes[0], scope_depth_cmp);
+	for (int k = 0; k < sp.nscopes && !out_over; k++) {
+		struct scope *s = &sp.scopes[k];
+		snprintf(p, sizeof p, "l/%d/u", s->index);
+		int u = openat(diskfd, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int d = openat(s->upperrw, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (u < 0 || d < 0)
+			fail("copy the layer of %s out: open", s->path);
+		copy_root(u, d, scope_hash(s), OUT, "copy the layer out");
+		close(u);
+		close(d);
+	}
+	fail_kind = 'E';
+}
+
 static const char *devices[] = {"null", "zero", "full", "random", "urandom", "tty"};
 #define NDEV (sizeof devices / sizeof devices[0])
 
@@ -292,9 +784,17 @@ static void setup_mounts(void) {
 		struct scope *s = &sp.scopes[k];
 		if ((s->lowerfd = open(s->lower, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 			fail("open scope %s", s->lower);
-		if ((s->upperfd = open(s->upper, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		// With a disk cap the layer is read (seeded into the tmpfs) and,
+		// after the run, written through a clone of its mount that the
+		// read-only remount below does not reach.
+		if ((s->upperfd = open(s->upper, (sp.disk_bytes ? O_RDONLY : O_PATH) | O_DIRECTORY | O_CLOEXEC)) < 0)
 			fail("open layer %s", s->upper);
-		if ((s->workfd = open(s->work, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		s->upperrw = s->workfd = -1;
+		if (sp.disk_bytes) {
+			s->upperrw = open_tree(s->upperfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+			if (s->upperrw < 0)
+				fail("clone the mount of layer %s", s->upper);
+		} else if ((s->workfd = open(s->work, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 			fail("open work dir %s", s->work);
 	}
 	for (size_t i = 0; i < NDEV; i++) {
@@ -305,13 +805,11 @@ static void setup_mounts(void) {
 			fail("clone %s", p);
 	}
 
-	// Private /tmp.
-	char opts_tmp[128];
-	if (sp.tmp_bytes > 0)
-		snprintf(opts_tmp, sizeof opts_tmp, "mode=1777,size=%lld", sp.tmp_bytes);
-	else
-		snprintf(opts_tmp, sizeof opts_tmp, "mode=1777");
-	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts_tmp) < 0)
+	// Private /tmp: with a disk cap, a directory of the sized tmpfs that
+	// also holds the layers; else a tmpfs of its own.
+	if (sp.disk_bytes)
+		setup_disk();
+	else if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
 		fail("mount tmpfs on /tmp");
 
 	// Minimal /dev.
@@ -337,9 +835,14 @@ static void setup_mounts(void) {
 		fail("symlinks in /dev");
 	if (mkdir("/dev/shm", 01777) < 0 || mkdir("/dev/pts", 0755) < 0)
 		fail("mkdir in /dev");
-	// /dev/shm is sized like /tmp: it counts against the disk cap, and its
-	// pages would otherwise escape RLIMIT_AS.
-	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts_tmp) < 0)
+	// /dev/shm is on the disk cap's tmpfs too: it counts against the cap,
+	// and its pages would otherwise escape RLIMIT_AS.
+	if (sp.disk_bytes) {
+		char p[64];
+		snprintf(p, sizeof p, "/proc/self/fd/%d/shm", diskfd);
+		if (mount(p, "/dev/shm", NULL, MS_BIND, NULL) < 0)
+			fail("bind the tmpfs on /dev/shm");
+	} else if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
 		fail("mount tmpfs on /dev/shm");
 
 	// The host's /run holds Unix sockets (D-Bus, systemd, container
@@ -359,14 +862,21 @@ static void setup_mounts(void) {
 				fail("stat %s", s->path);
 			mkdir_p(s->path); // only possible in a fresh tmpfs: /tmp
 		}
-		snprintf(opts, sizeof opts,
-			 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr,volatile",
-			 s->lowerfd, s->upperfd, s->workfd);
+		if (sp.disk_bytes)
+			snprintf(opts, sizeof opts,
+				 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d/l/%d/u,workdir=/proc/self/fd/%d/l/%d/w,userxattr,volatile",
+				 s->lowerfd, diskfd, k, diskfd, k);
+		else
+			snprintf(opts, sizeof opts,
+				 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr,volatile",
+				 s->lowerfd, s->upperfd, s->workfd);
 		if (mount("overlay", s->path, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
 			fail("mount overlay on %s", s->path);
 		close(s->lowerfd);
-		close(s->upperfd);
-		close(s->workfd);
+		if (s->upperfd >= 0)
+			close(s->upperfd);
+		if (s->workfd >= 0)
+			close(s->workfd);
 	}
 
 	// A /proc for this PID namespace.
@@ -498,7 +1008,6 @@ __attribute__((noreturn)) static void run_command(void) {
 
 	set_rlimit(RLIMIT_CPU, "RLIMIT_CPU", sp.cpu_s);
 	set_rlimit(RLIMIT_AS, "RLIMIT_AS", sp.as_bytes);
-	set_rlimit(RLIMIT_FSIZE, "RLIMIT_FSIZE", sp.fsize_bytes);
 	set_rlimit(RLIMIT_NPROC, "RLIMIT_NPROC", sp.nproc);
 	struct rlimit zero = {0, 0};
 	setrlimit(RLIMIT_CORE, &zero);
@@ -541,9 +1050,25 @@ __attribute__((noreturn)) static void init(void) {
 		}
 		if (p != cmd)
 			continue;
-		char msg[32];
+		char msg[128];
+		ssize_t r;
+		if (sp.disk_bytes) {
+			// Everything the command left ends before the copy: kill(-1)
+			// reaches every process of the namespace but init, and when
+			// none is left to reap, none is left at all.
+			kill(-1, SIGKILL);
+			while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+				;
+			struct statfs fs;
+			if (fstatfs(diskfd, &fs) < 0)
+				fail("statfs the tmpfs");
+			copy_out();
+			int n = snprintf(msg, sizeof msg, "D%lld %lld %lld %d\n", (long long)fs.f_bfree * fs.f_bsize,
+					 (long long)fs.f_ffree, out_bytes, out_over);
+			r = write(sock, msg, n);
+		}
 		int n = snprintf(msg, sizeof msg, "S%d\n", st);
-		ssize_t r = write(sock, msg, n);
+		r = write(sock, msg, n);
 		(void)r;
 		if (WIFEXITED(st))
 			_exit(WEXITSTATUS(st));

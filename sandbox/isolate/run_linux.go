@@ -134,8 +134,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		}
 	}
 	if l.DiskMB > 0 {
-		rl.fsize = l.DiskMB << 20
-		enf[CapDisk] = "RLIMIT_FSIZE per file, a sized /tmp and /dev/shm, and the layers' size polled by the parent"
+		enf[CapDisk] = diskMechanism(l.DiskMB) + " holding the layers' upper dirs, /tmp and /dev/shm"
 	}
 	if cg.pids != "" {
 		enf[CapProcs] = "cgroup v1 pids.max"
@@ -205,27 +204,10 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 			defer tk.Stop()
 			poll = tk.C
 		}
-		// The layers' total is polled: the kernel limits each file
-		// (RLIMIT_FSIZE) but not an upper dir on the host's filesystem.
-		var diskPoll <-chan time.Time
-		if l.DiskMB > 0 && len(spec.Scopes) > 0 {
-			tk := time.NewTicker(50 * time.Millisecond)
-			defer tk.Stop()
-			diskPoll = tk.C
-		}
 		for {
 			select {
 			case <-done:
 				return
-			case <-diskPoll:
-				var n int64
-				for _, sc := range spec.Scopes {
-					n += treeBytes(sc.Upper)
-				}
-				if n > l.DiskMB<<20 {
-					kill(&CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: "layer size polled by the parent every 50 ms"})
-					return
-				}
 			case <-ctx.Done():
 				kill(nil)
 				return
@@ -251,10 +233,18 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		return nil, ctx.Err()
 	}
 	status := -1
+	var disk *diskReport
 	for _, m := range lines {
 		switch {
 		case strings.HasPrefix(m, "E"):
 			return nil, &SetupError{Msg: m[1:]}
+		case strings.HasPrefix(m, "C"):
+			return nil, fmt.Errorf("sandbox: %s", m[1:])
+		case strings.HasPrefix(m, "D"):
+			disk = &diskReport{}
+			if _, err := fmt.Sscan(m[1:], &disk.free, &disk.freeInodes, &disk.layer, &disk.over); err != nil {
+				return nil, fmt.Errorf("sandbox: bad report from init: %q", m)
+			}
 		case strings.HasPrefix(m, "S"):
 			status, _ = strconv.Atoi(m[1:])
 		}
@@ -276,8 +266,12 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		res.Usage.CPU = u
 	}
 	res.Usage.Wall = wall
-	for _, s := range spec.Scopes {
-		res.Usage.DiskBytes += treeBytes(s.Upper)
+	if disk != nil {
+		res.Usage.DiskBytes = disk.layer // counted by init while it copied the layers out
+	} else {
+		for _, s := range spec.Scopes {
+			res.Usage.DiskBytes += treeBytes(s.Upper)
+		}
 	}
 
 	ws := syscall.WaitStatus(status)
@@ -295,10 +289,24 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		}
 	}
 	if res.CapHit == nil {
-		res.CapHit = capHitAfter(res, l, procs, cg, rl, enf)
+		res.CapHit = capHitAfter(res, l, procs, cg, rl, enf, disk)
 	}
 	return res, nil
 }
+
+// diskReport is what init reports of the disk cap's tmpfs after the run:
+// its free bytes and inodes, and the apparent size of the layers it copied
+// out (over: more than the cap, and the copy stopped).
+type diskReport struct {
+	free, freeInodes, layer int64
+	over                    int
+}
+
+// diskFullSlack is how little room a tmpfs may have left and be full: a
+// write fails once no page is free.
+const diskFullSlack = 16 << 10
+
+func diskMechanism(mb int64) string { return fmt.Sprintf("a tmpfs of %d MiB", mb) }
 
 // allocFailure matches the ways programs report a refused allocation.
 var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory`)
@@ -311,7 +319,10 @@ func tail(b []byte, n int) []byte {
 }
 
 // capHitAfter names the cap that ended or rejects a finished run, if any.
-func capHitAfter(res *Result, l Limits, procs int64, cg *cgroupV1, rl rlimits, enf map[Cap]string) *CapHit {
+func capHitAfter(res *Result, l Limits, procs int64, cg *cgroupV1, rl rlimits, enf map[Cap]string, disk *diskReport) *CapHit {
+	diskHit := func(why string) *CapHit {
+		return &CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: diskMechanism(l.DiskMB) + ", " + why}
+	}
 	switch {
 	case l.MemoryMB > 0 && cg.oomKills() > 0:
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: enf[CapMemory]}
@@ -324,9 +335,14 @@ func capHitAfter(res *Result, l Limits, procs int64, cg *cgroupV1, rl rlimits, e
 		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "RLIMIT_CPU"}
 	case l.CPUMs > 0 && res.Usage.CPU > time.Duration(l.CPUMs)*time.Millisecond:
 		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "total CPU time measured after the run"}
-	case l.DiskMB > 0 && (res.Signal == syscall.SIGXFSZ || res.ExitCode == 128+int(syscall.SIGXFSZ)):
-		// 128+n: a shell's report of a child killed by signal n.
-		return &CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: "RLIMIT_FSIZE"}
+	case disk != nil && disk.over != 0:
+		return diskHit("and the layers' files add up to more (sparse files and hard links counted at their size)")
+	case disk != nil && (disk.free < diskFullSlack || disk.freeInodes == 0):
+		return diskHit("full after the run")
+	// Not named: a request larger than the room left (fallocate), which
+	// fails without filling the tmpfs, nor a tmpfs full during the run and
+	// emptied before its end. The command's own ENOSPC error tells those,
+	// and ENOSPC has other causes (unshare past max_user_namespaces).
 	case l.DiskMB > 0 && res.Usage.DiskBytes > l.DiskMB<<20:
 		return &CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: "layer size measured after the run"}
 	case cg.pidsMaxHits() > 0:
@@ -417,7 +433,7 @@ func probe() error {
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
-	res, err := run(context.Background(), Spec{Scopes: []Scope{sc}, Limits: Limits{WallMs: 10_000}}, true)
+	res, err := run(context.Background(), Spec{Scopes: []Scope{sc}, Limits: Limits{WallMs: 10_000, DiskMB: 1}}, true)
 	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
 			return err

@@ -41,15 +41,19 @@ func encode(spec Spec, probe bool) ([]byte, error) {
 	put("dir", dir)
 	put("host", "act-sandbox")
 	for _, s := range spec.Scopes {
+		// With a disk cap the work dirs are on the sandbox's tmpfs.
+		work := s.Work != "" || spec.Limits.DiskMB <= 0
 		for _, p := range []struct{ what, v string }{{"scope", s.Path}, {"upper dir", s.Upper}, {"work dir", s.Work}} {
-			if !abs(p.v) {
+			if !abs(p.v) && (p.what != "work dir" || work) {
 				return nil, bad(p.what, p.v)
 			}
 		}
 		put("scope", s.Path)
 		put("lower", s.Path)
 		put("upper", s.Upper)
-		put("work", s.Work)
+		if work {
+			put("work", s.Work)
+		}
 	}
 	if spec.AllowNetwork {
 		put("net", "1")
@@ -62,10 +66,12 @@ func encode(spec Spec, probe bool) ([]byte, error) {
 
 // rlimits are the per-process limits the child sets on the command.
 type rlimits struct {
-	cpuS, as, fsize, nproc int64
+	cpuS, as, nproc int64
 }
 
-func (r rlimits) append(b []byte, tmpBytes int64) []byte {
+// append adds the limits to the spec b, and the size of the disk cap's
+// tmpfs (0: no tmpfs; the layers are written in place).
+func (r rlimits) append(b []byte, diskBytes int64) []byte {
 	put := func(k string, v int64) {
 		if v > 0 {
 			b = append(append(append(append(b, k...), 0), strconv.FormatInt(v, 10)...), 0)
@@ -73,8 +79,7 @@ func (r rlimits) append(b []byte, tmpBytes int64) []byte {
 	}
 	put("cpu_s", r.cpuS)
 	put("as", r.as)
-	put("fsize", r.fsize)
 	put("nproc", r.nproc)
-	put("tmp", tmpBytes)
+	put("disk", diskBytes)
 	return b
 }

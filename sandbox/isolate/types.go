@@ -37,10 +37,14 @@ const DefaultMaxOutput = 1 << 20
 const DefaultMaxProcs = 1024
 
 // A Scope is a directory shown to the command as an overlay: reads come from
-// Path, and writes land in Upper. Upper and Work are empty directories on the
-// same filesystem, prepared by the caller; Path, Upper and Work are absolute.
-// After a run, Work holds a directory "work" of mode 0 that overlayfs made:
-// chmod it before removing Work.
+// Path, and writes land in Upper. Upper is a directory shaped like an
+// overlayfs upper dir (userxattr form), empty or holding earlier changes.
+// With a disk cap (Limits.DiskMB > 0) the overlay's upper and work dirs are
+// on the sandbox's tmpfs, seeded from Upper and copied back to it after the
+// run, and Work is unused (it may be empty). Without one, Upper and Work
+// are used in place: Work is an empty directory on Upper's filesystem, and
+// after a run it holds a directory "work" of mode 0 that overlayfs made:
+// remove it with RemoveWorkDir. The paths given are absolute.
 type Scope struct {
 	Path, Upper, Work string
 }
@@ -50,7 +54,7 @@ type Limits struct {
 	WallMs   int64 // wall clock, milliseconds
 	CPUMs    int64 // CPU time of all processes, milliseconds
 	MemoryMB int64 // memory, MiB
-	DiskMB   int64 // size of any one file and of /tmp, and of each layer, MiB
+	DiskMB   int64 // the scopes' layers, /tmp and /dev/shm together, MiB
 	Procs    int64 // processes at once (0: DefaultMaxProcs)
 }
 
@@ -84,7 +88,7 @@ type Usage struct {
 	Wall      time.Duration
 	CPU       time.Duration // user + system, of init and every process it reaped
 	MaxRSSKiB int64         // the largest resident set of any one process
-	DiskBytes int64         // bytes of regular files in the scopes' upper dirs
+	DiskBytes int64         // bytes of regular files in the scopes' upper dirs after the run
 }
 
 // A Result is the outcome of a run that started.
