@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,21 +36,45 @@ var testNow = time.Date(2026, 11, 22, 0, 10, 0, 0, time.UTC)
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"act": func() {
-			env := cmd.DefaultEnv(cmd.OSStdio())
-			now := testNow
-			if s := os.Getenv("ACT_TEST_NOW"); s != "" {
-				t, err := time.Parse(time.RFC3339, s)
-				if err != nil {
-					fmt.Fprintln(os.Stderr, "ACT_TEST_NOW:", err)
-					os.Exit(1)
-				}
-				now = t
-			}
-			env.Now = func() time.Time { return now }
-			os.Exit(cmd.MainEnv(os.Args, env))
-		},
+		"act":       testAct,
+		"act-crash": testActCrash,
 	})
+}
+
+// testAct is the test CLI: act with the fixed clock.
+func testAct() {
+	env := cmd.DefaultEnv(cmd.OSStdio())
+	now := testNow
+	if s := os.Getenv("ACT_TEST_NOW"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ACT_TEST_NOW:", err)
+			os.Exit(1)
+		}
+		now = t
+	}
+	env.Now = func() time.Time { return now }
+	os.Exit(cmd.MainEnv(os.Args, env))
+}
+
+// testActCrash is the test CLI that kills itself with SIGKILL at the Nth
+// crash point of a promotion, rollback or recovery (rollback.CrashPoint),
+// N from $ACT_CRASH_AT; it exists only in this test binary, never in the
+// shipped one. A run that reaches fewer points ends normally.
+func testActCrash() {
+	n, err := strconv.Atoi(os.Getenv("ACT_CRASH_AT"))
+	if err != nil || n < 1 {
+		fmt.Fprintln(os.Stderr, "act-crash: ACT_CRASH_AT must be a positive integer")
+		os.Exit(1)
+	}
+	seen := 0
+	rollback.CrashPoint = func() {
+		if seen++; seen == n {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way; nothing more may happen
+		}
+	}
+	testAct()
 }
 
 func TestScript(t *testing.T) {

@@ -96,6 +96,17 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			return env.finish(res, "succeeded", withPositions(ck, err), nil)
 		}
 		if p, err = buildPlan(ctx, env, res, ck); err != nil {
+			// Another act may have promoted this very action meanwhile,
+			// so that the tree no longer plans: promote once answers.
+			if a, perr := promotedNow(ctx, state.Dir{Root: home}, d.ActionID, digest); perr != nil || a != nil {
+				if perr == nil {
+					return alreadyApplied(env, res, a)
+				}
+				var probs problem.List
+				if errors.As(perr, &probs) {
+					return env.finish(res, "succeeded", withPositions(ck, perr), nil)
+				}
+			}
 			return env.finish(res, "succeeded", err, nil)
 		}
 		if !env.json {
@@ -118,18 +129,20 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		if d, doc, err = descriptorOf(p); err != nil {
 			return env.finish(res, "succeeded", err, nil)
 		}
-		// The policy now, not as it was at plan time.
-		dec := pol.Decide(d, env.Now())
-		res.Mode, res.ModeSource, res.Reason = string(dec.Mode), dec.Source, dec.Reason
-		if len(dec.Blocked) > 0 {
-			return env.finish(res, "succeeded", doc(dec.Blocked), nil)
-		}
+		// An expired plan is reported as such before the policy decision:
+		// its descriptor, older still, would be a stale intent (exit 4).
 		if p.State == plan.Planned || p.State == plan.Pending {
 			if age := env.Now().Sub(p.CreatedAt); age > pol.PlanExpiry {
 				return env.finish(res, "succeeded", &statusError{status: "expired", code: 8, err: fmt.Errorf(
 					"plan %s was made %s ago, longer than the policy's plan expiry of %s: plan again",
 					p.ID, policy.FormatDuration(age.Truncate(time.Second)), policy.FormatDuration(pol.PlanExpiry))}, nil)
 			}
+		}
+		// The policy now, not as it was at plan time.
+		dec := pol.Decide(d, env.Now())
+		res.Mode, res.ModeSource, res.Reason = string(dec.Mode), dec.Source, dec.Reason
+		if len(dec.Blocked) > 0 {
+			return env.finish(res, "succeeded", doc(dec.Blocked), nil)
 		}
 	}
 	why, err := confirmationNeeded(env, state.Dir{Root: home}, p, d, pol)
@@ -177,6 +190,17 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
 		fmt.Fprintf(w, "Roll back with: act rollback %s\n", p.ActionID)
 	})
+}
+
+// promotedNow is rollback.Promoted once any promotion in progress has
+// ended: it waits for the state-dir lock.
+func promotedNow(ctx context.Context, home state.Dir, id, digest string) (*rollback.Action, error) {
+	unlock, err := home.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return rollback.Promoted(home, id, digest)
 }
 
 // alreadyApplied reports a repeat of applied action a: exit 0, nothing

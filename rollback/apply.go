@@ -122,7 +122,9 @@ func saveAction(home state.Dir, a *Action) error {
 	if err := os.MkdirAll(home.Actions(), 0o700); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(a, "", "  ")
+	// Compact: the record of 10,000 changes is megabytes, and indenting it
+	// costs as much again as encoding it.
+	b, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
@@ -192,9 +194,21 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 		out.Action, out.AlreadyApplied = a, a != nil
 		return out, err
 	}
+	// The plan's layer may still be in the page cache, dirty: start writing
+	// it out now, while the checks below hash it.
+	flushed := flushEarly(plan.UpperDir(home.Root, p.ID))
+	defer flushed()
 	var probs problem.List
-	for _, c := range p.Changes {
-		why, err := before(c).mismatch(c.Path)
+	retype := retyped(p.Changes)
+	stale := checkAll(len(p.Changes), func(i int) (string, error) {
+		c := p.Changes[i]
+		if c.Kind == diff.Create && retype[c.Path] {
+			return "", nil // the path's pre-image is its Delete's
+		}
+		return before(c).mismatch(c.Path)
+	})
+	for i, c := range p.Changes {
+		why, err := stale[i].why, stale[i].err
 		if err != nil {
 			return out, err
 		}
@@ -219,6 +233,9 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 	if len(probs) > 0 {
 		return out, probs
 	}
+	if err := flushed(); err != nil {
+		return out, err
+	}
 	b := Begin{Event: EventApply, ActionID: p.ActionID, PlanID: p.ID, Steps: ops}
 	jpath := home.JournalFile(p.ActionID)
 	if err := execute(jpath, b, opts.Progress); err != nil {
@@ -228,7 +245,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 		}
 		return out, err
 	}
-	if out.Action, err = finish(home, b, opts.Now()); err != nil {
+	if out.Action, err = finishPlan(home, b, p, opts.Now()); err != nil {
 		return out, err
 	}
 	return out, removeJournal(jpath)
@@ -247,6 +264,16 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 	if err := os.MkdirAll(bdir, 0o700); err != nil {
 		return nil, nil, err
 	}
+	// The layer's files, checked on all CPUs first; the loop below uses
+	// the outcomes in order.
+	isPut := func(c diff.Change) bool { return c.Kind != diff.Delete && c.Type != diff.TypeDir }
+	layerCheck := checkAll(len(p.Changes), func(i int) (string, error) {
+		c := p.Changes[i]
+		if !isPut(c) {
+			return "", nil
+		}
+		return after(c).mismatch(layer + c.Path)
+	})
 	var early, ops, late []Op
 	var probs problem.List
 	for i, c := range p.Changes {
@@ -280,7 +307,7 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 			}
 		default:
 			op.Kind, op.Src = OpPut, layer+c.Path
-			why, err := after(c).mismatch(op.Src)
+			why, err := layerCheck[i].why, layerCheck[i].err
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, nil, err
 			}
@@ -371,6 +398,13 @@ func finish(home state.Dir, b Begin, now time.Time) (*Action, error) {
 	if err != nil {
 		return nil, err
 	}
+	return finishPlan(home, b, p, now)
+}
+
+// finishPlan is finish with b's plan p already loaded (Apply has it: a
+// plan of 10,000 changes is megabytes of JSON to decode again).
+func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time) (*Action, error) {
+	var err error
 	var a *Action
 	switch b.Event {
 	case EventApply:

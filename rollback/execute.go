@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -184,6 +186,33 @@ func stage(ops []Op) error {
 	return nil
 }
 
+// flushEarly starts a syncfs(2) of the filesystem holding dir (when dir
+// exists) in the background, so that writing out new content overlaps with
+// the checks that precede a promotion, and returns a function that waits
+// for it and returns its error (the same each call). It only starts early:
+// the syncfs that stage makes after the Begin record is still the one that
+// makes the content durable. Its error must not be ignored, though: a
+// writeback error is reported to the syncfs that saw it happen, not to a
+// later one on a file opened afterwards.
+func flushEarly(dir string) func() error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return func() error { return nil }
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer f.Close()
+		if serr := unix.Syncfs(int(f.Fd())); serr != nil {
+			err = fmt.Errorf("syncfs %s: %w", dir, serr)
+		}
+	}()
+	return func() error {
+		<-done
+		return err
+	}
+}
+
 func syncfs(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -217,12 +246,23 @@ func syncDirs(ops []Op) error {
 		add(ops[i].Src)
 	}
 	slices.Sort(dirs)
-	for _, d := range dirs {
-		if err := syncPath(d); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
+	// The fsyncs are independent (all must be done before the caller goes
+	// on, in no particular order), so several are in flight at once: each
+	// waits for its own writes, and the disk takes them together.
+	errs := make([]error, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(dirs), 8) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(dirs); i = int(next.Add(1)) - 1 {
+				if err := syncPath(dirs[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
+					errs[i] = err
+				}
+			}
+		})
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // backupDirs lists the directories the ops' backups go in.

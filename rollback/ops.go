@@ -133,6 +133,21 @@ func (o *Op) do() error {
 }
 
 func (o *Op) put() error {
+	if o.Backup == "" {
+		// Nothing may be at Path: one renameat2 that refuses to replace
+		// (os.Rename would lstat Path twice first). Filesystems without
+		// RENAME_NOREPLACE take the general way below.
+		err := unix.Renameat2(unix.AT_FDCWD, o.from(), unix.AT_FDCWD, o.Path, unix.RENAME_NOREPLACE)
+		switch err {
+		case nil:
+			return nil
+		case unix.EEXIST:
+			return &fs.PathError{Op: "put", Path: o.Path, Err: fs.ErrExist}
+		case unix.EINVAL, unix.ENOSYS:
+		default:
+			return &os.LinkError{Op: "rename", Old: o.from(), New: o.Path, Err: err}
+		}
+	}
 	cur, ok, err := exists(o.Path)
 	if err != nil {
 		return err

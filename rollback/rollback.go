@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
@@ -44,7 +45,11 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	}
 	changed := map[string]string{}
 	var probs problem.List
+	retype := retyped(a.Changes)
 	for _, c := range a.Changes {
+		if c.Kind == diff.Delete && retype[c.Path] {
+			continue // what the apply left at the path is its Create's
+		}
 		why, err := after(c).mismatch(c.Path)
 		if err != nil {
 			return out, err
