@@ -9,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/atomicfile"
@@ -341,21 +344,42 @@ func ownerWX(mode string) bool {
 
 // stageName is where new content for path is copied when its source lives
 // on another filesystem: hidden, named for the action, in path's directory
-// or, when that is created by the same promotion (staging comes before any
-// op), in its nearest existing ancestor, which is on the same filesystem.
+// if act may write there now; else (a directory the same promotion creates
+// or opens for writing: staging comes before any op) in the nearest
+// ancestor on the same filesystem that it may write, from where one rename
+// still moves it into place.
 func stageName(path, actionID, event string, n int) string {
 	id := actionID
 	if len(id) > 8 {
 		id = id[:8]
 	}
+	name := fmt.Sprintf(".act-%s-%s-%d", id, event, n)
 	dir := filepath.Dir(path)
+	var fi os.FileInfo
 	for {
-		if fi, err := os.Lstat(dir); (err == nil && fi.IsDir()) || dir == "/" {
+		var err error
+		if fi, err = os.Lstat(dir); (err == nil && fi.IsDir()) || dir == "/" {
 			break
 		}
 		dir = filepath.Dir(dir)
 	}
-	return filepath.Join(dir, fmt.Sprintf(".act-%s-%s-%d", id, event, n))
+	if fi == nil {
+		return filepath.Join(dir, name)
+	}
+	dev := fi.Sys().(*syscall.Stat_t).Dev
+	for d := dir; ; d = filepath.Dir(d) {
+		st, err := os.Lstat(d)
+		if err != nil || st.Sys().(*syscall.Stat_t).Dev != dev {
+			break
+		}
+		if unix.Access(d, unix.W_OK|unix.X_OK) == nil {
+			return filepath.Join(d, name)
+		}
+		if d == "/" {
+			break
+		}
+	}
+	return filepath.Join(dir, name)
 }
 
 // devices caches the filesystem of directories.
