@@ -144,6 +144,9 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		if len(dec.Blocked) > 0 {
 			return env.finish(res, "succeeded", doc(dec.Blocked), nil)
 		}
+		// Confirmation follows the mode decided now (p is not saved
+		// with it unless it goes pending).
+		p.Mode, p.ModeSource, p.Reason = string(dec.Mode), dec.Source, dec.Reason
 	}
 	why, err := confirmationNeeded(env, state.Dir{Root: home}, p, d, pol)
 	if err != nil {
