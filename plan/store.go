@@ -28,18 +28,23 @@ func Dir(stateDir, id string) string { return filepath.Join(stateDir, "plans", i
 // save writes p into the temporary plan directory tmp and renames it into
 // plans/<id>: a crash at any point leaves either no plan or a whole one
 // (a leftover .tmp-* directory is ignored by Load and removed by gc).
+//
+// Nothing is fsynced: the layer is written volatile anyway, and a plan is
+// only a proposal until apply, which makes it durable (a syncfs of its
+// filesystem) before it commits anything that refers to it. A plan lost or torn by a power cut
+// is not found, or refused by Load (its JSON does not parse).
 func save(tmp, plans string, p *Plan) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(tmp, "plan.json"), append(b, '\n'), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, "plan.json"), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(plans, p.ID)); err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
-	return atomicfile.SyncDir(plans)
+	return nil
 }
 
 // Load reads the saved plan id from stateDir.

@@ -241,7 +241,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 	}
 	b := Begin{Event: EventApply, ActionID: p.ActionID, PlanID: p.ID, Steps: ops}
 	jpath := home.JournalFile(p.ActionID)
-	if err := execute(jpath, b, opts.Progress); err != nil {
+	if err := execute(jpath, b, opts.Progress, plan.Dir(home.Root, p.ID)); err != nil {
 		var rev *RevertedError
 		if errors.As(err, &rev) {
 			removeJournal(jpath)

@@ -53,7 +53,9 @@ func (e *RevertedError) Unwrap() error { return e.Err }
 //  1. the journal's Begin record is made durable;
 //  2. new content on another filesystem than its target is copied beside
 //     the target (Op.Stage), and all new content is made durable together,
-//     one syncfs(2) per filesystem, rather than one fsync per file;
+//     one syncfs(2) per filesystem, rather than one fsync per file; the
+//     filesystems of durable (the plan's directory, which recovery of a
+//     committed journal reads again) are synced in the same pass;
 //  3. each op runs after its Step record is written (no fsync: the record
 //     survives a crash of act, and undo checks inodes, not only records);
 //  4. every directory an op touched is fsync'd once;
@@ -61,7 +63,7 @@ func (e *RevertedError) Unwrap() error { return e.Err }
 //
 // A failure in 2–4 undoes what was done and ends the journal with Revert
 // (a *RevertedError). A crash is left to [Recover].
-func execute(path string, b Begin, progress Progress) error {
+func execute(path string, b Begin, progress Progress, durable ...string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -88,7 +90,7 @@ func execute(path string, b Begin, progress Progress) error {
 		}
 		return &RevertedError{Op: op, Err: cause}
 	}
-	if err := stage(b.Steps); err != nil {
+	if err := stage(b.Steps, durable...); err != nil {
 		return fail(Op{Kind: "stage"}, err)
 	}
 	crashPoint()
@@ -155,9 +157,16 @@ func undoAll(ops []Op, inos []uint64) error {
 
 // stage copies each OpPut's Src that lives on another filesystem than its
 // target to Op.Stage, then makes all new content durable: one syncfs(2) per
-// filesystem holding a Src or a Stage.
-func stage(ops []Op) error {
+// filesystem holding a Src, a Stage or one of durable.
+func stage(ops []Op, durable ...string) error {
 	devs := map[uint64]string{}
+	for _, dir := range durable {
+		dev, err := device(dir)
+		if err != nil {
+			return err
+		}
+		devs[dev] = dir
+	}
 	for i := range ops {
 		op := &ops[i]
 		if op.Kind != OpPut {

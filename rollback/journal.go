@@ -45,6 +45,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/act-project/act/internal/atomicfile"
 )
@@ -60,7 +61,9 @@ const (
 	maxRecord = 256 << 20
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is built on first use: building it costs half a millisecond,
+// which every act process would pay at start-up.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // ErrTorn marks a journal whose last record is incomplete or garbled: the
 // write of that record did not complete.
@@ -244,7 +247,7 @@ func appendRecord(buf []byte, r Record) ([]byte, error) {
 	buf = append(buf, 0, 0, 0, 0) // crc, below
 	buf = append(buf, byte(r.Kind()))
 	buf = append(buf, payload...)
-	crc := crc32.Update(crc32.Checksum(buf[start:start+4], castagnoli), castagnoli, buf[start+frameHeader:])
+	crc := crc32.Update(crc32.Checksum(buf[start:start+4], castagnoli()), castagnoli(), buf[start+frameHeader:])
 	binary.LittleEndian.PutUint32(buf[start+4:], crc)
 	return buf, nil
 }
@@ -285,7 +288,7 @@ func decode(data []byte) ([]Record, State, error) {
 			return stop(true, "record cut short")
 		}
 		body := rest[frameHeader : frameHeader+int(n)]
-		crc := crc32.Update(crc32.Checksum(rest[:4], castagnoli), castagnoli, body)
+		crc := crc32.Update(crc32.Checksum(rest[:4], castagnoli()), castagnoli(), body)
 		if crc != binary.LittleEndian.Uint32(rest[4:]) {
 			return stop(true, "checksum mismatch")
 		}

@@ -447,5 +447,5 @@ func expect(t *testing.T, r *bufio.Reader, want string) {
 }
 
 func crcOf(length, body []byte) uint32 {
-	return crc32.Update(crc32.Checksum(length, castagnoli), castagnoli, body)
+	return crc32.Update(crc32.Checksum(length, castagnoli()), castagnoli(), body)
 }

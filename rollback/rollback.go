@@ -17,6 +17,7 @@ import (
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/plan"
 )
 
 // Rollback restores the pre-images of everything action id's apply changed
@@ -68,7 +69,7 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	}
 	b := Begin{Event: EventRollback, ActionID: a.ActionID, PlanID: a.PlanID, Steps: ops, Keep: keep}
 	jpath := rollbackJournal(home, a.ActionID)
-	if err := execute(jpath, b, opts.Progress); err != nil {
+	if err := execute(jpath, b, opts.Progress, plan.Dir(home.Root, a.PlanID)); err != nil {
 		var rev *RevertedError
 		if errors.As(err, &rev) {
 			removeJournal(jpath)

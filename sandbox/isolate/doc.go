@@ -4,9 +4,12 @@
 //
 // # How it runs
 //
-// [Run] re-executes the current binary (/proc/self/exe) in new user, mount,
-// PID, IPC, UTS and (unless [Spec.AllowNetwork]) network namespaces, with
-// _ACT_SANDBOX_FD naming a socket that carries the spec and, as SCM_RIGHTS,
+// [Run] re-executes the current binary (/proc/self/exe), whose constructor
+// enters new user, mount, PID, IPC, UTS and (unless [Spec.AllowNetwork])
+// network namespaces and clones their init as a child of Run's process
+// (unshare, then clone with CLONE_PARENT: the re-exec itself needs no
+// namespaces, so the Go runtime can vfork it instead of copying its address
+// space), with _ACT_SANDBOX_FD naming a socket that carries the spec and, as SCM_RIGHTS,
 // the "tasks" files of the sandbox's cgroups (made while the child starts),
 // through which init moves itself into them before it forks the command (a
 // thread moving itself skips the kernel's global threadgroup lock, whose

@@ -5,12 +5,18 @@
 // _ACT_SANDBOX_FD set, so the child never pays the Go (and CUE) start-up.
 //
 // Rules for this file:
-//   - Without the marker, or when not PID 1 of a fresh PID namespace, the
-//     constructor returns at once and the program starts as usual.
-//   - With it, the process never returns to Go: it sets up the mounts, then
-//     acts as the namespace's init (forks the command, reaps every orphan, and
-//     exits when the command's main process ends) or writes "E<message>\n" on
-//     the spec socket and exits 125.
+//   - Without the marker, or when it does not name a socket, the constructor
+//     returns at once and the program starts as usual.
+//   - With it, the process never returns to Go. Run starts it with no
+//     namespaces of its own (a vfork, for the Go parent); it unshares the
+//     user, mount, PID, IPC, UTS and (unless _ACT_SANDBOX_NET=1) network
+//     namespaces, maps its uid and gid, clones init with CLONE_PARENT (a
+//     child of Run's process, which waits for it and kills it), writes
+//     "P<init's pid>\n" and exits 0 — or writes "U<message>\n" (no
+//     namespaces here: isolation is unavailable) and exits 125.
+//   - init sets up the mounts, then acts as the namespace's init (forks the
+//     command, reaps every orphan, and exits when the command's main process
+//     ends) or writes "E<message>\n" on the spec socket and exits 125.
 //   - The parent reads the socket to EOF: "S<wait status>\n" from init is the
 //     command's status; no message means init was killed.
 //   - The spec arrives as key NUL value NUL records (see spec.go), with the
@@ -50,6 +56,7 @@
 #include <sys/xattr.h>
 
 #define MARKER "_ACT_SANDBOX_FD"
+#define MARKER_NET "_ACT_SANDBOX_NET"
 #define SETUP_FAILED 125
 #define MAX_SPEC (64 << 20)
 #define MAX_ITEMS 16384
@@ -59,8 +66,9 @@ extern char **environ;
 
 static int sock = -1;
 // fail_kind is the first byte of fail's message: 'E' (the sandbox could not
-// be built or the command not started) or 'C' (the layer could not be
-// copied out after the command ran).
+// be built or the command not started), 'U' (the namespaces could not be
+// made: isolation is unavailable) or 'C' (the layer could not be copied out
+// after the command ran).
 static char fail_kind = 'E';
 
 // fail reports a setup error to the parent and exits; it never returns.
@@ -1076,23 +1084,90 @@ __attribute__((noreturn)) static void init(void) {
 	}
 }
 
+// write_proc writes s to the /proc file path, for the namespace's ID maps.
+static void write_proc(const char *path, const char *s) {
+	size_t n = strlen(s);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, s, n) != (ssize_t)n)
+		fail("write %s", path);
+	close(fd);
+}
+
+// enter_namespaces is the first stage: the process that Run started, with
+// no namespaces of its own (so the parent could vfork it, which a Go
+// parent does not do for a new user namespace). It unshares the user,
+// mount, PID, IPC, UTS and (unless the network is kept) network namespaces,
+// maps its own uid and gid into the new user namespace, and clones init
+// (PID 1 of the new PID namespace) as a child of the parent (CLONE_PARENT):
+// the parent waits for init, and kills it, directly. It tells the parent
+// init's PID ("P<pid>") and exits; init returns.
+static void enter_namespaces(int keep_net) {
+	char map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+	if (!keep_net)
+		flags |= CLONE_NEWNET;
+	// 'U': isolation is unavailable here (user namespaces refused, …).
+	fail_kind = 'U';
+	if (unshare(flags) < 0)
+		fail("start the sandbox (new user, mount, PID, IPC, UTS, network namespaces)");
+	int fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "deny", 4) != 4)
+			fail("write /proc/self/setgroups");
+		close(fd);
+	} else if (errno != ENOENT)
+		fail("open /proc/self/setgroups");
+	snprintf(map, sizeof map, "%u %u 1", (unsigned)uid, (unsigned)uid);
+	write_proc("/proc/self/uid_map", map);
+	snprintf(map, sizeof map, "%u %u 1", (unsigned)gid, (unsigned)gid);
+	write_proc("/proc/self/gid_map", map);
+	fail_kind = 'E';
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0)
+		fail("clone the sandbox's init");
+	if (pid == 0) {
+		// init: killed with the parent. The parent reaps it, so its PID
+		// cannot be reused before the parent has seen it end.
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+			fail("set the parent-death signal");
+		return;
+	}
+	int n = snprintf(map, sizeof map, "P%d\n", (int)pid);
+	if (write(sock, map, n) != n)
+		_exit(SETUP_FAILED); // the parent is gone; init's spec read fails
+	_exit(0);
+}
+
 __attribute__((constructor)) static void act_nsexec(void) {
 	const char *m = getenv(MARKER);
 	if (!m)
 		return;
+	const char *net = getenv(MARKER_NET);
+	int keep_net = net && !strcmp(net, "1");
 	unsetenv(MARKER);
-	if (getpid() != 1)
-		return; // not started by Run: ignore a stray marker
+	unsetenv(MARKER_NET);
 
 	char *end;
 	long fd = strtol(m, &end, 10);
-	if (*end || fd < 3 || fd > 1024)
-		return;
+	struct stat st;
+	if (*end || fd < 3 || fd > 1024 || fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return; // not started by Run: ignore a stray marker
 	sock = (int)fd;
 	if (fcntl(sock, F_SETFD, FD_CLOEXEC) < 0)
 		fail("spec socket");
+	enter_namespaces(keep_net);
+	if (getpid() != 1) {
+		errno = 0;
+		fail("init is not PID 1");
+	}
 
 	read_spec(sock);
+	if (sp.net != keep_net) {
+		errno = 0;
+		fail("spec: the network setting differs from the namespaces'");
+	}
 	join_cgroups();
 	setup_mounts();
 	if (!sp.net)

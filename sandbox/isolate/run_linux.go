@@ -2,14 +2,12 @@ package isolate
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -19,15 +17,11 @@ import (
 	"time"
 )
 
-const marker = "_ACT_SANDBOX_FD"
-
-// Capabilities that init needs (linux/capability.h).
+// The environment of the sandbox's first process: the spec socket's
+// descriptor, and whether the network namespace is kept (nsexec.c).
 const (
-	capDacOverride = 1
-	capSetpcap     = 8
-	capNetAdmin    = 12
-	capSysAdmin    = 21
-	capSysResource = 24
+	marker    = "_ACT_SANDBOX_FD"
+	markerNet = "_ACT_SANDBOX_NET"
 )
 
 // Run runs spec.Argv in a new sandbox and waits for it. A run that started
@@ -52,7 +46,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		procs = DefaultMaxProcs
 	}
 
-	uid, gid := os.Getuid(), os.Getgid()
+	uid := os.Getuid()
 	// The cgroups are made while the child starts (a few mkdirs and writes
 	// in cgroupfs, in parallel with the fork and exec); init joins them
 	// through their tasks files, which it receives with the spec.
@@ -74,42 +68,108 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	child := os.NewFile(uintptr(fds[1]), "sandbox-spec-child")
 	defer parent.Close()
 
-	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
-	if !spec.AllowNetwork {
-		flags |= syscall.CLONE_NEWNET
-	}
+	// The first process is started without namespaces, which lets the
+	// runtime vfork it (for a new user namespace it forks: a copy of the
+	// page tables, and copy-on-write faults in this process afterwards).
+	// Its constructor (nsexec.c) unshares the namespaces, maps its IDs and
+	// clones init as a child of this process, tells us init's PID and
+	// exits. The output goes to pipes read here until every writer has
+	// ended: init and all it started, or the first process if it failed.
 	stdout := &capped{max: orDefault(spec.MaxStdout)}
 	stderr := &capped{max: orDefault(spec.MaxStderr)}
-	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
-		Args:       []string{"act-sandbox"},
-		Env:        []string{marker + "=3"},
-		Stdout:     stdout,
-		Stderr:     stderr,
-		ExtraFiles: []*os.File{child},
-		WaitDelay:  time.Second,
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags:  flags,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-			Pdeathsig:   syscall.SIGKILL,
-		},
+	files, err := childFiles(spec.Stdin)
+	if err != nil {
+		child.Close()
+		return nil, err
 	}
-	if uid != 0 {
-		// An ordinary user loses the namespace's capabilities at execve;
-		// ambient ones survive it, for init only (the command drops all).
-		cmd.SysProcAttr.AmbientCaps = []uintptr{capDacOverride, capSetpcap, capNetAdmin, capSysAdmin, capSysResource}
-	}
-	if len(spec.Stdin) > 0 {
-		cmd.Stdin = bytes.NewReader(spec.Stdin)
+	env := []string{marker + "=3"}
+	if spec.AllowNetwork {
+		env = append(env, markerNet+"=1")
 	}
 	start := time.Now()
-	err = cmd.Start()
-	child.Close()
+	first, err := os.StartProcess("/proc/self/exe", []string{"act-sandbox"}, &os.ProcAttr{
+		Env:   env,
+		Files: []*os.File{files.in, files.outW, files.errW, child},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	for _, f := range []*os.File{files.in, files.outW, files.errW, child} {
+		f.Close()
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: start the sandbox (new user, mount, PID, IPC, UTS, network namespaces): %v%s",
-			ErrUnavailable, err, usernsHint(err))
+		files.outR.Close()
+		files.errR.Close()
+		return nil, fmt.Errorf("%w: start the sandbox: %v", ErrUnavailable, err)
+	}
+	var copies sync.WaitGroup
+	for _, c := range []struct {
+		w *capped
+		r *os.File
+	}{{stdout, files.outR}, {stderr, files.errR}} {
+		copies.Add(1)
+		go func() {
+			defer copies.Done()
+			_, _ = io.Copy(c.w, c.r)
+			c.r.Close()
+		}()
+	}
+	firstDone := make(chan *os.ProcessState, 1)
+	go func() {
+		st, _ := first.Wait()
+		firstDone <- st
+	}()
+	pidCh := make(chan int, 1)
+	msgs := make(chan []string, 1)
+	go func() {
+		var out []string
+		sc := bufio.NewScanner(parent)
+		for sc.Scan() {
+			m := sc.Text()
+			if pid, err := strconv.Atoi(strings.TrimPrefix(m, "P")); err == nil && strings.HasPrefix(m, "P") && pid > 0 && len(pidCh) == 0 {
+				pidCh <- pid
+				continue
+			}
+			out = append(out, m)
+		}
+		msgs <- out
+	}()
+	// setupFailed ends a run whose first process failed before it cloned
+	// init or told us of it: an init, if there is one, gets no spec, ends
+	// and is reaped.
+	setupFailed := func(st *os.ProcessState) (*Result, error) {
+		_ = syscall.Shutdown(fds[0], syscall.SHUT_WR)
+		lines := <-msgs
+		select {
+		case pid := <-pidCh:
+			if p, err := os.FindProcess(pid); err == nil {
+				_, _ = p.Wait()
+			}
+		default:
+		}
+		copies.Wait()
+		for _, m := range lines {
+			switch {
+			case strings.HasPrefix(m, "U"):
+				return nil, fmt.Errorf("%w: %s%s", ErrUnavailable, m[1:], usernsHint(m[1:]))
+			case strings.HasPrefix(m, "E"):
+				return nil, &SetupError{Msg: m[1:]}
+			}
+		}
+		return nil, fmt.Errorf("%w: the sandbox's first process ended: %v", ErrUnavailable, st)
+	}
+	var initPID int
+	select {
+	case initPID = <-pidCh:
+	case st := <-firstDone:
+		if st == nil || !st.Success() {
+			return setupFailed(st)
+		}
+		firstDone <- st
+		initPID = <-pidCh // written before it exited
+	}
+	// init is our child and we reap it: its PID is not reused before.
+	initProc, err := os.FindProcess(initPID)
+	if err != nil {
+		return setupFailed(<-firstDone)
 	}
 	cg = <-cgReady
 	enf := map[Cap]string{}
@@ -147,15 +207,6 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	}
 	payload = rl.append(payload, l.DiskMB<<20)
 
-	msgs := make(chan []string, 1)
-	go func() {
-		var out []string
-		sc := bufio.NewScanner(parent)
-		for sc.Scan() {
-			out = append(out, sc.Text())
-		}
-		msgs <- out
-	}()
 	// The spec goes after the cgroups' tasks files, which init joins
 	// before it forks the command: nothing runs outside them. A lost
 	// descriptor fails the run (init checks the count).
@@ -186,7 +237,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		if !killed {
 			killed = true
 			hit = h
-			_ = cmd.Process.Signal(syscall.SIGKILL)
+			_ = initProc.Signal(syscall.SIGKILL)
 		}
 	}
 	done := make(chan struct{})
@@ -222,9 +273,11 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 			}
 		}
 	}()
-	waitErr := cmd.Wait()
+	initState, waitErr := initProc.Wait()
 	close(done)
 	wall := time.Since(start)
+	<-firstDone
+	copies.Wait()
 	lines := <-msgs
 
 	mu.Lock()
@@ -249,7 +302,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 			status, _ = strconv.Atoi(m[1:])
 		}
 	}
-	if cmd.ProcessState == nil {
+	if initState == nil {
 		return nil, fmt.Errorf("sandbox: wait: %w", waitErr)
 	}
 	res := &Result{
@@ -258,7 +311,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		Enforcement: enf,
 		CapHit:      hit,
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+	if ru, ok := initState.SysUsage().(*syscall.Rusage); ok {
 		res.Usage.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		res.Usage.MaxRSSKiB = ru.Maxrss
 	}
@@ -365,9 +418,14 @@ func treeBytes(dir string) int64 {
 	return n
 }
 
-func usernsHint(err error) string {
-	if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.ENOSPC) &&
-		!errors.Is(err, syscall.EINVAL) {
+// usernsHint says why unshare failed, for its message msg, where a sysctl
+// or AppArmor disables user namespaces.
+func usernsHint(msg string) string {
+	known := false
+	for _, e := range []error{syscall.EPERM, syscall.EACCES, syscall.ENOSPC, syscall.EINVAL} {
+		known = known || strings.HasSuffix(msg, e.Error())
+	}
+	if !known {
 		return ""
 	}
 	for _, f := range []string{"/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces"} {
@@ -444,4 +502,45 @@ func probe() error {
 		return fmt.Errorf("%w: the probe sandbox ended with status %d, signal %v", ErrUnavailable, res.ExitCode, res.Signal)
 	}
 	return nil
+}
+
+// sandboxFiles are the standard streams of the sandbox's first process
+// (and so of init and the command) and the parent's ends of its output
+// pipes.
+type sandboxFiles struct {
+	in, outW, errW, outR, errR *os.File
+}
+
+// childFiles makes the output pipes and the standard input: /dev/null, or
+// a pipe fed stdin by a goroutine (which ends with EPIPE once nothing in
+// the sandbox can read it).
+func childFiles(stdin []byte) (*sandboxFiles, error) {
+	var f sandboxFiles
+	var err error
+	closeAll := func() {
+		for _, x := range []*os.File{f.in, f.outW, f.errW, f.outR, f.errR} {
+			if x != nil {
+				x.Close()
+			}
+		}
+	}
+	if f.outR, f.outW, err = os.Pipe(); err == nil {
+		f.errR, f.errW, err = os.Pipe()
+	}
+	if err == nil && len(stdin) > 0 {
+		var w *os.File
+		if f.in, w, err = os.Pipe(); err == nil {
+			go func() {
+				_, _ = w.Write(stdin)
+				w.Close()
+			}()
+		}
+	} else if err == nil {
+		f.in, err = os.Open(os.DevNull)
+	}
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return &f, nil
 }

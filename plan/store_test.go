@@ -1,0 +1,50 @@
+package plan
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestLoadTornPlan: save does not fsync, so a power cut may leave a plan's
+// directory with plan.json empty, cut short or zero-filled. Load refuses
+// such a plan with an error (never a panic, never a plan), and a missing
+// one is ErrNotFound.
+func TestLoadTornPlan(t *testing.T) {
+	state := t.TempDir()
+	const id = "0123456789abcdef"
+	p := &Plan{ID: id, ActionID: "a", Descriptor: []byte(`{"a":1}`), State: Planned}
+	tmp := filepath.Join(state, "plans", ".tmp-x")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := save(tmp, filepath.Join(state, "plans"), p); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(filepath.Join(Dir(state, id), "plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Load(state, id); err != nil || got.ID != id {
+		t.Fatalf("Load of a whole plan: %v, %v", got, err)
+	}
+	for name, b := range map[string][]byte{
+		"empty": {},
+		"cut":   whole[:len(whole)/2],
+		"zeros": make([]byte, len(whole)),
+	} {
+		if err := os.WriteFile(filepath.Join(Dir(state, id), "plan.json"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Load(state, id); err == nil || errors.Is(err, ErrNotFound) {
+			t.Errorf("%s plan.json: Load = %v, %v; want an error other than not found", name, got, err)
+		}
+	}
+	if err := os.Remove(filepath.Join(Dir(state, id), "plan.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(state, id); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing plan.json: Load error %v, want ErrNotFound", err)
+	}
+}
