@@ -258,6 +258,7 @@ func TestDeps(t *testing.T) {
 	allowed := map[string][]string{
 		"":                      {"cmd"},
 		"cmd":                   {"descriptors", "diff", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv"},
+		"internal/treesnap":     {},
 		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema"},
 		"policy":                {"descriptors", "internal/document", "internal/problem", "internal/pathglob", "schema", "go.yaml.in/yaml/v3"},
 		"bench/internal/runner": {},

@@ -27,6 +27,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/act-project/act/internal/treesnap"
 	"github.com/act-project/act/sandbox/isolate"
 )
 
@@ -158,53 +159,15 @@ func must(t *testing.T, err error) {
 }
 
 // An entry is what a snapshot records of one path.
-type entry struct {
-	Type     string
-	Mode     fs.FileMode
-	UID, GID uint32
-	SHA256   string
-	Link     string
-}
+type entry = treesnap.Entry
 
-// snapshot records every entry under root (root itself as "."): type,
-// permission bits, owner, content digest, symlink target.
+// snapshot records the tree under root (treesnap.Take), failing t on error.
 func snapshot(t *testing.T, root string) map[string]entry {
 	t.Helper()
-	snap := map[string]entry{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		st := fi.Sys().(*syscall.Stat_t)
-		e := entry{Mode: fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), UID: st.Uid, GID: st.Gid}
-		switch {
-		case fi.Mode().IsRegular():
-			e.Type = "file"
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
-			e.SHA256 = hex.EncodeToString(sum[:])
-		case fi.IsDir():
-			e.Type, e.Mode = "dir", e.Mode|fs.ModeDir
-		case fi.Mode()&fs.ModeSymlink != 0:
-			e.Type, e.Mode = "symlink", 0
-			if e.Link, err = os.Readlink(p); err != nil {
-				return err
-			}
-		default:
-			e.Type = fi.Mode().Type().String()
-		}
-		snap[rel] = e
-		return nil
-	})
-	must(t, err)
+	snap, err := treesnap.Take(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return snap
 }
 
@@ -858,7 +821,7 @@ steps:
 		want[fmt.Sprintf("shared/mod-%d.txt", i)] = fileEntry(fmt.Sprintf("modified %d\n", i), 0o600)
 		delete(want, fmt.Sprintf("own-%d/del.txt", i))
 		made := before[fmt.Sprintf("own-%d", i)]
-		made.Mode = fs.ModeDir | 0o700
+		made.Mode = 0o700
 		want[fmt.Sprintf("own-%d/made", i)] = made
 	}
 	if d := cmp.Diff(want, snapshot(t, root)); d != "" {

@@ -179,20 +179,32 @@ func Promoted(home state.Dir, id, digest string) (*Action, error) {
 	return a, nil
 }
 
+// lockAndRecover takes the state-dir lock and recovers what a crash left
+// part-way, as every promotion and rollback does first. On error the lock
+// is not held.
+func lockAndRecover(ctx context.Context, home state.Dir, now func() time.Time) (*Outcome, func() error, error) {
+	unlock, err := home.Lock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &Outcome{}
+	if out.Recovered, err = recoverLocked(home, now); err != nil {
+		unlock()
+		return out, nil, err
+	}
+	return out, unlock, nil
+}
+
 // Apply promotes plan p onto the real tree, all or nothing, under the
 // state-dir lock (SPEC §4). Its errors: a problem.List of layer Conflict
 // (exit 8; nothing changed) or Precondition, a *RevertedError (a failure
 // part-way, undone), or an ordinary error.
 func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Outcome, error) {
-	unlock, err := home.Lock(ctx)
+	out, unlock, err := lockAndRecover(ctx, home, opts.Now)
 	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	out := &Outcome{}
-	if out.Recovered, err = recoverLocked(home, opts.Now); err != nil {
 		return out, err
 	}
+	defer unlock()
 	if a, err := Promoted(home, p.ActionID, p.DescriptorDigest); err != nil || a != nil {
 		out.Action, out.AlreadyApplied = a, a != nil
 		return out, err

@@ -2,8 +2,6 @@ package rollback
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,65 +16,22 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/internal/treesnap"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 )
 
 // An entry is what a snapshot records of one path.
-type entry struct {
-	Type     string
-	Mode     fs.FileMode
-	UID, GID uint32
-	SHA256   string
-	Link     string
-}
+type entry = treesnap.Entry
 
-// snap records every entry under root, root itself as ".": type,
-// permission bits, owner, content digest, symlink target. A missing root
-// is an empty snapshot.
+// snap records the tree under root (treesnap.Take), failing t on error.
 func snap(t *testing.T, root string) map[string]entry {
 	t.Helper()
-	out := map[string]entry{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && p == root {
-			return filepath.SkipAll
-		}
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		st := fi.Sys().(*syscall.Stat_t)
-		e := entry{Mode: fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), UID: st.Uid, GID: st.Gid}
-		switch {
-		case fi.Mode().IsRegular():
-			e.Type = "file"
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
-			e.SHA256 = hex.EncodeToString(sum[:])
-		case fi.IsDir():
-			e.Type = "dir"
-		case fi.Mode()&fs.ModeSymlink != 0:
-			e.Type, e.Mode = "symlink", 0
-			if e.Link, err = os.Readlink(p); err != nil {
-				return err
-			}
-		default:
-			e.Type = fi.Mode().Type().String()
-		}
-		out[rel] = e
-		return nil
-	})
+	snap, err := treesnap.Take(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return snap
 }
 
 func ok(t *testing.T, err error) {

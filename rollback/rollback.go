@@ -26,15 +26,11 @@ import (
 // version first (Outcome.Action.Saved). An unknown id is
 // [plan.ErrNotFound].
 func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Outcome, error) {
-	unlock, err := home.Lock(ctx)
+	out, unlock, err := lockAndRecover(ctx, home, opts.Now)
 	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	out := &Outcome{}
-	if out.Recovered, err = recoverLocked(home, opts.Now); err != nil {
 		return out, err
 	}
+	defer unlock()
 	a, err := LoadAction(home, id)
 	if err != nil {
 		return out, err
