@@ -266,16 +266,17 @@ func TestDeps(t *testing.T) {
 		"internal/document":     {"internal/problem", "go.yaml.in/yaml/v3"},
 		"internal/problem":      {},
 		"internal/atomicfile":   {},
+		"internal/parallel":     {},
 		"sandbox/isolate":       {},
 		"internal/redact":       {},
 		"internal/overlay":      {"golang.org/x/sys/unix"},
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},
 		"sandbox":               {"descriptors", "internal/overlay", "golang.org/x/sys/unix"},
-		"diff":                  {"internal/overlay", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
-		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
+		"diff":                  {"internal/overlay", "internal/parallel", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
+		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
 		"internal/state":        {"github.com/gofrs/flock"},
-		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
+		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/parallel", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")

@@ -125,7 +125,11 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 	if len(p.Commands) > 0 {
 		fmt.Fprintln(w)
 	}
-	for _, c := range p.Changes {
+	var diffs []plan.FileDiff
+	if p.State != plan.Applied && p.State != plan.RolledBack {
+		diffs = plan.TextDiffs(stateDir, p) // else the layer was promoted: its content is no longer there to diff
+	}
+	for i, c := range p.Changes {
 		style, sign := st.modify, "~"
 		switch c.Kind {
 		case diff.Create:
@@ -134,17 +138,17 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 			style, sign = st.remove, "-"
 		}
 		fmt.Fprintf(w, "%s %s\n", style.Render(fmt.Sprintf("%s %s %s %s", sign, c.Kind, c.Type, c.Path)), st.faint.Render(describe(c)))
-		if p.State == plan.Applied || p.State == plan.RolledBack {
-			continue // the layer was promoted: its content is no longer there to diff
+		if diffs == nil {
+			continue
 		}
-		text, cut, binary, err := plan.TextDiff(stateDir, p, c)
+		d := diffs[i]
 		switch {
-		case err != nil:
-			fmt.Fprintf(w, "    (no diff: %v)\n", err)
-		case binary:
+		case d.Err != nil:
+			fmt.Fprintf(w, "    (no diff: %v)\n", d.Err)
+		case d.Binary:
 			fmt.Fprintf(w, "    (binary file: compared by size and sha256)\n")
-		case text != "":
-			for _, line := range strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n") {
+		case d.Text != "":
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(d.Text, "\n"), "\n") {
 				line = strings.TrimSuffix(line, "\n")
 				switch {
 				case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
@@ -154,7 +158,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 				}
 				fmt.Fprintf(w, "    %s\n", line)
 			}
-			if cut {
+			if d.Cut {
 				fmt.Fprintf(w, "    (diff cut at %d bytes)\n", plan.MaxTextDiff)
 			}
 		}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -166,7 +167,11 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 		writeJSON(env.Stdio.Out, res)
 	} else {
 		if human != nil && code == 0 {
-			human(env.Stdio.Out, newStyles(env, env.Stdio.Out))
+			// One write for the whole report, not one per line: a plan
+			// of many changes prints thousands of lines.
+			bw := bufio.NewWriter(env.Stdio.Out)
+			human(bw, newStyles(env, env.Stdio.Out))
+			bw.Flush()
 		}
 		st := newStyles(env, env.Stdio.Err)
 		for _, w := range res.Warnings {

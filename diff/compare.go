@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/act-project/act/internal/overlay"
+	"github.com/act-project/act/internal/parallel"
 )
 
 // Tree is the real tree as Compare reads it. Paths are absolute and clean;
@@ -45,11 +46,22 @@ func Compare(upperDir string, roots []string, real Tree) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &comparer{upper: filepath.Clean(upperDir), real: real, buf: make([]byte, 64<<10)}
+	c := &comparer{upper: filepath.Clean(upperDir), real: real}
 	for _, r := range rs {
 		if err := c.root(r); err != nil {
 			return nil, err
 		}
+	}
+	// The walk found what changed, and which files need hashing; the
+	// hashing, most of the cost, runs on every CPU.
+	if err := c.hashAll(); err != nil {
+		return nil, err
+	}
+	for _, r := range c.found {
+		if r.kind == Modify && r.before.equal(r.after) {
+			continue // a file copied up unchanged
+		}
+		c.add(r.path, r.kind, r.before, r.after)
 	}
 	slices.SortStableFunc(c.changes, func(a, b Change) int {
 		if Less(a, b) {
@@ -110,10 +122,64 @@ func comparePaths(a, b string) int {
 
 // comparer holds the state of one Compare.
 type comparer struct {
-	upper   string
-	real    Tree
-	buf     []byte
+	upper string
+	real  Tree
+	// found are the changes the walk found, and hashes the files whose
+	// sha256 they still need; changes are found made whole.
+	found   []found
+	hashes  []hashJob
 	changes []Change
+}
+
+// A found change: a Modify is one only if its sides differ once hashed.
+type found struct {
+	path          string
+	kind          Kind
+	before, after *side
+}
+
+// A hashJob fills in the size and sha256 of the file side s at p.
+type hashJob struct {
+	p    string
+	real bool
+	s    *side
+}
+
+// hashAll runs the pending hash jobs, on every CPU.
+func (c *comparer) hashAll() error {
+	workers := parallel.CPUs()
+	bufs := make([][]byte, workers)
+	errs := make([]error, len(c.hashes))
+	parallel.Do(len(c.hashes), workers, 8, func(w, i int) {
+		if bufs[w] == nil {
+			bufs[w] = make([]byte, 64<<10)
+		}
+		errs[i] = c.hash(c.hashes[i], bufs[w])
+	})
+	return errors.Join(errs...)
+}
+
+// hash reads the file of j and sets its side's size and sha256.
+func (c *comparer) hash(j hashJob, buf []byte) error {
+	var r io.ReadCloser
+	var err error
+	if j.real {
+		r, err = c.real.Open(j.p)
+	} else {
+		r, err = os.Open(c.up(j.p))
+	}
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h := sha256.New()
+	// Hide os.File's WriterTo, which would allocate a buffer per file.
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, buf)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", j.p, err)
+	}
+	j.s.size, j.s.sum = &n, ptr(hex.EncodeToString(h.Sum(nil)))
+	return nil
 }
 
 // up returns the layer path of the real path p.
@@ -191,13 +257,13 @@ func (c *comparer) walk(p string, fi, twin fs.FileInfo, inOpaque bool) error {
 	}
 	switch {
 	case before == nil:
-		c.add(p, Create, nil, after)
+		c.find(p, Create, nil, after)
 	case before.typ != after.typ:
-		c.add(p, Delete, before, nil)
-		c.add(p, Create, nil, after)
+		c.find(p, Delete, before, nil)
+		c.find(p, Create, nil, after)
 		before = nil
-	case !before.equal(after):
-		c.add(p, Modify, before, after)
+	default:
+		c.find(p, Modify, before, after) // kept if the sides differ
 	}
 	if after.typ != TypeDir {
 		return nil
@@ -271,8 +337,13 @@ func (c *comparer) deleted(p string, twin fs.FileInfo) error {
 	if err != nil {
 		return err
 	}
-	c.add(p, Delete, before, nil)
+	c.find(p, Delete, before, nil)
 	return nil
+}
+
+// find notes a change the walk found, made whole once its files are hashed.
+func (c *comparer) find(p string, k Kind, before, after *side) {
+	c.found = append(c.found, found{path: p, kind: k, before: before, after: after})
 }
 
 // add records a change of p from before to after (either may be nil).
@@ -305,30 +376,15 @@ func (s *side) equal(o *side) bool {
 }
 
 // describe reads the entry fi at p, in the real tree when real is true and
-// in the layer otherwise: its type, mode, and size and sha256 of a file or
-// target of a symlink.
+// in the layer otherwise: its type, mode, and target of a symlink; the size
+// and sha256 of a file come later, from hashAll.
 func (c *comparer) describe(p string, fi fs.FileInfo, real bool) (*side, error) {
 	m := fi.Mode()
 	switch {
 	case m.IsRegular():
-		var r io.ReadCloser
-		var err error
-		if real {
-			r, err = c.real.Open(p)
-		} else {
-			r, err = os.Open(c.up(p))
-		}
-		if err != nil {
-			return nil, err
-		}
-		defer r.Close()
-		h := sha256.New()
-		// Hide os.File's WriterTo, which would allocate a buffer per file.
-		n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, c.buf)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", p, err)
-		}
-		return &side{typ: TypeFile, mode: ptr(FormatMode(m)), size: &n, sum: ptr(hex.EncodeToString(h.Sum(nil)))}, nil
+		s := &side{typ: TypeFile, mode: ptr(FormatMode(m))}
+		c.hashes = append(c.hashes, hashJob{p: p, real: real, s: s}) // size and sha256: hashAll
+		return s, nil
 	case m.IsDir():
 		return &side{typ: TypeDir, mode: ptr(FormatMode(m))}, nil
 	case m&fs.ModeSymlink != 0:

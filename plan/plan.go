@@ -164,13 +164,24 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if err != nil {
 		return nil, opProblems(err)
 	}
+	// The layer's size is summed while the diff runs: both only read it.
+	type du struct {
+		n   int64
+		err error
+	}
+	duc := make(chan du, 1)
+	go func() {
+		n, err := duBytes(layer.UpperDir())
+		duc <- du{n, err}
+	}()
 	changes, err := diff.Compare(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{})
+	size := <-duc
 	if err != nil {
 		return nil, fmt.Errorf("diff the layer: %w", err)
 	}
-	layerBytes, err := duBytes(layer.UpperDir())
-	if err != nil {
-		return nil, err
+	layerBytes := size.n
+	if size.err != nil {
+		return nil, size.err
 	}
 	rejected, warnings := CheckEffects(d, changes)
 	if limit := d.Resources.MaxDiskMB << 20; layerBytes > limit {

@@ -6,7 +6,27 @@ import (
 	"path/filepath"
 
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/parallel"
 )
+
+// A FileDiff is the outcome of [TextDiff] for one change.
+type FileDiff struct {
+	Text        string
+	Cut, Binary bool
+	Err         error
+}
+
+// TextDiffs returns [TextDiff] of each of p's changes, in order. The diffs
+// only read, so they are made on every CPU: a plan of many changed text
+// files is shown sooner.
+func TextDiffs(stateDir string, p *Plan) []FileDiff {
+	out := make([]FileDiff, len(p.Changes))
+	parallel.Do(len(out), parallel.CPUs(), 4, func(_, i int) {
+		d := &out[i]
+		d.Text, d.Cut, d.Binary, d.Err = TextDiff(stateDir, p, p.Changes[i])
+	})
+	return out
+}
 
 // MaxTextDiff caps the unified diff shown for one file.
 const MaxTextDiff = 16 << 10

@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/act-project/act/internal/parallel"
 )
 
 // The events a journal records.
@@ -259,18 +259,11 @@ func syncDirs(ops []Op) error {
 	// on, in no particular order), so several are in flight at once: each
 	// waits for its own writes, and the disk takes them together.
 	errs := make([]error, len(dirs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(len(dirs), 8) {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(dirs); i = int(next.Add(1)) - 1 {
-				if err := syncPath(dirs[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
-					errs[i] = err
-				}
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Do(len(dirs), 8, 1, func(_, i int) {
+		if err := syncPath(dirs[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs[i] = err
+		}
+	})
 	return errors.Join(errs...)
 }
 

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/parallel"
 )
 
 // An image is one side of a planned change: what a path held before it, or
@@ -182,29 +181,7 @@ type check struct {
 // 10,000 files.
 func checkAll(n int, f func(i int) (string, error)) []check {
 	out := make([]check, n)
-	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
-	if workers <= 1 {
-		for i := range out {
-			out[i].why, out[i].err = f(i)
-		}
-		return out
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= n {
-					return
-				}
-				for i := lo; i < min(lo+chunk, n); i++ {
-					out[i].why, out[i].err = f(i)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Do(n, parallel.CPUs(), chunk, func(_, i int) { out[i].why, out[i].err = f(i) })
 	return out
 }
 
