@@ -35,7 +35,7 @@ type side struct {
 // the median of the per-pair ratios A/B is compared with target.
 type row struct {
 	num, name string
-	target    float64 // the median A/B must be ≤ target
+	target    float64 // the median A/B must be ≤ target; 0: no time target (a memory row)
 	rssMiB    float64 // when > 0, A's peak RSS must be ≤ this many MiB
 	// setup builds and prepares what the row needs and returns its sides.
 	// It reports failure with b.must / b.fail.

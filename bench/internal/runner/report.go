@@ -36,13 +36,20 @@ func printTable(w io.Writer, b *bench, results []*result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tname\tA ms median [min–max]\tB ms median [min–max]\tA/B median [min–max]\ttarget\tmet\tA peak RSS MiB max")
 	for _, r := range results {
+		target := fmt.Sprintf("≤ %g", r.target)
+		if r.target == 0 { // a memory row: the ratio is for information
+			target = "-"
+		}
 		if r.err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t≤ %g\tERROR\t-\n", r.num, r.name, r.target)
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t%s\tERROR\t-\n", r.num, r.name, target)
 			continue
 		}
 		a, bb, q := summarize(walls(r.as)), summarize(walls(r.bs)), summarize(r.ratios)
 		met := "yes"
-		if q.med > r.target {
+		switch {
+		case r.target == 0:
+			met = "-"
+		case q.med > r.target:
 			met = fmt.Sprintf("NO (+%.0f%%)", (q.med/r.target-1)*100)
 		}
 		rss := "-"
@@ -57,8 +64,8 @@ func printTable(w io.Writer, b *bench, results []*result) {
 				rss += fmt.Sprintf(" (≤ %g: %s)", r.rssMiB, ok)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t≤ %g\t%s\t%s\n", r.num, r.name,
-			fmtStats(a, "%.2f"), fmtStats(bb, "%.2f"), fmtStats(q, "%.2f"), r.target, met, rss)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.num, r.name,
+			fmtStats(a, "%.2f"), fmtStats(bb, "%.2f"), fmtStats(q, "%.2f"), target, met, rss)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
