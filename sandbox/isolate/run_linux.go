@@ -423,7 +423,7 @@ func treeBytes(dir string) int64 {
 func usernsHint(msg string) string {
 	known := false
 	for _, e := range []error{syscall.EPERM, syscall.EACCES, syscall.ENOSPC, syscall.EINVAL} {
-		known = known || strings.HasSuffix(msg, e.Error())
+		known = known || strings.HasSuffix(strings.ToLower(msg), e.Error()) // C strerror capitalises
 	}
 	if !known {
 		return ""
