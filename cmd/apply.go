@@ -218,11 +218,12 @@ func alreadyApplied(env *Env, res *result, a *rollback.Action) error {
 // problemLocator gives problems their place in a descriptor.
 type problemLocator func(problem.List) problem.List
 
-// descriptorOf decodes the descriptor a plan keeps (canonical JSON).
+// descriptorOf decodes the descriptor a plan keeps (canonical JSON, checked
+// against the plan's digest of it; act validated it when it planned).
 func descriptorOf(p *plan.Plan) (*descriptors.Descriptor, problemLocator, error) {
-	d, doc, probs := descriptors.Load(p.File, p.Descriptor)
-	if probs != nil {
-		return nil, nil, fmt.Errorf("plan %s: its descriptor no longer loads: %w", p.ID, probs)
+	d, doc, err := descriptors.LoadSaved(p.File, p.Descriptor, p.DescriptorDigest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("plan %s: its descriptor no longer loads: %w", p.ID, err)
 	}
 	return d, func(l problem.List) problem.List { return locate(doc, l) }, nil
 }

@@ -1,6 +1,8 @@
 package descriptors
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -62,6 +64,27 @@ func At(doc *document.Document, l problem.Layer, rule string, path []string, for
 		Message: fmt.Sprintf(format, args...),
 		Layer:   l,
 	}
+}
+
+// LoadSaved decodes a descriptor that act validated and saved itself — the
+// canonical JSON a plan keeps — parsed with positions but not checked
+// against the CUE schema again: compiling the schema alone costs more than
+// all the rest of an apply's checks. digest is the sha256 (hex) recorded
+// with data when it was validated; data that does not match it is refused
+// rather than trusted.
+func LoadSaved(name string, data []byte, digest string) (*Descriptor, *document.Document, error) {
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != digest {
+		return nil, nil, fmt.Errorf("the saved descriptor does not match its digest %s", digest)
+	}
+	doc, probs := document.Parse(name, data)
+	if probs != nil {
+		return nil, nil, probs
+	}
+	d, err := decode(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, doc, nil
 }
 
 func decode(doc *document.Document) (*Descriptor, error) {
