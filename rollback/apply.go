@@ -478,19 +478,13 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time) (*Action, 
 	default:
 		return nil, fmt.Errorf("journal of action %s: unknown event %q", b.ActionID, b.Event)
 	}
-	// The two records are independent (finish is repeated whole after a
-	// crash until the journal is gone), so they are written side by side:
-	// their fsyncs overlap.
-	saved := make(chan error, 1)
-	go func() { saved <- saveAction(home, a) }()
-	err = plan.Update(home.Root, p)
-	if serr := <-saved; serr != nil {
-		return nil, serr
-	}
-	if err != nil {
+	if err := saveAction(home, a); err != nil {
 		return nil, err
 	}
 	crashPoint()
+	if err := plan.Update(home.Root, p); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
