@@ -224,13 +224,6 @@ var mxDivergent = map[string]string{}
 // mxDivergentSeen records the entries of mxDivergent that a cell used.
 var mxDivergentSeen sync.Map
 
-// mxDeleteReadOnlyDir is the documented exception of sandbox.LayerSystem:
-// deleting a real directory does not check the permissions below it, so
-// the layer deletes a read-only directory with contents that an ordinary
-// user cannot empty. The real run is refused with EACCES.
-const mxDeleteReadOnlyDir = "LayerSystem does not check permissions below a directory it deletes (see its doc): " +
-	"the dry run deletes a non-empty 0555 directory that the real run cannot empty"
-
 // mxKey names a cell.
 func mxKey(op mxOp, st mxState) string { return op.name + "/" + st.name }
 

@@ -65,11 +65,10 @@ func mkTree(t *testing.T, root string, tree map[string]string) {
 // another filesystem (tmpfs) than the layer and backups, so new content is
 // staged and pre-images are copied.
 type fixture struct {
-	t                     *testing.T
-	tree, layer, backups  string
-	cross                 bool
-	n                     int
-	stagedFrom, stagedDev uint64
+	t                    *testing.T
+	tree, layer, backups string
+	cross                bool
+	n                    int
 }
 
 func newFixture(t *testing.T, cross bool, tree, layer map[string]string) *fixture {
