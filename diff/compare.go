@@ -124,8 +124,8 @@ func comparePaths(a, b string) int {
 type comparer struct {
 	upper string
 	real  Tree
-	// found are the changes the walk found, and hashes the files whose
-	// sha256 they still need; changes are found made whole.
+	// found are the changes the walk saw, hashes the files whose size and
+	// sha256 they still lack; changes is found once hashAll filled those in.
 	found   []found
 	hashes  []hashJob
 	changes []Change
