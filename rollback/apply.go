@@ -232,6 +232,13 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 			probs = append(probs, conflict(RuleStale, c.Path, "%s changed since the plan: %s", c.Path, why))
 		}
 	}
+	gone, err := goneParents(p.Changes)
+	if err != nil {
+		return out, err
+	}
+	for _, g := range gone {
+		probs = append(probs, conflict(RuleStale, g.dir, "%s changed since the plan: %s", g.dir, g.why))
+	}
 	if opts.Preconditions != nil {
 		for _, pr := range opts.Preconditions() {
 			pr.Message = "no longer holds (" + pr.Rule + "): " + pr.Message

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -56,7 +59,7 @@ func after(c diff.Change) image {
 // whole to the backups, so nothing in it is lost).
 func (im image) mismatch(name string) (string, error) {
 	fi, err := os.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) { // ENOTDIR: a file where a directory was
 		if im.absent {
 			return "", nil
 		}
@@ -188,3 +191,49 @@ func checkAll(n int, f func(i int) (string, error)) []check {
 // chunk is how many consecutive checks a checkAll worker takes at a time:
 // neighbours share directories, and the counter is touched less.
 const chunk = 64
+
+// A goneDir is a directory that holds a path of a promotion and is no
+// longer there as a directory: the promotion could not put anything in it.
+type goneDir struct{ dir, why string }
+
+// goneParents returns, sorted, the directories holding the paths of
+// changes that no longer exist as directories, leaving out those that are
+// changes themselves (the promotion makes or restores them first). Each
+// directory is looked at once, however many paths it holds.
+func goneParents(changes []diff.Change) ([]goneDir, error) {
+	own := map[string]bool{}
+	for _, c := range changes {
+		own[c.Path] = true
+	}
+	var dirs []string
+	seen := map[string]bool{}
+	for _, c := range changes {
+		if d := filepath.Dir(c.Path); !own[d] && !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	slices.Sort(dirs)
+	res := checkAll(len(dirs), func(i int) (string, error) {
+		fi, err := os.Stat(dirs[i])
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			return "the directory no longer exists", nil
+		case err != nil:
+			return "", err
+		case !fi.IsDir():
+			return "it is no longer a directory", nil
+		}
+		return "", nil
+	})
+	var gone []goneDir
+	for i, r := range res {
+		if r.err != nil {
+			return nil, r.err
+		}
+		if r.why != "" {
+			gone = append(gone, goneDir{dirs[i], r.why})
+		}
+	}
+	return gone, nil
+}

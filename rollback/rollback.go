@@ -56,6 +56,19 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 			probs = append(probs, conflict(RuleTargetChanged, c.Path, "%s changed since the apply: %s; nothing was rolled back (rollback --force --confirm restores anyway, saving the current version)", c.Path, why))
 		}
 	}
+	// Nothing can be put back into a directory that is gone, forced or
+	// not.
+	gone, err := goneParents(a.Changes)
+	if err != nil {
+		return out, err
+	}
+	if len(gone) > 0 {
+		probs = nil
+		for _, g := range gone {
+			probs = append(probs, conflict(RuleTargetChanged, g.dir, "%s changed since the apply: %s; nothing was rolled back (make the directory again, then roll back)", g.dir, g.why))
+		}
+		return out, probs
+	}
 	if len(probs) > 0 && !opts.Force {
 		return out, probs
 	}
