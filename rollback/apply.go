@@ -71,6 +71,7 @@ const (
 	RuleWasRolledBack   = "apply.rolled-back"
 	RuleTargetChanged   = "rollback.target-changed"
 	RuleAlreadyRolled   = "rollback.already-rolled-back"
+	RuleBackupChanged   = "rollback.backup-changed"
 	RulePreconditionNow = "apply.precondition-failed"
 )
 
@@ -84,12 +85,13 @@ func Rules() []plan.Rule {
 	c := problem.Conflict
 	return []plan.Rule{
 		{ID: RuleCooldown, Summary: "the same action (type, scope and effects) was rolled back less than the policy's cooldown ago (confirmation.cooldown_on_repeat)", Layer: problem.Policy},
-		{ID: RuleStale, Summary: "a path no longer matches the plan's pre-image (type, mode, content; absent still absent)", Layer: c},
+		{ID: RuleStale, Summary: "a path no longer matches the plan's pre-image (type, mode, content; absent still absent), or the directory that holds it is gone", Layer: c},
 		{ID: RulePreconditionNow, Summary: "a precondition that held at plan time no longer holds at apply (the message names the precondition's rule id)", Layer: c},
 		{ID: RuleLayerChanged, Summary: "the plan's saved layer no longer holds what the plan recorded", Layer: c},
 		{ID: RuleOtherContent, Summary: "the action id was already applied with another descriptor", Layer: c},
 		{ID: RuleWasRolledBack, Summary: "the action id was applied and rolled back: an action id is promoted at most once", Layer: c},
-		{ID: RuleTargetChanged, Summary: "a path the apply changed has changed since; rollback --force restores anyway, keeping the current version", Layer: c},
+		{ID: RuleTargetChanged, Summary: "a path the apply changed has changed since; rollback --force restores anyway, keeping the current version (not when the directory that holds it is gone)", Layer: c},
+		{ID: RuleBackupChanged, Summary: "the pre-image the apply kept in the state directory's backups is gone or no longer what it was: rollback cannot restore it", Layer: c},
 		{ID: RuleAlreadyRolled, Summary: "the action was already rolled back", Layer: c},
 	}
 }

@@ -69,6 +69,31 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 		}
 		return out, probs
 	}
+	// What the rollback puts back comes from the apply's backups: each must
+	// still be the pre-image the plan recorded, checked before anything
+	// is touched.
+	var restores []Op
+	for _, ap := range a.Ops {
+		if ap.Backup != "" && (ap.Kind == OpPut || ap.Kind == OpRemove) {
+			restores = append(restores, ap)
+		}
+	}
+	kept := checkAll(len(restores), func(i int) (string, error) {
+		return before(a.Changes[restores[i].Change]).mismatch(restores[i].Backup)
+	})
+	var lost problem.List
+	for i, k := range kept {
+		if k.err != nil {
+			return out, k.err
+		}
+		if k.why != "" {
+			p := restores[i].Path
+			lost = append(lost, conflict(RuleBackupChanged, p, "the apply's backup of %s (%s) no longer holds what %s was: %s; nothing was rolled back", p, restores[i].Backup, p, k.why))
+		}
+	}
+	if len(lost) > 0 {
+		return out, lost
+	}
 	if len(probs) > 0 && !opts.Force {
 		return out, probs
 	}
