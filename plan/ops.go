@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -195,6 +196,7 @@ var opRules = []descriptors.Rule{
 	{ID: "op.parent-outside-scope", Summary: "a DIRECTORY_CREATE with parents would create a missing ancestor outside the scope"},
 	{ID: "op.path-missing", Summary: "the path a FILE_READ, FILE_DELETE, DIRECTORY_DELETE or CONFIG_CHANGE names does not exist"},
 	{ID: "op.permission-denied", Summary: "the filesystem refused the operation"},
+	{ID: "op.pip-no-venv", Summary: "a PACKAGE_INSTALL or PACKAGE_REMOVE with manager pip, whose workdir holds no virtual environment (.venv or venv) to install into"},
 	{ID: "op.source-missing", Summary: "a FILE_MOVE's from does not exist"},
 	{ID: "op.target-exists", Summary: "a FILE_MOVE's to exists without overwrite, or a DIRECTORY_CREATE's path exists (without parents, or not as a directory)"},
 	{ID: "op.target-is-directory", Summary: "a FILE_WRITE, or a FILE_MOVE with overwrite, names a directory"},
@@ -335,9 +337,38 @@ func (r *runner) run(f []string, t descriptors.ActionType, op descriptors.Operat
 	case descriptors.CommandExecutionOp:
 		return r.command(f, "command", o.Argv, o.Workdir, o.Env, o.Stdin)
 	case descriptors.PackageOp:
-		return r.command(f, "package manager", packageArgv(t, o), o.Workdir, packageEnv(), "")
+		argv := packageArgv(t, o)
+		if o.Manager == "pip" {
+			py, err := r.venvPython(f, o.Workdir)
+			if err != nil {
+				return err
+			}
+			argv = append([]string{py, "-m"}, argv...)
+		}
+		return r.command(f, "package manager", argv, o.Workdir, packageEnv(), "")
 	}
 	return fmt.Errorf("%s: %s: %w", problem.FieldPath(f...), t, ErrNotFileOperation)
+}
+
+// venvPython is the interpreter of the virtual environment pip works in:
+// .venv or venv in the operation's workdir (the first scope path when it
+// names none), as the layer has it, so an earlier step may have made it.
+// Outside one, pip would write to the system's site-packages, which the
+// sandbox keeps read-only: that is refused here, saying so.
+func (r *runner) venvPython(f []string, workdir string) (string, error) {
+	if workdir == "" && len(r.scope.paths) > 0 {
+		workdir = r.scope.paths[0]
+	} else if _, err := r.resolve(field(f, "workdir"), workdir, true); err != nil {
+		return "", err
+	}
+	for _, v := range []string{".venv", "venv"} {
+		py := filepath.Join(workdir, v, "bin", "python")
+		if _, err := r.sys.Lstat(py); err == nil {
+			return py, nil
+		}
+	}
+	return "", opErr("op.pip-no-venv", field(f, "workdir"), workdir, nil,
+		"pip installs into a virtual environment in the workdir, and %s has none (.venv or venv): create one first (python3 -m venv .venv)", workdir)
 }
 
 func (r *runner) note(rule string, f []string, p, format string, args ...any) {
