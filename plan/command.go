@@ -181,11 +181,22 @@ func lastLines(s string, n int) string {
 	return strings.TrimSpace(strings.Join(lines, " | "))
 }
 
-// packageEnv is the environment of a package manager: its home, caches
-// and temporary files in the sandbox's private /tmp, which vanishes with
-// it; only what it writes into the scope (node_modules, go.mod, …) is kept.
+// packageEnv is the environment of a package manager: act's own PATH (the
+// manager the user runs, and what it runs in turn: node, git, …), and its
+// home, caches and temporary files in the sandbox's private /tmp, which
+// vanishes with it; only what it writes into the scope (node_modules,
+// go.mod, …) is kept.
+//
+// The variables that choose where packages come from (a mirror, a private
+// registry, no network at all) are passed on from act's environment:
+// [sourceVars].
 func packageEnv() map[string]string {
-	return map[string]string{
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = defaultPath
+	}
+	env := map[string]string{
+		"PATH":                          path,
 		"HOME":                          "/tmp",
 		"TMPDIR":                        "/tmp",
 		"npm_config_cache":              "/tmp/.npm",
@@ -196,6 +207,20 @@ func packageEnv() map[string]string {
 		"GOCACHE":                       "/tmp/.gocache",
 		"GOFLAGS":                       "-modcacherw",
 	}
+	for _, k := range sourceVars {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// sourceVars are the package managers' settings of where packages come
+// from, which a package operation takes from act's environment.
+var sourceVars = []string{
+	"GOPROXY", "GOPRIVATE", "GONOPROXY", "GONOSUMDB", "GOSUMDB", "GOINSECURE",
+	"npm_config_registry", "NPM_CONFIG_REGISTRY",
+	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX",
 }
 
 // packageArgv is the command a package operation runs.
