@@ -234,7 +234,11 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 			probs = append(probs, conflict(RuleStale, c.Path, "%s changed since the plan: %s", c.Path, why))
 		}
 	}
-	gone, err := goneParents(p.Changes)
+	scope, err := scopeOf(p.Descriptor)
+	if err != nil {
+		return out, err
+	}
+	gone, err := goneParents(p.Changes, scope)
 	if err != nil {
 		return out, err
 	}

@@ -3,12 +3,14 @@ package rollback
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/parallel"
+	"github.com/act-project/act/internal/pathglob"
 )
 
 // An image is one side of a planned change: what a path held before it, or
@@ -192,15 +195,22 @@ func checkAll(n int, f func(i int) (string, error)) []check {
 // neighbours share directories, and the counter is touched less.
 const chunk = 64
 
-// A goneDir is a directory that holds a path of a promotion and is no
-// longer there as a directory: the promotion could not put anything in it.
+// A goneDir is a directory on the way to a path of a promotion that is no
+// longer a real directory: the promotion could not put anything in it, or
+// would put it somewhere else.
 type goneDir struct{ dir, why string }
 
-// goneParents returns, sorted, the directories holding the paths of
-// changes that no longer exist as directories, leaving out those that are
-// changes themselves (the promotion makes or restores them first). Each
-// directory is looked at once, however many paths it holds.
-func goneParents(changes []diff.Change) ([]goneDir, error) {
+// goneParents returns, sorted, the directories on the way from a scope
+// root (scope, the descriptor's scope paths) to the paths of changes that
+// are no longer real directories: gone, something else, or a symbolic
+// link — through which a rename would land outside the scope, wherever the
+// link points. At plan time these were all directories (the layer resolves
+// symlinks in paths, and an overlay records a change at its real path).
+// Directories that are changes themselves are left out (the promotion makes
+// or restores them first), as are those above the scope roots, which may
+// be symlinks of the host's own. Each directory is looked at once.
+func goneParents(changes []diff.Change, scope []string) ([]goneDir, error) {
+	roots := scopeRoots(scope)
 	own := map[string]bool{}
 	for _, c := range changes {
 		own[c.Path] = true
@@ -208,19 +218,30 @@ func goneParents(changes []diff.Change) ([]goneDir, error) {
 	var dirs []string
 	seen := map[string]bool{}
 	for _, c := range changes {
-		if d := filepath.Dir(c.Path); !own[d] && !seen[d] {
-			seen[d] = true
-			dirs = append(dirs, d)
+		root, ok := rootOf(roots, c.Path)
+		if !ok {
+			continue
+		}
+		for d := filepath.Dir(c.Path); ; d = filepath.Dir(d) {
+			if !own[d] && !seen[d] {
+				seen[d] = true
+				dirs = append(dirs, d)
+			}
+			if d == root || d == "/" || !within(root, d) {
+				break
+			}
 		}
 	}
 	slices.Sort(dirs)
 	res := checkAll(len(dirs), func(i int) (string, error) {
-		fi, err := os.Stat(dirs[i])
+		fi, err := os.Lstat(dirs[i])
 		switch {
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 			return "the directory no longer exists", nil
 		case err != nil:
 			return "", err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return "it is now a symbolic link, not the directory it was", nil
 		case !fi.IsDir():
 			return "it is no longer a directory", nil
 		}
@@ -236,4 +257,52 @@ func goneParents(changes []diff.Change) ([]goneDir, error) {
 		}
 	}
 	return gone, nil
+}
+
+// scopeRoots returns the directories the scope paths name: a glob's
+// literal leading directories.
+func scopeRoots(scope []string) []string {
+	var roots []string
+	for _, p := range scope {
+		p = filepath.Clean(p)
+		if pathglob.HasMeta(p) {
+			parts := strings.Split(p, "/")
+			i := slices.IndexFunc(parts, pathglob.HasMeta)
+			p = filepath.Clean("/" + strings.Join(parts[:i], "/"))
+		}
+		roots = append(roots, p)
+	}
+	return roots
+}
+
+// rootOf returns the deepest scope root that holds p (p itself excluded:
+// a root's own parent is above the scope).
+func rootOf(roots []string, p string) (string, bool) {
+	best, ok := "", false
+	for _, r := range roots {
+		if r != p && within(r, p) && len(r) >= len(best) {
+			best, ok = r, true
+		}
+	}
+	return best, ok
+}
+
+// within reports whether p is dir or lies below it.
+func within(dir, p string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// scopeOf returns the scope paths of a plan's canonical descriptor.
+func scopeOf(descriptor []byte) ([]string, error) {
+	var d struct {
+		Scope struct {
+			Filesystem struct {
+				Paths []string `json:"paths"`
+			} `json:"filesystem"`
+		} `json:"scope"`
+	}
+	if err := json.Unmarshal(descriptor, &d); err != nil {
+		return nil, fmt.Errorf("the plan's descriptor: %w", err)
+	}
+	return d.Scope.Filesystem.Paths, nil
 }

@@ -58,7 +58,15 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	}
 	// Nothing can be put back into a directory that is gone, forced or
 	// not.
-	gone, err := goneParents(a.Changes)
+	p, err := plan.Load(home.Root, a.PlanID)
+	if err != nil {
+		return out, err
+	}
+	scope, err := scopeOf(p.Descriptor)
+	if err != nil {
+		return out, err
+	}
+	gone, err := goneParents(a.Changes, scope)
 	if err != nil {
 		return out, err
 	}
@@ -110,7 +118,7 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 		}
 		return out, err
 	}
-	if out.Action, err = finish(home, b, opts.Now()); err != nil {
+	if out.Action, err = finishPlan(home, b, p, opts.Now()); err != nil {
 		return out, err
 	}
 	return out, removeJournal(jpath)
