@@ -276,7 +276,7 @@ func TestDeps(t *testing.T) {
 		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
 		"internal/state":        {"github.com/gofrs/flock"},
-		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/parallel", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
+		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")
