@@ -11,43 +11,56 @@ package redact
 
 import (
 	"regexp"
+	"sync"
 )
 
 // Mask replaces every secret.
 const Mask = "[REDACTED]"
 
-var (
-	// A PEM private key block, across lines.
-	privateKey = regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`)
+// patterns are compiled on first use, not at start-up: every act process
+// links this package, few redact anything, and compiling them costs a
+// quarter of a millisecond.
+var patterns = sync.OnceValue(func() *pats {
+	return &pats{
+		// A PEM private key block, across lines.
+		privateKey: regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
 
-	// key = value, key: value, "key": "value", KEY=value — where the key
-	// names a secret. The value runs to the end of a quoted string, or to
-	// whitespace, a comma, a semicolon or a closing brace.
-	// A key right after a "/" is the end of a path ("/etc/passwd: …"), not
-	// a key: the leading group keeps it out.
-	keyed = regexp.MustCompile(`(?i)(?:^|[^/a-z0-9_.-])((?:[a-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]*)["']?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;}"']+)`)
+		// key = value, key: value, "key": "value", KEY=value — where the key
+		// names a secret. The value runs to the end of a quoted string, or to
+		// whitespace, a comma, a semicolon or a closing brace.
+		// A key right after a "/" is the end of a path ("/etc/passwd: …"), not
+		// a key: the leading group keeps it out.
+		keyed: regexp.MustCompile(`(?i)(?:^|[^/a-z0-9_.-])((?:[a-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[a-z0-9_.-]*)["']?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;}"']+)`),
 
-	// HTTP authorization headers.
-	authHeader = regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic|token)?\s*)([^\s,;]+)`)
+		// HTTP authorization headers.
+		authHeader: regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic|token)?\s*)([^\s,;]+)`),
 
-	// Credentials in URLs: scheme://user:password@host.
-	urlCreds = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)`)
+		// Credentials in URLs: scheme://user:password@host.
+		urlCreds: regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)`),
 
-	// Token shapes that are secrets wherever they appear.
-	shapes = []*regexp.Regexp{
-		regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                     // AWS access key id
-		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`),                                    // GitHub
-		regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}\b`),                                  // GitHub fine-grained
-		regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`),                                 // Slack
-		regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}\b`),                          // Stripe
-		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),                                         // Google API key
-		regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),                                           // npm
-		regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b`), // JWT
+		// Token shapes that are secrets wherever they appear.
+		shapes: []*regexp.Regexp{
+			regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                     // AWS access key id
+			regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`),                                    // GitHub
+			regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}\b`),                                  // GitHub fine-grained
+			regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`),                                 // Slack
+			regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}\b`),                          // Stripe
+			regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),                                         // Google API key
+			regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),                                           // npm
+			regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b`), // JWT
+		},
 	}
-)
+})
+
+type pats struct {
+	privateKey, keyed, authHeader, urlCreds *regexp.Regexp
+	shapes                                  []*regexp.Regexp
+}
 
 // String returns s with every secret replaced by [Mask].
 func String(s string) string {
+	p := patterns()
+	privateKey, keyed, authHeader, urlCreds, shapes := p.privateKey, p.keyed, p.authHeader, p.urlCreds, p.shapes
 	s = privateKey.ReplaceAllString(s, Mask)
 	s = authHeader.ReplaceAllString(s, "${1}"+Mask)
 	s = urlCreds.ReplaceAllString(s, "${1}"+Mask+"${3}")
