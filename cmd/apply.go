@@ -118,7 +118,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		if !plan.IsID(arg) {
 			return env.finish(res, "succeeded", fmt.Errorf("%s is neither a descriptor file nor a plan id: %w", arg, plan.ErrNotFound), nil)
 		}
-		if p, err = plan.Load(home, arg); err != nil {
+		if p, err = rollback.LoadPlan(state.Dir{Root: home}, arg); err != nil {
 			return env.finish(res, "succeeded", err, nil)
 		}
 		fillPlan(res, p)

@@ -37,7 +37,7 @@ EXIT STATUS:
 			if !plan.IsID(id) {
 				return showAction(env, res, stateDir, id)
 			}
-			p, err := plan.Load(stateDir, id)
+			p, err := rollback.LoadPlan(state.Dir{Root: stateDir}, id)
 			if err != nil {
 				return env.finish(res, "ok", err, nil)
 			}

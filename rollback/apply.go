@@ -443,9 +443,8 @@ func (d devices) differ(a, b string) (bool, error) {
 	return da != db, nil
 }
 
-// finish completes the records of a committed journal b: the action record
-// and the plan's state, and for a rollback the cooldown record and the
-// backups. It is what Apply and Rollback do after Commit, and what recovery
+// finish completes the records of a committed journal b: the action record,
+// and for a rollback the cooldown record and the backups. It is what Apply and Rollback do after Commit, and what recovery
 // does for a journal that committed before a crash, so it can be repeated.
 func finish(home state.Dir, b Begin, now time.Time) (*Action, error) {
 	p, err := plan.Load(home.Root, b.PlanID)
@@ -491,14 +490,49 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time) (*Action, 
 	default:
 		return nil, fmt.Errorf("journal of action %s: unknown event %q", b.ActionID, b.Event)
 	}
+	// The action record is all that is written: it is what says a plan
+	// was applied or rolled back (LoadPlan), so that promoting a plan
+	// makes one record durable, not two.
 	if err := saveAction(home, a); err != nil {
 		return nil, err
 	}
 	crashPoint()
-	if err := plan.Update(home.Root, p); err != nil {
+	return a, nil
+}
+
+// LoadPlan is [plan.Load] with the plan's state as the action records
+// have it: applied or rolled back once its action was, by this plan. The
+// saved plan.json keeps the state it had before (planned or pending).
+func LoadPlan(home state.Dir, id string) (*plan.Plan, error) {
+	p, err := plan.Load(home.Root, id)
+	if err != nil {
 		return nil, err
 	}
-	return a, nil
+	// Only the action's plan and state: its changes and ops, megabytes
+	// for a big action, are not needed here.
+	var a struct {
+		PlanID string `json:"plan_id"`
+		State  string `json:"state"`
+	}
+	b, err := os.ReadFile(actionFile(home, p.ActionID))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return p, nil
+	case err != nil:
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, fmt.Errorf("read action %s: %w", p.ActionID, err)
+	}
+	if a.PlanID == p.ID {
+		switch a.State {
+		case Applied:
+			p.State = plan.Applied
+		case RolledBack:
+			p.State = plan.RolledBack
+		}
+	}
+	return p, nil
 }
 
 // keepBackups disposes of a committed rollback's backups: those of the
