@@ -15,6 +15,7 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
@@ -221,11 +222,17 @@ type problemLocator func(problem.List) problem.List
 // descriptorOf decodes the descriptor a plan keeps (canonical JSON, checked
 // against the plan's digest of it; act validated it when it planned).
 func descriptorOf(p *plan.Plan) (*descriptors.Descriptor, problemLocator, error) {
-	d, doc, err := descriptors.LoadSaved(p.File, p.Descriptor, p.DescriptorDigest)
+	d, err := descriptors.LoadSaved(p.Descriptor, p.DescriptorDigest)
 	if err != nil {
 		return nil, nil, fmt.Errorf("plan %s: its descriptor no longer loads: %w", p.ID, err)
 	}
-	return d, func(l problem.List) problem.List { return locate(doc, l) }, nil
+	return d, func(l problem.List) problem.List {
+		doc, probs := document.Parse(p.File, p.Descriptor) // positions only when there are problems
+		if probs != nil {
+			return l
+		}
+		return locate(doc, l)
+	}, nil
 }
 
 // confirmationNeeded says why promoting p needs a person's confirmation, or

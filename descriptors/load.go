@@ -67,24 +67,16 @@ func At(doc *document.Document, l problem.Layer, rule string, path []string, for
 }
 
 // LoadSaved decodes a descriptor that act validated and saved itself — the
-// canonical JSON a plan keeps — parsed with positions but not checked
-// against the CUE schema again: compiling the schema alone costs more than
-// all the rest of an apply's checks. digest is the sha256 (hex) recorded
-// with data when it was validated; data that does not match it is refused
-// rather than trusted.
-func LoadSaved(name string, data []byte, digest string) (*Descriptor, *document.Document, error) {
+// canonical JSON a plan keeps — without the CUE schema, whose compilation
+// alone costs more than all the rest of an apply's checks, and without
+// positions (parse data with document.Parse where a problem needs one).
+// digest is the sha256 (hex) recorded with data when it was validated;
+// data that does not match it is refused rather than trusted.
+func LoadSaved(data []byte, digest string) (*Descriptor, error) {
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != digest {
-		return nil, nil, fmt.Errorf("the saved descriptor does not match its digest %s", digest)
+		return nil, fmt.Errorf("the saved descriptor does not match its digest %s", digest)
 	}
-	doc, probs := document.Parse(name, data)
-	if probs != nil {
-		return nil, nil, probs
-	}
-	d, err := decode(doc)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, doc, nil
+	return decodeJSON(data)
 }
 
 func decode(doc *document.Document) (*Descriptor, error) {
@@ -92,6 +84,12 @@ func decode(doc *document.Document) (*Descriptor, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeJSON(b)
+}
+
+// decodeJSON decodes a descriptor's JSON, operations included.
+func decodeJSON(b []byte) (*Descriptor, error) {
+	var err error
 	d := new(Descriptor)
 	if err := json.Unmarshal(b, d); err != nil {
 		return nil, fmt.Errorf("decode descriptor: %w", err)
