@@ -275,12 +275,13 @@ func scopeRoots(scope []string) []string {
 	return roots
 }
 
-// rootOf returns the deepest scope root that holds p (p itself excluded:
-// a root's own parent is above the scope).
+// rootOf returns the outermost scope root that holds p (p itself
+// excluded: a root's own parent is above the scope). Outermost, so that a
+// root nested in another is checked too: a link above it would redirect it.
 func rootOf(roots []string, p string) (string, bool) {
 	best, ok := "", false
 	for _, r := range roots {
-		if r != p && within(r, p) && len(r) >= len(best) {
+		if r != p && within(r, p) && (!ok || len(r) < len(best)) {
 			best, ok = r, true
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 // TestScopeRoots checks the directories the stale check walks down from:
 // a glob scope path stands for its literal leading directories, and a path
-// belongs to the deepest root above it (never to itself).
+// belongs to the outermost root above it (never to itself).
 func TestScopeRoots(t *testing.T) {
 	roots := scopeRoots([]string{"/home/u/proj/", "/home/u/proj/sub", "/srv/*/data", "/tmp/x*"})
 	if diff := cmp.Diff([]string{"/home/u/proj", "/home/u/proj/sub", "/srv", "/tmp"}, roots); diff != "" {
@@ -19,10 +19,11 @@ func TestScopeRoots(t *testing.T) {
 		ok         bool
 	}{
 		{"/home/u/proj/a/b", "/home/u/proj", true},
-		{"/home/u/proj/sub/c", "/home/u/proj/sub", true},
-		{"/home/u/proj", "", false},       // a root itself: its parent is above the scope
-		{"/home/u/project/a", "", false},  // a sibling with a common prefix
-		{"/srv/web/data/f", "/srv", true}, // below a glob's literal part
+		{"/home/u/proj/sub/c", "/home/u/proj", true}, // the outermost root
+		{"/home/u/proj/sub", "/home/u/proj", true},   // a nested root itself
+		{"/home/u/proj", "", false},                  // a root itself: its parent is above the scope
+		{"/home/u/project/a", "", false},             // a sibling with a common prefix
+		{"/srv/web/data/f", "/srv", true},            // below a glob's literal part
 		{"/etc/passwd", "", false},
 	} {
 		root, ok := rootOf(roots, tc.path)
