@@ -234,11 +234,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 			probs = append(probs, conflict(RuleStale, c.Path, "%s changed since the plan: %s", c.Path, why))
 		}
 	}
-	scope, err := scopeOf(p.Descriptor)
-	if err != nil {
-		return out, err
-	}
-	gone, err := goneParents(p.Changes, scope)
+	gone, err := goneParents(p.Changes, p.Descriptor)
 	if err != nil {
 		return out, err
 	}

@@ -201,7 +201,7 @@ const chunk = 64
 type goneDir struct{ dir, why string }
 
 // goneParents returns, sorted, the directories on the way from a scope
-// root (scope, the descriptor's scope paths) to the paths of changes that
+// root (of the plan's canonical descriptor) to the paths of changes that
 // are no longer real directories: gone, something else, or a symbolic
 // link — through which a rename would land outside the scope, wherever the
 // link points. At plan time these were all directories (the layer resolves
@@ -209,7 +209,11 @@ type goneDir struct{ dir, why string }
 // Directories that are changes themselves are left out (the promotion makes
 // or restores them first), as are those above the scope roots, which may
 // be symlinks of the host's own. Each directory is looked at once.
-func goneParents(changes []diff.Change, scope []string) ([]goneDir, error) {
+func goneParents(changes []diff.Change, descriptor []byte) ([]goneDir, error) {
+	scope, err := scopeOf(descriptor)
+	if err != nil {
+		return nil, err
+	}
 	roots := scopeRoots(scope)
 	own := map[string]bool{}
 	for _, c := range changes {

@@ -62,11 +62,7 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	if err != nil {
 		return out, err
 	}
-	scope, err := scopeOf(p.Descriptor)
-	if err != nil {
-		return out, err
-	}
-	gone, err := goneParents(a.Changes, scope)
+	gone, err := goneParents(a.Changes, p.Descriptor)
 	if err != nil {
 		return out, err
 	}
