@@ -259,7 +259,7 @@ func (r *runner) literalDeletion(f []string, named string) (deletion, error) {
 // under reports whether p is one of dirs or lies below one.
 func under(p string, dirs []string) bool {
 	for _, d := range dirs {
-		if p == d || strings.HasPrefix(p, d+"/") || d == "/" {
+		if pathglob.Within(p, d) {
 			return true
 		}
 	}

@@ -31,7 +31,7 @@ func (s scope) contains(p string) bool {
 		case p == sp:
 			return true
 		case s.recursive:
-			if sp == "/" || strings.HasPrefix(p, sp+"/") {
+			if pathglob.Within(p, sp) {
 				return true
 			}
 		case p != "/" && path.Dir(p) == sp:
@@ -162,12 +162,7 @@ func (r *runner) parentDir(f []string, named, p string) error {
 // listing directories, never through a symlink. Each match must lie in the
 // scope.
 func (r *runner) glob(f []string, pattern string) ([]string, error) {
-	elems := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
-	i := 0
-	for i < len(elems) && elems[i] != "**" && !pathglob.HasMeta(elems[i]) {
-		i++
-	}
-	prefix := "/" + strings.Join(elems[:i], "/")
+	prefix := pathglob.Prefix(pattern)
 	base, linked, err := r.walk(f, prefix, true)
 	if err != nil {
 		return nil, err
@@ -177,7 +172,10 @@ func (r *runner) glob(f []string, pattern string) ([]string, error) {
 			return nil, err
 		}
 	}
-	rest := elems[i:]
+	var rest []string // the elements after the prefix
+	if tail := strings.TrimPrefix(strings.TrimPrefix(pattern, prefix), "/"); tail != "" {
+		rest = strings.Split(tail, "/")
+	}
 	full := base
 	for _, e := range rest {
 		full = pathglob.Join(full, e)

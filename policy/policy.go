@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/pathglob"
 )
 
 // Mode is what the host does with an action: run it, ask first, or refuse.
@@ -201,19 +202,11 @@ func (p *Policy) ModeFor(t descriptors.ActionType, r descriptors.RiskLevel) (Mod
 // under /tmp.
 func (p *Policy) UnderAllowedRoot(path string) bool {
 	for _, root := range p.AllowedRoots {
-		if within(path, root) {
+		if pathglob.Within(path, root) {
 			return true
 		}
 	}
 	return false
-}
-
-// within reports whether p is root or lies below it, element by element.
-func within(p, root string) bool {
-	if p == root || root == "/" {
-		return true
-	}
-	return strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }
 
 // HostAllowed reports whether NETWORK_REQUEST may reach host, per

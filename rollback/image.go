@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -231,7 +230,7 @@ func goneParents(changes []diff.Change, descriptor []byte) ([]goneDir, error) {
 				seen[d] = true
 				dirs = append(dirs, d)
 			}
-			if d == root || d == "/" || !within(root, d) {
+			if d == root || d == "/" || !pathglob.Within(d, root) {
 				break
 			}
 		}
@@ -268,13 +267,7 @@ func goneParents(changes []diff.Change, descriptor []byte) ([]goneDir, error) {
 func scopeRoots(scope []string) []string {
 	var roots []string
 	for _, p := range scope {
-		p = filepath.Clean(p)
-		if pathglob.HasMeta(p) {
-			parts := strings.Split(p, "/")
-			i := slices.IndexFunc(parts, pathglob.HasMeta)
-			p = filepath.Clean("/" + strings.Join(parts[:i], "/"))
-		}
-		roots = append(roots, p)
+		roots = append(roots, pathglob.Prefix(filepath.Clean(p)))
 	}
 	return roots
 }
@@ -285,16 +278,11 @@ func scopeRoots(scope []string) []string {
 func rootOf(roots []string, p string) (string, bool) {
 	best, ok := "", false
 	for _, r := range roots {
-		if r != p && within(r, p) && (!ok || len(r) < len(best)) {
+		if r != p && pathglob.Within(p, r) && (!ok || len(r) < len(best)) {
 			best, ok = r, true
 		}
 	}
 	return best, ok
-}
-
-// within reports whether p is dir or lies below it.
-func within(dir, p string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
 // scopeOf returns the scope paths of a plan's canonical descriptor.

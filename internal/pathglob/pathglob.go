@@ -159,6 +159,24 @@ func CoversPath(pattern, path string) bool {
 	return Match(pattern, path) || Match(Join(pattern, "**"), path)
 }
 
+// Within reports whether the plain path p is dir or lies below it, element
+// by element (/a/bc is not within /a/b).
+func Within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// Prefix returns the longest run of literal leading elements of pattern:
+// the directory every path it matches lies within ("/" when the first
+// element already holds a wildcard). A plain path is its own prefix.
+func Prefix(pattern string) string {
+	elems := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+	i := 0
+	for i < len(elems) && !HasMeta(elems[i]) {
+		i++
+	}
+	return "/" + strings.Join(elems[:i], "/")
+}
+
 // Join appends the element elem to the pattern or path p.
 func Join(p, elem string) string {
 	if p == "/" {

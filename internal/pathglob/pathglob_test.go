@@ -221,3 +221,36 @@ func FuzzMatchContains(f *testing.F) {
 		}
 	})
 }
+
+func TestWithin(t *testing.T) {
+	for _, tc := range []struct {
+		p, dir string
+		want   bool
+	}{
+		{"/a/b", "/a/b", true},
+		{"/a/b/c", "/a/b", true},
+		{"/a/bc", "/a/b", false},
+		{"/a", "/a/b", false},
+		{"/anything", "/", true},
+		{"/a/b/c", "/a/b/", true},
+	} {
+		if got := Within(tc.p, tc.dir); got != tc.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", tc.p, tc.dir, got, tc.want)
+		}
+	}
+}
+
+func TestPrefix(t *testing.T) {
+	for pattern, want := range map[string]string{
+		"/a/b":        "/a/b",
+		"/a/b/*.log":  "/a/b",
+		"/a/**/z":     "/a",
+		"/srv/*/data": "/srv",
+		"/x*":         "/",
+		"/":           "/",
+	} {
+		if got := Prefix(pattern); got != want {
+			t.Errorf("Prefix(%q) = %q, want %q", pattern, got, want)
+		}
+	}
+}
