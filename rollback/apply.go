@@ -107,21 +107,30 @@ func actionFile(home state.Dir, id string) string {
 // LoadAction reads the record of action id; an unknown id is
 // [plan.ErrNotFound].
 func LoadAction(home state.Dir, id string) (*Action, error) {
+	a := new(Action)
+	if err := readAction(home, id, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// readAction decodes the record of action id into v, which may hold only
+// some of its fields; an unknown id is [plan.ErrNotFound].
+func readAction(home state.Dir, id string, v any) error {
 	if id == "" || id != filepath.Base(id) || id[0] == '.' {
-		return nil, fmt.Errorf("action %s: %w", id, plan.ErrNotFound)
+		return fmt.Errorf("action %s: %w", id, plan.ErrNotFound)
 	}
 	b, err := os.ReadFile(actionFile(home, id))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("action %s: %w", id, plan.ErrNotFound)
+		return fmt.Errorf("action %s: %w", id, plan.ErrNotFound)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	a := new(Action)
-	if err := json.Unmarshal(b, a); err != nil {
-		return nil, fmt.Errorf("read action %s: %w", id, err)
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("read action %s: %w", id, err)
 	}
-	return a, nil
+	return nil
 }
 
 func saveAction(home state.Dir, a *Action) error {
@@ -439,9 +448,10 @@ func (d devices) differ(a, b string) (bool, error) {
 	return da != db, nil
 }
 
-// finish completes the records of a committed journal b: the action record,
-// and for a rollback the cooldown record and the backups. It is what Apply and Rollback do after Commit, and what recovery
-// does for a journal that committed before a crash, so it can be repeated.
+// finish completes the records of a committed journal b: the action
+// record, and for a rollback the cooldown record and the backups. It is
+// what Apply and Rollback do after Commit, and what recovery does for a
+// journal that committed before a crash, so it can be repeated.
 func finish(home state.Dir, b Begin, now time.Time) (*Action, error) {
 	p, err := plan.Load(home.Root, b.PlanID)
 	if err != nil {
@@ -510,15 +520,11 @@ func LoadPlan(home state.Dir, id string) (*plan.Plan, error) {
 		PlanID string `json:"plan_id"`
 		State  string `json:"state"`
 	}
-	b, err := os.ReadFile(actionFile(home, p.ActionID))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	switch err := readAction(home, p.ActionID, &a); {
+	case errors.Is(err, plan.ErrNotFound):
 		return p, nil
 	case err != nil:
 		return nil, err
-	}
-	if err := json.Unmarshal(b, &a); err != nil {
-		return nil, fmt.Errorf("read action %s: %w", p.ActionID, err)
 	}
 	if a.PlanID == p.ID {
 		switch a.State {
