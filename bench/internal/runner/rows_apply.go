@@ -63,7 +63,7 @@ func (b *bench) applyMany(n int, dirty bool) (side, side) {
 			fmt.Sprintf(`[cp, -a, %q, %q]`, src, target)
 	}, dirty, false)
 	a.label = fmt.Sprintf("act apply PLAN_ID (a fresh plan: the sandbox ran cp -a SRC T, %d × 4 KiB%s)", n, syncedNote(dirty))
-	return a, b.baseline(filepath.Join(b.work, name+"-cp"), "d", []string{"cp", "-a", src}, []string{"sync"}, false,
+	return a, b.baseline(filepath.Join(b.work, name+"-cp"), "d", []string{"cp", "-a", src}, []string{"sync"}, false, false,
 		fmt.Sprintf("cp -a SRC $(mktemp -d)/d && sync (the same %d files, in the page cache)", n))
 }
 
@@ -83,7 +83,7 @@ func (b *bench) applyBig(dirty bool) (side, side) {
 			fmt.Sprintf(`[cp, %q, %q]`, big, target)
 	}, dirty, true)
 	a.label = "act apply PLAN_ID (a fresh plan: the sandbox ran cp BIG T, 256 MiB" + syncedNote(dirty) + ")"
-	return a, b.baseline(filepath.Join(b.work, name+"-cp"), "big", []string{"cp", big}, []string{"sync"}, true,
+	return a, b.baseline(filepath.Join(b.work, name+"-cp"), "big", []string{"cp", big}, []string{"sync"}, true, true,
 		"cp BIG D/big && sync D/big (the same file, in the page cache)")
 }
 
@@ -148,14 +148,18 @@ func (b *bench) applySide(scope string, op func(target string) (effects, argv st
 	return side{run: run}
 }
 
-// baseline is the B side of rows 6 and 7: each run makes a fresh directory
-// under parent (untimed, then sync), and times copy (argv + the source)
-// to DIR/name followed by syncArgv (+ DIR/name when syncTarget: `sync
-// FILE` fsyncs that file) as two processes, the sum of their wall clocks.
-// With remove, DIR is deleted after the run.
-func (b *bench) baseline(parent, name string, copyArgv, syncArgv []string, syncTarget bool, label string) side {
+// baseline is the B side of rows 6, 7, m1 and m2: each run makes a fresh
+// directory under parent (untimed, then sync), and times copy (argv + the
+// source) to DIR/name followed, unless syncArgv is nil, by syncArgv (+
+// DIR/name when syncTarget: `sync FILE` fsyncs that file) as two
+// processes, the sum of their wall clocks. With remove, DIR is deleted
+// after the run (untimed), so that big copies do not fill the disk.
+func (b *bench) baseline(parent, name string, copyArgv, syncArgv []string, syncTarget, remove bool, label string) side {
 	b.must(os.MkdirAll(parent, 0o755))
 	for _, argv := range [][]string{copyArgv, syncArgv} {
+		if argv == nil {
+			continue
+		}
 		p, err := exec.LookPath(argv[0])
 		b.must(err)
 		argv[0] = p
@@ -167,26 +171,30 @@ func (b *bench) baseline(parent, name string, copyArgv, syncArgv []string, syncT
 		}
 		dst := filepath.Join(dir, name)
 		cp := append(append([]string{}, copyArgv...), dst)
-		sy := syncArgv
-		if syncTarget {
-			sy = append(append([]string{}, syncArgv...), dst)
-		}
 		syscall.Sync()
-		s1, err := b.exec(cp, nil)
+		s, err := b.exec(cp, nil)
 		if err != nil {
-			return s1, fmt.Errorf("%s: %v", b.label(cp), err)
+			return s, fmt.Errorf("%s: %v", b.label(cp), err)
 		}
-		s2, err := b.exec(sy, nil)
-		if err != nil {
-			return s2, fmt.Errorf("%s: %v", b.label(sy), err)
+		if syncArgv != nil {
+			sy := syncArgv
+			if syncTarget {
+				sy = append(append([]string{}, syncArgv...), dst)
+			}
+			s2, err := b.exec(sy, nil)
+			if err != nil {
+				return s2, fmt.Errorf("%s: %v", b.label(sy), err)
+			}
+			s = sample{wall: s.wall + s2.wall, maxRSS: -1}
 		}
-		if syncTarget { // row 7: do not fill the disk
+		if remove {
 			if err := os.RemoveAll(dir); err != nil {
 				return sample{}, err
 			}
 			syscall.Sync()
 		}
-		return sample{wall: s1.wall + s2.wall, maxRSS: -1}, nil
+		s.maxRSS = -1
+		return s, nil
 	}
 	if _, err := run(0); err != nil {
 		b.fail("%s: %v", label, err)

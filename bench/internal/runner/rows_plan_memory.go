@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -51,25 +50,8 @@ func (b *bench) planCopy(name, cp string, fill func(src string), what string, re
 	}
 	a.label = fmt.Sprintf("act plan (the sandbox ran %s SRC/%s T)", cp, what)
 
-	copies := filepath.Join(b.work, name+"-cp")
-	b.must(os.MkdirAll(copies, 0o755))
-	cpPath, err := exec.LookPath(cpArgv[0])
-	b.must(err)
-	bside := side{label: fmt.Sprintf("%s SRC/%s $(mktemp -d)/new", cp, what), run: func(int) (sample, error) {
-		dir, err := os.MkdirTemp(copies, "d")
-		if err != nil {
-			return sample{}, err
-		}
-		argv := append([]string{cpPath}, cpArgv[1:]...)
-		argv = append(argv, filepath.Join(src, what), filepath.Join(dir, "new"))
-		s, err := b.exec(argv, nil)
-		if remove {
-			b.must(os.RemoveAll(dir))
-		}
-		return s, err
-	}}
-	if _, err := bside.run(0); err != nil {
-		b.fail("%s: %v", bside.label, err)
-	}
+	copyArgv := append(append([]string{}, cpArgv...), filepath.Join(src, what))
+	bside := b.baseline(filepath.Join(b.work, name+"-cp"), "new", copyArgv, nil, false, remove,
+		fmt.Sprintf("%s SRC/%s $(mktemp -d)/new", cp, what))
 	return a, bside
 }
