@@ -35,7 +35,7 @@ import (
 // its mode, deletes a file, changes a directory's mode, replaces a
 // directory (holding a file, a subdirectory and a symlink) with a file, and
 // creates a directory without owner write permission (set after its
-// contents, last).
+// contents, last) and an ordinary one.
 const compositeID = "11111111-2222-4333-8444-555555555555"
 
 var compositeTree = map[string]string{
@@ -51,7 +51,7 @@ var compositeTree = map[string]string{
 const compositeOps = `action_type: MULTI_STEP_COMPOSITE
 effects:
   filesystem:
-    create: [$P/new.txt, $P/locked, $P/empty, $P/swap]
+    create: [$P/new.txt, $P/locked, $P/empty, $P/swap, $P/cache]
     modify: [$P/mod.txt, $P/empty, $P/swap]
     delete: [$P/del.txt, $P/swap, $P/empty]
   network: false
@@ -81,6 +81,9 @@ steps:
   - action_type: DIRECTORY_CREATE
     effects: {filesystem: {create: [$P/locked], modify: [], delete: []}, network: false, system_state_change: false}
     operation: {path: $P/locked, mode: "0555"}
+  - action_type: DIRECTORY_CREATE
+    effects: {filesystem: {create: [$P/cache], modify: [], delete: []}, network: false, system_state_change: false}
+    operation: {path: $P/cache, mode: "0755"}
 `
 
 // descriptorHead is everything of a descriptor but its action type,

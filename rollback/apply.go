@@ -538,9 +538,9 @@ func LoadPlan(home state.Dir, id string) (*plan.Plan, error) {
 }
 
 // keepBackups disposes of a committed rollback's backups: those of the
-// steps in b.Keep (versions changed since the apply, found by a forced
-// rollback) are kept and returned; the others, which only hold what the
-// apply had put there, are removed, as are the consumed apply backups.
+// steps in b.Keep (what a forced rollback found changed since the apply,
+// under [SavedDir]) are kept and returned; the others, which only hold what
+// the apply had put there, are removed, as are the consumed apply backups.
 func keepBackups(home state.Dir, b Begin) ([]SavedPath, error) {
 	keep := map[int]bool{}
 	for _, n := range b.Keep {
@@ -564,7 +564,12 @@ func keepBackups(home state.Dir, b Begin) ([]SavedPath, error) {
 	if len(saved) == 0 {
 		return nil, os.RemoveAll(dir)
 	}
-	return saved, os.RemoveAll(filepath.Join(dir, EventApply))
+	for _, sub := range []string{EventApply, EventRollback} {
+		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
+			return nil, err
+		}
+	}
+	return saved, nil
 }
 
 func removeJournal(path string) error {

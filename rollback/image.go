@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -298,4 +299,44 @@ func scopeOf(descriptor []byte) ([]string, error) {
 		return nil, fmt.Errorf("the plan's descriptor: %w", err)
 	}
 	return d.Scope.Filesystem.Paths, nil
+}
+
+// addedEntries returns, sorted, the entries now in the directories the
+// apply created that the apply did not create: put there since, by
+// someone else. The rollback removes those directories, so each such
+// entry is drift, reported by its own path (its contents go with it). A
+// directory already in changed (it is no longer what the apply left) is
+// drift as a whole and not looked into.
+func addedEntries(changes []diff.Change, changed map[string]string) ([]goneDir, error) {
+	created := map[string]bool{}
+	var dirs []string
+	for _, c := range changes {
+		if c.Kind == diff.Create {
+			created[c.Path] = true
+			if c.Type == diff.TypeDir {
+				dirs = append(dirs, c.Path)
+			}
+		}
+	}
+	var out []goneDir
+	for _, d := range dirs {
+		if _, ok := changed[d]; ok {
+			continue
+		}
+		ents, err := os.ReadDir(d)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			continue // reported by the check of d itself
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			p := filepath.Join(d, e.Name())
+			if !created[p] {
+				out = append(out, goneDir{p, fmt.Sprintf("a %s was put there since", typeName(typeOf(e.Type())))})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b goneDir) int { return strings.Compare(a.dir, b.dir) })
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -56,6 +57,17 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 			probs = append(probs, conflict(RuleTargetChanged, c.Path, "%s changed since the apply: %s; nothing was rolled back (rollback --force --confirm restores anyway, saving the current version)", c.Path, why))
 		}
 	}
+	// A directory the apply created is removed by the rollback: whatever
+	// it holds now that the apply did not create was put there since, and
+	// is drift like an edited file.
+	added, err := addedEntries(a.Changes, changed)
+	if err != nil {
+		return out, err
+	}
+	for _, d := range added {
+		changed[d.dir] = d.why
+		probs = append(probs, conflict(RuleTargetChanged, d.dir, "%s was not created by the apply: %s; nothing was rolled back (rollback --force --confirm saves it first, then rolls back)", d.dir, d.why))
+	}
 	// Nothing can be put back into a directory that is gone, forced or
 	// not.
 	p, err := plan.Load(home.Root, a.PlanID)
@@ -101,11 +113,19 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	if len(probs) > 0 && !opts.Force {
 		return out, probs
 	}
-	ops, keep, err := rollbackOps(home, a, changed)
+	saves, err := saveOps(home, a, changed)
 	if err != nil {
 		return out, err
 	}
-	b := Begin{Event: EventRollback, ActionID: a.ActionID, PlanID: a.PlanID, Steps: ops, Keep: keep}
+	ops, err := rollbackOps(home, a)
+	if err != nil {
+		return out, err
+	}
+	keep := make([]int, len(saves))
+	for i := range saves {
+		keep[i] = i
+	}
+	b := Begin{Event: EventRollback, ActionID: a.ActionID, PlanID: a.PlanID, Steps: append(saves, ops...), Keep: keep}
 	jpath := rollbackJournal(home, a.ActionID)
 	if err := execute(jpath, b, opts.Progress, plan.Dir(home.Root, a.PlanID)); err != nil {
 		var rev *RevertedError
@@ -127,23 +147,24 @@ func rollbackJournal(home state.Dir, id string) string {
 // rollbackOps inverts the apply's ops, last first: what it created is
 // moved to the rollback's backups, what it replaced or removed comes back
 // from the apply's backups, modes are set back. Every op that finds
-// something at its path moves it to a backup first, so nothing is lost
-// even when forced; keep lists the ops at paths changed since the apply.
-func rollbackOps(home state.Dir, a *Action, changed map[string]string) ([]Op, []int, error) {
+// something at its path moves it to a backup first; what was changed since
+// the apply has been moved away by the save ops before them (saveOps), so
+// these backups only ever hold what the apply made, and are dropped at
+// commit.
+func rollbackOps(home state.Dir, a *Action) ([]Op, error) {
 	bdir := filepath.Join(home.Backups(), a.ActionID, EventRollback)
 	if err := os.MkdirAll(bdir, 0o700); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	fsOf := newDevices()
 	var ops []Op
-	var keep []int
 	for i := len(a.Ops) - 1; i >= 0; i-- {
 		ap := a.Ops[i]
 		n := len(ops)
 		op := Op{Path: ap.Path, Change: ap.Change, Backup: filepath.Join(bdir, strconv.Itoa(n))}
 		cross, err := fsOf.differ(filepath.Dir(ap.Path), op.Backup)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		op.BackupCopy = cross
 		switch {
@@ -155,18 +176,80 @@ func rollbackOps(home state.Dir, a *Action, changed map[string]string) ([]Op, []
 			op.Kind, op.Src = OpPut, ap.Backup
 			cross, err := fsOf.differ(filepath.Dir(ap.Path), ap.Backup)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			if cross {
 				op.Stage = stageName(ap.Path, a.ActionID, EventRollback, n)
 			}
 		}
-		if _, ok := changed[ap.Path]; ok && op.Kind != OpChmod {
-			keep = append(keep, n)
-		}
 		ops = append(ops, op)
 	}
-	return ops, keep, nil
+	return ops, nil
+}
+
+// SavedDir is where a forced rollback of action id keeps what it found
+// changed since the apply: each entry under its own absolute path, so
+// <SavedDir>/home/me/proj/notes.txt is what was at /home/me/proj/notes.txt.
+func SavedDir(home state.Dir, id string) string {
+	return filepath.Join(home.Backups(), id, "saved")
+}
+
+// saveOps returns the first steps of a forced rollback: each entry that
+// changed since the apply (changed: edited, replaced, or added inside a
+// directory the apply created) and that the rollback would remove or
+// replace is moved, whole, to [SavedDir] under its own path. They are
+// journaled like every other step, so a crash undoes them, and kept at
+// commit (Begin.Keep). Only the outermost of nested entries is moved (it
+// carries the rest), and a directory the rollback only sets the mode of
+// stays where it is: nothing of it is removed.
+func saveOps(home state.Dir, a *Action, changed map[string]string) ([]Op, error) {
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	chmodOnly := map[string]bool{}
+	for _, op := range a.Ops {
+		if _, seen := chmodOnly[op.Path]; !seen || op.Kind != OpChmod {
+			chmodOnly[op.Path] = op.Kind == OpChmod
+		}
+	}
+	var paths []string
+	for p := range changed {
+		if !chmodOnly[p] {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	dir := SavedDir(home, a.ActionID)
+	fsOf := newDevices()
+	var ops []Op
+	moved := map[string]bool{}
+	inMoved := func(p string) bool {
+		for d := filepath.Dir(p); d != filepath.Dir(d); d = filepath.Dir(d) {
+			if moved[d] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range paths {
+		if inMoved(p) {
+			continue
+		}
+		if _, ok, err := exists(p); err != nil {
+			return nil, err
+		} else if !ok {
+			continue // gone since the apply: nothing to keep
+		}
+		moved[p] = true
+		op := Op{Kind: OpRemove, Path: p, Backup: filepath.Join(dir, p), Change: -1}
+		cross, err := fsOf.differ(filepath.Dir(p), op.Backup)
+		if err != nil {
+			return nil, err
+		}
+		op.BackupCopy = cross
+		ops = append(ops, op)
+	}
+	return ops, nil
 }
 
 // Recover ends every promotion and rollback a crash left unfinished (SPEC
