@@ -634,14 +634,18 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// TestRoundTripNobody runs TestRoundTrip as uid and gid 65534 (SPEC §9: act
-// runs as an ordinary user), in a copy of this test binary.
-func TestRoundTripNobody(t *testing.T) {
+// TestRoundTripNobody runs TestRoundTrip as uid and gid 65534 (act runs as
+// an ordinary user), in a copy of this test binary.
+func TestRoundTripNobody(t *testing.T) { asNobody(t, "TestRoundTrip") }
+
+// asNobody runs the test named test as uid and gid 65534, in a copy of
+// this test binary, and fails t if it fails.
+func asNobody(t *testing.T, test string) {
 	if os.Getenv("ACT_TEST_AS_NOBODY") != "" || testing.Short() {
 		t.Skip("already an ordinary user, or -short")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("not root: TestRoundTrip itself runs as an ordinary user")
+		t.Skipf("not root: %s itself runs as an ordinary user", test)
 	}
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Skip("setpriv (util-linux) is not installed: cannot switch to an ordinary user")
@@ -655,7 +659,7 @@ func TestRoundTripNobody(t *testing.T) {
 	must(t, err)
 	bin := filepath.Join(dir, "act.test")
 	copyFile(t, exe, bin, 0o755)
-	args := []string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run=^TestRoundTrip$", "-test.count=1"}
+	args := []string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run=^" + test + "$", "-test.count=1"}
 	if testing.Verbose() {
 		args = append(args, "-test.v")
 	}
@@ -671,12 +675,12 @@ func TestRoundTripNobody(t *testing.T) {
 	c.Env = append(c.Env, "TMPDIR="+dir, "HOME="+dir, "GOCACHE="+filepath.Join(dir, "gocache"), "ACT_TEST_AS_NOBODY=1")
 	out, err := c.CombinedOutput()
 	if err != nil {
-		t.Fatalf("TestRoundTrip as nobody: %v\n%s", err, out)
+		t.Fatalf("%s as nobody: %v\n%s", test, err, out)
 	}
 	if !bytes.Contains(out, []byte("ok")) && !bytes.Contains(out, []byte("PASS")) {
-		t.Fatalf("TestRoundTrip as nobody ran nothing:\n%s", out)
+		t.Fatalf("%s as nobody ran nothing:\n%s", test, out)
 	}
-	t.Logf("TestRoundTrip as nobody:\n%s", out)
+	t.Logf("%s as nobody:\n%s", test, out)
 }
 
 // TestConcurrentPromotions runs 16 act processes at once against one state

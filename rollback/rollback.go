@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/act-project/act/diff"
@@ -78,6 +79,18 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	if err != nil {
 		return out, err
 	}
+	// A directory the apply only changed the mode of is set back, not
+	// restored: if it is no longer a directory, there is nothing to set
+	// back, and what is there now is not the rollback's to replace.
+	only := chmodOnly(a.Ops)
+	for p, why := range changed {
+		if only[p] {
+			if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+				gone = append(gone, goneDir{p, why})
+			}
+		}
+	}
+	slices.SortFunc(gone, func(a, b goneDir) int { return strings.Compare(a.dir, b.dir) })
 	if len(gone) > 0 {
 		probs = nil
 		for _, g := range gone {
@@ -187,6 +200,18 @@ func rollbackOps(home state.Dir, a *Action) ([]Op, error) {
 	return ops, nil
 }
 
+// chmodOnly returns the paths whose only ops are mode changes: directories
+// that were there before the apply and stay after the rollback.
+func chmodOnly(ops []Op) map[string]bool {
+	only := map[string]bool{}
+	for _, op := range ops {
+		if _, seen := only[op.Path]; !seen || op.Kind != OpChmod {
+			only[op.Path] = op.Kind == OpChmod
+		}
+	}
+	return only
+}
+
 // SavedDir is where a forced rollback of action id keeps what it found
 // changed since the apply: each entry under its own absolute path, so
 // <SavedDir>/home/me/proj/notes.txt is what was at /home/me/proj/notes.txt.
@@ -206,12 +231,7 @@ func saveOps(home state.Dir, a *Action, changed map[string]string) ([]Op, error)
 	if len(changed) == 0 {
 		return nil, nil
 	}
-	chmodOnly := map[string]bool{}
-	for _, op := range a.Ops {
-		if _, seen := chmodOnly[op.Path]; !seen || op.Kind != OpChmod {
-			chmodOnly[op.Path] = op.Kind == OpChmod
-		}
-	}
+	chmodOnly := chmodOnly(a.Ops)
 	var paths []string
 	for p := range changed {
 		if !chmodOnly[p] {
