@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -946,17 +947,28 @@ func orDefault[T comparable](v, def T) T {
 }
 
 // checkTagDetector proves that taggedProcesses sees a live tagged process,
-// so that its silence after a case means something.
+// so that its silence after a case means something. The process says when
+// it runs (its environment is then its own, not its parent's, which it
+// is between fork and exec) and waits on standard input: no timing.
 func checkTagDetector(t *testing.T) {
 	tag := fmt.Sprintf("act-attack-%d-detector", os.Getpid())
-	cmd := exec.Command("sleep", "10")
-	cmd.Env = []string{"ACT_ATTACK_TAG=" + tag}
+	cmd := exec.Command("sh", "-c", "echo ready; read x")
+	cmd.Env = []string{"ACT_ATTACK_TAG=" + tag, "PATH=" + os.Getenv("PATH")}
+	stdin, err := cmd.StdinPipe()
+	mustDo(t, err)
+	stdout, err := cmd.StdoutPipe()
+	mustDo(t, err)
 	mustDo(t, cmd.Start())
 	defer func() {
+		stdin.Close()
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
+	line := make([]byte, len("ready\n"))
+	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "ready\n" {
+		t.Fatalf("the tagged process did not start: %q, %v", line, err)
+	}
 	if procs := taggedProcesses(tag); len(procs) != 1 {
-		t.Fatalf("taggedProcesses(%q) = %v, want the one tagged sleep", tag, procs)
+		t.Fatalf("taggedProcesses(%q) = %v, want the one tagged sh", tag, procs)
 	}
 }
