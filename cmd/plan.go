@@ -13,6 +13,7 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/rollback"
 )
 
 func newPlanCommand(env *Env) *cli.Command {
@@ -46,6 +47,15 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, er
 	ck, err := env.check(res, arg)
 	if err != nil {
 		return res, nil, err
+	}
+	// Promote once: a plan apply would refuse (the id rolled back, or
+	// applied with other content) is refused now, not saved.
+	_, digest, err := plan.Canonical(ck.d)
+	if err != nil {
+		return res, nil, err
+	}
+	if _, err := rollback.Promoted(state.Dir{Root: ck.stateDir}, ck.d.ActionID, digest); err != nil {
+		return res, nil, withPositions(ck, err)
 	}
 	p, err := buildPlan(ctx, env, res, ck)
 	return res, p, err

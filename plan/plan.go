@@ -184,6 +184,9 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		return nil, size.err
 	}
 	rejected, warnings := CheckEffects(d, changes)
+	if len(rejected) == 0 {
+		rejected = checkPromotable(changes, opts.StateDir)
+	}
 	if limit := d.Resources.MaxDiskMB << 20; layerBytes > limit {
 		rejected = append(rejected, problem.Problem{
 			Rule: "resources.disk-cap-exceeded", Field: "resources.max_disk_mb", Layer: problem.Rejected,
