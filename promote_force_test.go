@@ -410,9 +410,11 @@ func (g *gen) drift(root string) {
 		case k == 3:
 			os.Chmod(files[g.rng.IntN(len(files))], 0o604)
 		case k == 4: // a file replaced by a directory holding a file
-			f := files[g.rng.IntN(len(files))]
+			i := g.rng.IntN(len(files))
+			f := files[i]
 			if os.Remove(f) == nil && os.Mkdir(f, 0o755) == nil {
 				os.WriteFile(filepath.Join(f, "inside"), []byte(g.content()), 0o644)
+				files = slices.Delete(files, i, i+1)
 			}
 		default: // a directory replaced by a file (only an empty one)
 			if d := dirs[g.rng.IntN(len(dirs))]; d != root && os.Remove(d) == nil {

@@ -13,13 +13,12 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
-	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
-	"github.com/act-project/act/policy"
 	"github.com/act-project/act/rollback"
 )
 
@@ -56,16 +55,18 @@ EXIT STATUS:
 }
 
 // statusError gives an outcome a status other than the one its exit code
-// names (reverted, queued, expired).
+// names (reverted, queued, expired), and its rule id.
 type statusError struct {
 	status string
 	code   int
+	rule   string
 	err    error
 }
 
 func (e *statusError) Error() string { return e.err.Error() }
 func (e *statusError) Unwrap() error { return e.err }
 
+// runApply is parse → gate → ask → render: every decision is the gate's.
 func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	res := &result{}
 	home, err := env.stateDir()
@@ -74,8 +75,8 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	}
 	var (
 		p    *plan.Plan
-		d    *descriptors.Descriptor
-		pol  *policy.Policy
+		g    *gate.Gate
+		doc  problemLocator
 		shot bool // the plan was printed already
 	)
 	if _, serr := os.Stat(arg); arg == "-" || serr == nil {
@@ -83,32 +84,38 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		if err != nil {
 			return env.finish(res, "succeeded", err, nil)
 		}
-		d, pol = ck.d, ck.pol
-		// Promote once: a repeat of an applied action is answered before
-		// planning it again (its preconditions may no longer hold).
-		_, digest, err := plan.Canonical(d)
+		g = env.gate(ck.pol)
+		doc = func(l problem.List) problem.List { return locate(ck.doc, l) }
+		_, digest, err := plan.Canonical(ck.d)
 		if err != nil {
 			return env.finish(res, "succeeded", err, nil)
 		}
-		if a, err := rollback.Promoted(state.Dir{Root: home}, d.ActionID, digest); err != nil || a != nil {
-			if err == nil {
-				return alreadyApplied(env, res, a)
-			}
+		pre, err := g.BeforePlan(ctx, ck.d, digest, true)
+		switch {
+		case err != nil:
 			return env.finish(res, "succeeded", withPositions(ck, err), nil)
-		}
-		if p, err = buildPlan(ctx, env, res, ck); err != nil {
-			// Another act may have promoted this very action meanwhile,
-			// so that the tree no longer plans: promote once answers.
-			if a, perr := promotedNow(ctx, state.Dir{Root: home}, d.ActionID, digest); perr != nil || a != nil {
-				if perr == nil {
-					return alreadyApplied(env, res, a)
+		case pre.Applied != nil:
+			return alreadyApplied(env, res, pre.Applied)
+		case pre.Reuse != nil:
+			p = pre.Reuse
+			fillPlan(res, p)
+			res.Warnings = append(res.Warnings, jsonProblem{Rule: "apply.reused-plan", Message: fmt.Sprintf(
+				"promoting the saved plan %s of this action (made %s): its commands are not run again", p.ID, p.CreatedAt.UTC().Format(time.RFC3339))})
+		default:
+			if p, err = buildPlan(ctx, env, res, ck, g); err != nil {
+				// Another act may have promoted this very action meanwhile,
+				// so that the tree no longer plans: promote once answers.
+				if a, perr := promotedNow(ctx, state.Dir{Root: home}, ck.d.ActionID, digest); perr != nil || a != nil {
+					if perr == nil {
+						return alreadyApplied(env, res, a)
+					}
+					var probs problem.List
+					if errors.As(perr, &probs) {
+						return env.finish(res, "succeeded", withPositions(ck, perr), nil)
+					}
 				}
-				var probs problem.List
-				if errors.As(perr, &probs) {
-					return env.finish(res, "succeeded", withPositions(ck, perr), nil)
-				}
+				return env.finish(res, "succeeded", err, nil)
 			}
-			return env.finish(res, "succeeded", err, nil)
 		}
 		if !env.json {
 			renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
@@ -123,69 +130,66 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			return env.finish(res, "succeeded", err, nil)
 		}
 		fillPlan(res, p)
-		if pol, err = env.loadPolicy(res); err != nil {
+		pol, err := env.loadPolicy(res)
+		if err != nil {
 			return env.finish(res, "succeeded", err, nil)
 		}
-		var doc problemLocator
-		if d, doc, err = descriptorOf(p); err != nil {
-			return env.finish(res, "succeeded", err, nil)
-		}
-		// An expired plan is reported as such before the policy decision:
-		// its descriptor, older still, would be a stale intent (exit 4).
-		if p.State == plan.Planned || p.State == plan.Pending {
-			if age := env.Now().Sub(p.CreatedAt); age > pol.PlanExpiry {
-				return env.finish(res, "succeeded", &statusError{status: "expired", code: 8, err: fmt.Errorf(
-					"plan %s was made %s ago, longer than the policy's plan expiry of %s: plan again",
-					p.ID, policy.FormatDuration(age.Truncate(time.Second)), policy.FormatDuration(pol.PlanExpiry))}, nil)
-			}
-		}
-		// The policy now, not as it was at plan time.
-		dec := pol.Decide(d, env.Now())
-		res.Mode, res.ModeSource, res.Reason = string(dec.Mode), dec.Source, dec.Reason
-		if len(dec.Blocked) > 0 {
-			return env.finish(res, "succeeded", doc(dec.Blocked), nil)
-		}
-		// Confirmation follows the mode decided now (p is not saved
-		// with it unless it goes pending).
-		p.Mode, p.ModeSource, p.Reason = string(dec.Mode), dec.Source, dec.Reason
+		g = env.gate(pol)
+		doc = planLocator(p)
 	}
-	why, err := confirmationNeeded(env, state.Dir{Root: home}, p, d, pol)
-	if err != nil {
+	adm, err := g.Admit(p)
+	if adm != nil {
+		res.Mode, res.ModeSource, res.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
+		res.Risk = &adm.Risk
+	}
+	var expired *gate.ExpiredError
+	var probs problem.List
+	switch {
+	case errors.As(err, &expired):
+		return env.finish(res, "succeeded", &statusError{status: "expired", code: 8, rule: gate.RuleExpired, err: err}, nil)
+	case errors.As(err, &probs):
+		return env.finish(res, "succeeded", doc(probs), nil)
+	case err != nil:
 		return env.finish(res, "succeeded", err, nil)
 	}
-	if why != "" && !confirmed && p.State != plan.Applied {
-		if !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err) {
-			if !shot {
-				renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
-				fmt.Fprintln(env.Stdio.Out)
-			}
-			confirmed = ask(env, fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", why, p.ID))
-		}
-		if !confirmed {
-			p.State = plan.Pending
-			if err := plan.Update(home, p); err != nil {
-				return env.finish(res, "succeeded", err, nil)
-			}
-			res.Reason = why
-			return env.finish(res, "succeeded", &statusError{status: "queued", code: 7, err: fmt.Errorf(
-				"confirmation required: %s; the plan is pending: approve it with act apply %s --confirm", why, p.ID)}, nil)
-		}
+	ap := gate.Approval{}
+	if confirmed {
+		ap = gate.NewApproval(gate.ViaFlag)
 	}
-	host := plan.DefaultHost()
-	out, err := rollback.Apply(ctx, state.Dir{Root: home}, p, rollback.Options{
-		Now:      env.Now,
-		Progress: env.progress("applying"),
-		Preconditions: func() problem.List {
-			return plan.CheckPreconditions(d, host, env.Now(), pol.IdlePeriod)
-		},
-	})
+	if len(adm.Confirm) > 0 {
+		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil {
+			if !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err) {
+				if !shot {
+					renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
+					fmt.Fprintln(env.Stdio.Out)
+				}
+				if ask(env, fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", strings.Join(adm.Confirm, "; "), p.ID)) {
+					ap, err = g.Approve(adm.Confirm, p.ID, gate.NewApproval(gate.ViaTerminal))
+				}
+			}
+		}
+		var need *gate.ConfirmationRequired
+		if errors.As(err, &need) {
+			if qerr := g.Queue(p); qerr != nil {
+				return env.finish(res, "succeeded", qerr, nil)
+			}
+			res.Reason = strings.Join(need.Why, "; ")
+			return env.finish(res, "succeeded", &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}, nil)
+		}
+		if err != nil {
+			return env.finish(res, "succeeded", err, nil)
+		}
+	} else if ap.Via == "" {
+		ap = gate.NewApproval(gate.ViaNone)
+	}
+	out, err := g.Promote(ctx, adm, ap, env.progress("applying"))
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
 	}
 	var rev *rollback.RevertedError
 	switch {
 	case errors.As(err, &rev):
-		err = &statusError{status: "reverted", code: 1, err: err}
+		err = &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
 	case err == nil && out.AlreadyApplied:
 		return alreadyApplied(env, res, out.Action)
 	}
@@ -219,64 +223,16 @@ func alreadyApplied(env *Env, res *result, a *rollback.Action) error {
 // problemLocator gives problems their place in a descriptor.
 type problemLocator func(problem.List) problem.List
 
-// descriptorOf decodes the descriptor a plan keeps (canonical JSON, checked
-// against the plan's digest of it; act validated it when it planned).
-func descriptorOf(p *plan.Plan) (*descriptors.Descriptor, problemLocator, error) {
-	d, err := descriptors.LoadSaved(p.Descriptor, p.DescriptorDigest)
-	if err != nil {
-		return nil, nil, fmt.Errorf("plan %s: its descriptor no longer loads: %w", p.ID, err)
-	}
-	return d, func(l problem.List) problem.List {
-		doc, probs := document.Parse(p.File, p.Descriptor) // positions only when there are problems
+// planLocator places problems in the descriptor a plan keeps (positions
+// are found only when there are problems).
+func planLocator(p *plan.Plan) problemLocator {
+	return func(l problem.List) problem.List {
+		doc, probs := document.Parse(p.File, p.Descriptor)
 		if probs != nil {
 			return l
 		}
 		return locate(doc, l)
-	}, nil
-}
-
-// confirmationNeeded says why promoting p needs a person's confirmation, or
-// "" if it does not (SPEC §4, §5): the policy mode, the descriptor's own
-// confirmation.required, or a repeat of an action rolled back before.
-// During the cooldown itself the repeat is blocked (exit 4).
-func confirmationNeeded(env *Env, home state.Dir, p *plan.Plan, d *descriptors.Descriptor, pol *policy.Policy) (string, error) {
-	if err := cooldownBlock(env, home, p.Descriptor, pol); err != nil {
-		return "", err
 	}
-	var why []string
-	if policy.Mode(p.Mode) == policy.Confirm {
-		why = append(why, p.Reason)
-	}
-	if d.Confirmation.Required {
-		r := "the descriptor requires confirmation"
-		if d.Confirmation.Reason != "" {
-			r += ": " + d.Confirmation.Reason
-		}
-		why = append(why, r)
-	}
-	key, _ := rollback.CooldownKey(p.Descriptor)
-	if at, id, ok := rollback.LastRollback(home, key); ok {
-		why = append(why, fmt.Sprintf("the same action (%s) was rolled back at %s", id, at.UTC().Format(time.RFC3339)))
-	}
-	return strings.Join(why, "; "), nil
-}
-
-// cooldownBlock refuses (exit 4) the same action as one rolled back less
-// than the policy's cooldown ago.
-func cooldownBlock(env *Env, home state.Dir, canon []byte, pol *policy.Policy) error {
-	key, _ := rollback.CooldownKey(canon)
-	at, id, ok := rollback.LastRollback(home, key)
-	if !ok {
-		return nil
-	}
-	if ends := at.Add(pol.Cooldown); env.Now().Before(ends) {
-		return problem.List{{
-			Rule: rollback.RuleCooldown, Field: "confirmation.cooldown_on_repeat", Layer: problem.Policy,
-			Message: fmt.Sprintf("the same action (%s) was rolled back at %s; the policy's cooldown of %s ends at %s",
-				id, at.UTC().Format(time.RFC3339), policy.FormatDuration(pol.Cooldown), ends.UTC().Format(time.RFC3339)),
-		}}
-	}
-	return nil
 }
 
 // ask prints question on stderr and reads a y/yes from stdin.

@@ -8,7 +8,10 @@ import (
 	"os/user"
 	"path/filepath"
 
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/policy"
 )
 
 // stateDir resolves the state directory: --home, $ACT_HOME,
@@ -76,4 +79,11 @@ func (env *Env) readInput(arg string) (string, []byte, error) {
 		return "", nil, fmt.Errorf("read descriptor %s: %w", name, err)
 	}
 	return name, buf.Bytes(), nil
+}
+
+// gate returns the gate of this act process under the effective policy
+// pol: every lifecycle decision is its.
+func (env *Env) gate(pol *policy.Policy) *gate.Gate {
+	home, _ := env.stateDir() // resolved already by every caller
+	return &gate.Gate{Home: state.Dir{Root: home}, Policy: pol, Now: env.Now, UserHome: env.homeDir()}
 }

@@ -9,11 +9,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
-	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
-	"github.com/act-project/act/rollback"
 )
 
 func newPlanCommand(env *Env) *cli.Command {
@@ -48,28 +48,32 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, er
 	if err != nil {
 		return res, nil, err
 	}
-	// Promote once: a plan apply would refuse (the id rolled back, or
-	// applied with other content) is refused now, not saved.
+	g := env.gate(ck.pol)
 	_, digest, err := plan.Canonical(ck.d)
 	if err != nil {
 		return res, nil, err
 	}
-	if _, err := rollback.Promoted(state.Dir{Root: ck.stateDir}, ck.d.ActionID, digest); err != nil {
+	pre, err := g.BeforePlan(ctx, ck.d, digest, false)
+	if err != nil {
 		return res, nil, withPositions(ck, err)
 	}
-	p, err := buildPlan(ctx, env, res, ck)
-	return res, p, err
+	p, err := buildPlan(ctx, env, res, ck, g)
+	if err != nil {
+		return res, nil, err
+	}
+	for _, why := range pre.Refusals {
+		res.Warnings = append(res.Warnings, jsonProblem{Rule: gate.RuleConfirmationRequired, Field: "action_id", Message: "apply will need a person's confirmation: " + why})
+	}
+	return res, p, nil
 }
 
-// buildPlan dry-runs a checked descriptor (SPEC §3 steps 2–7), after
-// refusing a repeat of a rolled-back action during its cooldown.
-func buildPlan(ctx context.Context, env *Env, res *result, ck *checked) (*plan.Plan, error) {
-	canon, _, err := plan.Canonical(ck.d)
+// buildPlan dry-runs a checked descriptor, grading its changes with the
+// gate's risk assessment, and records the outcome with the gate: a saved
+// plan for reuse, or a refusal a later attempt must answer for.
+func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.Gate) (*plan.Plan, error) {
+	_, digest, err := plan.Canonical(ck.d)
 	if err != nil {
 		return nil, err
-	}
-	if err := cooldownBlock(env, state.Dir{Root: ck.stateDir}, canon, ck.pol); err != nil {
-		return nil, withPositions(ck, err)
 	}
 	p, err := plan.Build(ctx, ck.d, plan.Options{
 		StateDir: ck.stateDir,
@@ -79,9 +83,16 @@ func buildPlan(ctx context.Context, env *Env, res *result, ck *checked) (*plan.P
 		Now:      env.Now,
 		NewID:    env.NewID,
 		Host:     plan.DefaultHost(),
+		Assess:   g.Assessor(ck.d),
 	})
 	if err != nil {
+		if rerr := g.Refused(ctx, ck.d, digest, err); rerr != nil {
+			return nil, rerr
+		}
 		return nil, withPositions(ck, err)
+	}
+	if err := g.Planned(ctx, p); err != nil {
+		return nil, err
 	}
 	fillPlan(res, p)
 	res.Warnings = locate(ck.doc, res.Warnings)
@@ -103,6 +114,9 @@ func fillPlan(res *result, p *plan.Plan) {
 	res.ActionID, res.ActionType, res.RiskLevel = p.ActionID, p.ActionType, p.RiskLevel
 	res.Mode, res.ModeSource, res.Reason = p.Mode, p.ModeSource, p.Reason
 	res.Changes = p.Changes
+	if p.RiskAssessed != "" {
+		res.Risk = &gate.Risk{Declared: descriptors.RiskLevel(p.RiskLevel), Assessed: descriptors.RiskLevel(p.RiskAssessed), Reasons: p.RiskReasons}
+	}
 	res.Warnings = append(res.Warnings, p.Warnings...)
 	c, m, d := diff.Summary(p.Changes)
 	res.Summary = &summary{Create: c, Modify: m, Delete: d}

@@ -11,6 +11,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
@@ -37,6 +38,7 @@ type result struct {
 	Mode       string        `json:"mode,omitempty"`
 	ModeSource string        `json:"mode_source,omitempty"`
 	Reason     string        `json:"reason,omitempty"`
+	Risk       *gate.Risk    `json:"risk,omitempty"`
 	Policy     *policyOrigin `json:"policy,omitempty"`
 	Changes    []diff.Change `json:"changes,omitempty"`
 	Summary    *summary      `json:"summary,omitempty"`
@@ -157,7 +159,11 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 	if errors.As(err, &probs) {
 		res.Errors = append(res.Errors, probs...)
 	} else if err != nil {
-		res.Errors = append(res.Errors, jsonProblem{Rule: ruleFor(code), Message: err.Error()})
+		rule := ruleFor(code)
+		if se != nil && se.rule != "" {
+			rule = se.rule
+		}
+		res.Errors = append(res.Errors, jsonProblem{Rule: rule, Message: err.Error()})
 		var le *policy.LoadError
 		if errors.As(err, &le) {
 			res.Errors = append(res.Errors[:len(res.Errors)-1], le.Problems...)

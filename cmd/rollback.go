@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/rollback"
 )
@@ -41,22 +42,26 @@ EXIT STATUS:
 
 func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool) error {
 	res := &result{ActionID: id}
-	home, err := env.stateDir()
+	pol, err := env.loadPolicy(res)
 	if err != nil {
 		return env.finish(res, "rolled_back", err, nil)
 	}
-	if force && !confirmed {
-		if !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err) {
-			confirmed = ask(env, fmt.Sprintf("Roll back %s even where paths changed since the apply (their current versions are saved)? [y/N] ", id))
-		}
-		if !confirmed {
-			return env.finish(res, "rolled_back", &statusError{status: "queued", code: 7, err: fmt.Errorf(
-				"rollback --force needs confirmation: add --confirm")}, nil)
+	g := env.gate(pol)
+	ap := gate.Approval{}
+	if confirmed {
+		ap = gate.NewApproval(gate.ViaFlag)
+	}
+	out, err := g.Rollback(ctx, id, force, ap, env.progress("rolling back"))
+	var need *gate.ConfirmationRequired
+	if errors.As(err, &need) && !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err) {
+		if ask(env, fmt.Sprintf("Roll back %s even where paths changed since the apply (their current versions are saved)? [y/N] ", id)) {
+			out, err = g.Rollback(ctx, id, force, gate.NewApproval(gate.ViaTerminal), env.progress("rolling back"))
 		}
 	}
-	out, err := rollback.Rollback(ctx, state.Dir{Root: home}, id, rollback.Options{
-		Now: env.Now, Force: force, Progress: env.progress("rolling back"),
-	})
+	if errors.As(err, &need) {
+		return env.finish(res, "rolled_back", &statusError{status: "queued", code: 7, rule: need.Rule(), err: fmt.Errorf(
+			"rollback --force needs confirmation: add --confirm (%w)", err)}, nil)
+	}
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
 		if out.Action != nil {
@@ -66,7 +71,7 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 	}
 	var rev *rollback.RevertedError
 	if errors.As(err, &rev) {
-		err = &statusError{status: "reverted", code: 1, err: err}
+		err = &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
 	}
 	if err == nil && len(out.Action.Saved) > 0 {
 		res.Data = map[string]any{"saved": out.Action.Saved}

@@ -76,11 +76,27 @@ type Plan struct {
 	// Commands records each command run in the sandbox, output capped and
 	// redacted.
 	Commands []CommandResult `json:"commands,omitempty"`
+	// RiskAssessed is act's own grading of the plan, RiskReasons why
+	// (docs/risk.md); RiskLevel is the agent's.
+	RiskAssessed string   `json:"risk_assessed,omitempty"`
+	RiskReasons  []string `json:"risk_reasons,omitempty"`
 }
 
-// needsSandbox reports whether d runs any command: COMMAND_EXECUTION,
+// An Assessment is what [Options.Assess] says of a dry run's changes:
+// act's risk grading and the policy's decision with it.
+type Assessment struct {
+	RiskAssessed string
+	RiskReasons  []string
+	Decision     policy.Decision
+}
+
+// An AssessFunc grades a dry run's changes; an error (a policy block)
+// stops the plan before it is saved.
+type AssessFunc func(changes []diff.Change) (Assessment, error)
+
+// NeedsSandbox reports whether d runs any command: COMMAND_EXECUTION,
 // PACKAGE_* (in any step) or verification.
-func needsSandbox(d *descriptors.Descriptor) bool {
+func NeedsSandbox(d *descriptors.Descriptor) bool {
 	if d.Verification != nil && len(d.Verification.Commands) > 0 {
 		return true
 	}
@@ -112,6 +128,9 @@ type Options struct {
 	// NewID returns a fresh plan id; nil means random.
 	NewID func() string
 	Host  Host
+	// Assess, if set, grades the changes before the plan is saved; its
+	// decision replaces Decision.
+	Assess AssessFunc
 }
 
 // Build runs SPEC §3 steps 2–7 for an already validated descriptor whose
@@ -146,7 +165,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		Fetch:   HTTPFetcher{Allowed: opts.Policy.HostAllowed, Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
 		MaxBody: d.Resources.MaxDiskMB << 20,
 	}
-	if needsSandbox(d) {
+	if NeedsSandbox(d) {
 		// Fail closed: where isolation is missing the first command's run
 		// says so (isolate.ErrUnavailable) and the plan fails with exit 1;
 		// probing ahead would build a whole extra sandbox per act process.
@@ -196,12 +215,20 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if len(rejected) > 0 {
 		return nil, rejected
 	}
+	var assessed Assessment
+	if opts.Assess != nil {
+		if assessed, err = opts.Assess(changes); err != nil {
+			return nil, err
+		}
+		opts.Decision = assessed.Decision
+	}
 	p := &Plan{
 		ID: id, ActionID: d.ActionID, DescriptorDigest: digest, Descriptor: canon,
 		File: opts.File, ActionType: string(d.ActionType), RiskLevel: string(d.RiskLevel),
 		CreatedAt: now.UTC(), State: Planned,
 		Mode: string(opts.Decision.Mode), ModeSource: opts.Decision.Source, Reason: opts.Decision.Reason,
 		Changes: changes, Warnings: warnings, LayerBytes: layerBytes,
+		RiskAssessed: assessed.RiskAssessed, RiskReasons: assessed.RiskReasons,
 	}
 	if res != nil {
 		p.Read = res.Read

@@ -44,6 +44,18 @@ type Action struct {
 	// Saved lists, after `rollback --force`, where the versions of paths
 	// changed since the apply were kept.
 	Saved []SavedPath `json:"saved,omitempty"`
+	// Approval is how the promotion was confirmed.
+	Approval *Approval `json:"approval,omitempty"`
+}
+
+// An Approval records who confirmed a promotion and how: "none" (none was
+// needed), "flag", "terminal" or "signed" (with the signer).
+type Approval struct {
+	Via            string `json:"via"`
+	UID            int    `json:"uid"`
+	User           string `json:"user,omitempty"`
+	Principal      string `json:"principal,omitempty"`
+	KeyFingerprint string `json:"key_fingerprint,omitempty"`
 }
 
 // A SavedPath is the version of Path found by a forced rollback, kept at
@@ -156,6 +168,8 @@ type Options struct {
 	// Force makes Rollback restore paths changed since the apply, after
 	// saving their current versions.
 	Force bool
+	// Approval is how the promotion was confirmed (Apply only).
+	Approval *Approval
 }
 
 // An Outcome is what Apply or Rollback did.
@@ -270,7 +284,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 	if err := flushed(); err != nil {
 		return out, err
 	}
-	b := Begin{Event: EventApply, ActionID: p.ActionID, PlanID: p.ID, Steps: ops}
+	b := Begin{Event: EventApply, ActionID: p.ActionID, PlanID: p.ID, Steps: ops, Approval: opts.Approval}
 	jpath := home.JournalFile(p.ActionID)
 	if err := execute(jpath, b, opts.Progress, plan.Dir(home.Root, p.ID)); err != nil {
 		var rev *RevertedError
@@ -470,7 +484,7 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time) (*Action, 
 		a = &Action{
 			ActionID: b.ActionID, PlanID: b.PlanID, DescriptorDigest: p.DescriptorDigest,
 			ActionType: p.ActionType, State: Applied, AppliedAt: now.UTC(),
-			Changes: p.Changes, Ops: b.Steps,
+			Changes: p.Changes, Ops: b.Steps, Approval: b.Approval,
 		}
 		if old, err := LoadAction(home, b.ActionID); err == nil && old.State == Applied {
 			a.AppliedAt = old.AppliedAt // a repeat after a crash

@@ -132,6 +132,8 @@ type Begin struct {
 	// version of the path changed since the apply: they are kept and
 	// shown to the user; the other backups are removed after Commit.
 	Keep []int `json:"keep,omitempty"`
+	// Approval is how an apply was confirmed, for its action record.
+	Approval *Approval `json:"approval,omitempty"`
 }
 
 // Step records progress on Begin.Steps[N]: Done false means the step is

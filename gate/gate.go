@@ -1,0 +1,444 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/plan"
+	"github.com/act-project/act/policy"
+	"github.com/act-project/act/rollback"
+)
+
+// Rule ids the gate reports (docs/exit-codes.md).
+const (
+	// RuleConfirmationRequired: a person must confirm and has not (exit 7).
+	RuleConfirmationRequired = "confirm.required"
+	// RuleConfirmationVia: what was offered is not what the host's policy
+	// counts as a person's confirmation (exit 7).
+	RuleConfirmationVia = "confirm.not-accepted"
+	// RuleExpired: the plan outlived the policy's plan expiry (exit 8).
+	RuleExpired = "apply.expired"
+	// RuleDenied: a person denied the plan (exit 8).
+	RuleDenied = "apply.denied"
+	// RuleMaxRuns: the sandbox already ran the action id's commands
+	// sandbox.max_runs times (exit 4).
+	RuleMaxRuns = "sandbox.max-runs"
+	// RuleReverted: a promotion failed part-way and was undone (exit 1).
+	RuleReverted = "apply.reverted"
+)
+
+// Rules lists the rule ids of the gate, with their exit codes.
+func Rules() []plan.Rule {
+	return []plan.Rule{
+		{ID: RuleMaxRuns, Summary: "the sandbox already ran this action id's commands sandbox.max_runs times", Layer: problem.Policy},
+		{ID: RuleExpired, Summary: "the plan is older than the policy's plan expiry: plan again", Layer: problem.Conflict},
+		{ID: RuleDenied, Summary: "a person denied the plan", Layer: problem.Conflict},
+	}
+}
+
+// A Gate decides for one act process: the state dir, the effective host
+// policy, the clock and the user's home (for the files that run code
+// later).
+type Gate struct {
+	Home     state.Dir
+	Policy   *policy.Policy
+	Now      func() time.Time
+	UserHome string
+}
+
+// ConfirmationRequired is the outcome of a promotion or forced rollback
+// that needs a person's confirmation it did not get: the plan is pending.
+type ConfirmationRequired struct {
+	PlanID string
+	// Why lists every reason, not the first.
+	Why []string
+	// Via is what the host counts as a confirmation.
+	Via string
+	// Refused says why an offered confirmation did not count; empty when
+	// none was offered.
+	Refused string
+}
+
+func (e *ConfirmationRequired) Error() string {
+	msg := "confirmation required: " + strings.Join(e.Why, "; ")
+	if e.Refused != "" {
+		msg += "; " + e.Refused
+	}
+	if e.PlanID != "" {
+		msg += fmt.Sprintf("; the plan is pending: approve it with act apply %s --confirm", e.PlanID)
+	}
+	return msg
+}
+
+// Rule is the rule id of the outcome.
+func (e *ConfirmationRequired) Rule() string {
+	if e.Refused != "" {
+		return RuleConfirmationVia
+	}
+	return RuleConfirmationRequired
+}
+
+// ExpiredError is a saved plan older than the policy's plan expiry.
+type ExpiredError struct {
+	PlanID      string
+	Age, Expiry time.Duration
+}
+
+func (e *ExpiredError) Error() string {
+	return fmt.Sprintf("plan %s was made %s ago, longer than the policy's plan expiry of %s: plan again",
+		e.PlanID, policy.FormatDuration(e.Age.Truncate(time.Second)), policy.FormatDuration(e.Expiry))
+}
+
+// An Approval is how a person confirmed, kept with the action record.
+type Approval struct {
+	// Via is "flag" (--confirm), "terminal" (a yes at the controlling
+	// terminal), "signed" (an SSH signature) or "none" (none was needed).
+	Via  string `json:"via"`
+	UID  int    `json:"uid"`
+	User string `json:"user,omitempty"`
+	// Principal and KeyFingerprint name the signer of a signed approval.
+	Principal      string `json:"principal,omitempty"`
+	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	// Signature is the armored signature offered, checked by Approve.
+	Signature []byte `json:"-"`
+}
+
+// The ways a person can confirm.
+const (
+	ViaNone     = "none"
+	ViaFlag     = "flag"
+	ViaTerminal = "terminal"
+	ViaSigned   = "signed"
+)
+
+// NewApproval returns an approval of kind via by the user running act.
+func NewApproval(via string) Approval {
+	a := Approval{Via: via, UID: os.Getuid()}
+	if u, err := user.LookupId(strconv.Itoa(a.UID)); err == nil {
+		a.User = u.Username
+	}
+	return a
+}
+
+// PrePlan is what the gate found before a dry run of a descriptor.
+type PrePlan struct {
+	// Applied is the action, when the same id and content was promoted
+	// already: nothing to plan.
+	Applied *rollback.Action
+	// Reuse is a fresh saved plan of the same id and content that
+	// `act apply DESCRIPTOR` promotes instead of running again.
+	Reuse *plan.Plan
+	// Refusals are the id's earlier refusals that make a person's
+	// confirmation necessary now.
+	Refusals []string
+}
+
+// BeforePlan applies the rules that come before a dry run of d (digest
+// its canonical digest): promote once (an id rolled back, or applied with
+// other content, is a conflict; the same content is PrePlan.Applied), the
+// cooldown block, and max_runs: a run of the sandbox is counted here, before
+// it happens. With reuse (`act apply DESCRIPTOR`), a fresh saved plan of
+// the same id and digest is returned instead, and nothing is counted: one
+// that is planned or pending, within the plan expiry, and made after the
+// last promotion or rollback in the state dir.
+func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest string, reuse bool) (*PrePlan, error) {
+	pre := &PrePlan{}
+	a, err := rollback.Promoted(g.Home, d.ActionID, digest)
+	if err != nil || a != nil {
+		pre.Applied = a
+		return pre, err
+	}
+	canon, _, err := plan.Canonical(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.cooldownBlock(canon); err != nil {
+		return nil, err
+	}
+	at, err := loadAttempts(g.Home, d.ActionID)
+	if err != nil {
+		return nil, err
+	}
+	pre.Refusals = refusalReasons(at.Refusals, digest)
+	if reuse {
+		// A plan made before the last promotion or rollback (each writes
+		// an action record) dry-ran another tree: not fresh.
+		var epoch time.Time
+		if fi, err := os.Stat(g.Home.Actions()); err == nil {
+			epoch = fi.ModTime()
+		}
+		for i := len(at.Plans) - 1; i >= 0; i-- {
+			p, err := rollback.LoadPlan(g.Home, at.Plans[i])
+			if err != nil || p.DescriptorDigest != digest {
+				continue
+			}
+			if (p.State == plan.Planned || p.State == plan.Pending) && g.Now().Sub(p.CreatedAt) <= g.Policy.PlanExpiry && p.CreatedAt.After(epoch) {
+				pre.Reuse = p
+				return pre, nil
+			}
+		}
+	}
+	if !plan.NeedsSandbox(d) {
+		return pre, nil
+	}
+	err = updateAttempts(ctx, g.Home, d.ActionID, func(at *attempts) error {
+		if max := int(d.Sandbox.MaxRuns); at.Runs >= max {
+			return problem.List{{
+				Rule: RuleMaxRuns, Field: "sandbox.max_runs", Layer: problem.Policy,
+				Message: fmt.Sprintf("the sandbox already ran the commands of action %s %d times, its max_runs is %d: give a new action a new action_id", d.ActionID, at.Runs, max),
+			}}
+		}
+		at.Runs++
+		return nil
+	})
+	return pre, err
+}
+
+// refusalReasons says why earlier refusals need a person now: after a
+// rejection (6) or block (4), planning the id again with other content;
+// after a failed precondition (5), planning it again at all.
+func refusalReasons(refusals []Refusal, digest string) []string {
+	var why []string
+	for _, r := range refusals {
+		if r.Code == 5 || r.Digest != digest {
+			what := map[int]string{4: "blocked by the policy", 5: "stopped by a failed precondition", 6: "rejected at its dry run"}[r.Code]
+			why = append(why, fmt.Sprintf("this action id was %s at %s (%s); it is planned again", what, r.At.UTC().Format(time.RFC3339), r.Rule))
+		}
+	}
+	return why
+}
+
+// Refused records that planning d (digest) ended in err, when err is a
+// refusal a later attempt must answer for: a block (4), a failed
+// precondition (5) or a rejection (6).
+func (g *Gate) Refused(ctx context.Context, d *descriptors.Descriptor, digest string, err error) error {
+	var probs problem.List
+	if !errors.As(err, &probs) || len(probs) == 0 {
+		return nil
+	}
+	code := map[problem.Layer]int{problem.Policy: 4, problem.Precondition: 5, problem.Rejected: 6}[probs.Layer()]
+	if code == 0 || probs[0].Rule == RuleMaxRuns || probs[0].Rule == rollback.RuleCooldown {
+		return nil
+	}
+	return updateAttempts(ctx, g.Home, d.ActionID, func(at *attempts) error {
+		at.Refusals = append(at.Refusals, Refusal{Digest: digest, Code: code, Rule: probs[0].Rule, At: g.Now().UTC()})
+		return nil
+	})
+}
+
+// Planned records a saved plan of its action id, for reuse.
+func (g *Gate) Planned(ctx context.Context, p *plan.Plan) error {
+	return updateAttempts(ctx, g.Home, p.ActionID, func(at *attempts) error {
+		at.Plans = append(at.Plans, p.ID)
+		return nil
+	})
+}
+
+// Assessor returns the hook plan.Build calls on the dry run's changes:
+// act's own risk assessment, and the policy's decision with the stricter
+// of the declared and the assessed risk. A block stops the plan (exit 4)
+// before it is saved.
+func (g *Gate) Assessor(d *descriptors.Descriptor) plan.AssessFunc {
+	return func(changes []diff.Change) (plan.Assessment, error) {
+		r := Assess(d, changes, g.riskRules())
+		dec := g.decide(d, r)
+		a := plan.Assessment{RiskAssessed: string(r.Assessed), RiskReasons: r.Reasons, Decision: dec}
+		if len(dec.Blocked) > 0 {
+			return a, dec.Blocked
+		}
+		return a, nil
+	}
+}
+
+// decide is the policy's decision on d now, its risk the stricter of the
+// declared one and r's assessment.
+func (g *Gate) decide(d *descriptors.Descriptor, r Risk) policy.Decision {
+	eff := *d
+	eff.RiskLevel = r.Effective()
+	dec := g.Policy.Decide(&eff, g.Now())
+	if r.Assessed.Rank() > r.Declared.Rank() {
+		dec.Reason += fmt.Sprintf(" (act assessed the risk as %s, above the declared %s: %s)", r.Assessed, r.Declared, strings.Join(r.Reasons, "; "))
+		for i := range dec.Blocked {
+			if dec.Blocked[i].Field == "risk_level" {
+				dec.Blocked[i].Message += fmt.Sprintf(" (as act assessed it: %s)", strings.Join(r.Reasons, "; "))
+			}
+		}
+	}
+	return dec
+}
+
+func (g *Gate) riskRules() RiskRules {
+	return RiskRules{Home: g.UserHome, MaxDeletes: DefaultMaxDeletes}
+}
+
+// An Admission is the gate's verdict on promoting a saved plan now.
+type Admission struct {
+	Plan       *plan.Plan
+	Descriptor *descriptors.Descriptor
+	// Decision is the policy's, decided now.
+	Decision policy.Decision
+	Risk     Risk
+	// Confirm lists why a person must confirm; empty if no one must.
+	Confirm []string
+}
+
+// Admit decides whether p may be promoted now, and on what condition. Its
+// errors: *ExpiredError, a policy block (problem.List, exit 4; positions
+// are the caller's), a cooldown block, or an ordinary error. refusals are
+// the reasons BeforePlan found (nil when promoting a saved plan by id: they
+// are looked up again).
+func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
+	if p.State == plan.Planned || p.State == plan.Pending {
+		if age := g.Now().Sub(p.CreatedAt); age > g.Policy.PlanExpiry {
+			return nil, &ExpiredError{PlanID: p.ID, Age: age, Expiry: g.Policy.PlanExpiry}
+		}
+	}
+	d, err := descriptors.LoadSaved(p.Descriptor, p.DescriptorDigest)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: its descriptor no longer loads: %w", p.ID, err)
+	}
+	adm := &Admission{Plan: p, Descriptor: d}
+	adm.Risk = Risk{Declared: d.RiskLevel, Assessed: descriptors.RiskLevel(p.RiskAssessed), Reasons: p.RiskReasons}
+	if adm.Risk.Assessed == "" {
+		// A plan made before act assessed risk: assess it now.
+		adm.Risk = Assess(d, p.Changes, g.riskRules())
+	}
+	// The policy now, not as it was at plan time.
+	adm.Decision = g.decide(d, adm.Risk)
+	if len(adm.Decision.Blocked) > 0 {
+		return adm, adm.Decision.Blocked
+	}
+	if p.State == plan.Applied || p.State == plan.RolledBack {
+		return adm, nil // promote once answers; nothing to confirm
+	}
+	if err := g.cooldownBlock(p.Descriptor); err != nil {
+		return adm, err
+	}
+	if adm.Decision.Mode == policy.Confirm {
+		adm.Confirm = append(adm.Confirm, adm.Decision.Reason)
+	}
+	if d.Confirmation.Required {
+		r := "the descriptor requires confirmation"
+		if d.Confirmation.Reason != "" {
+			r += ": " + d.Confirmation.Reason
+		}
+		adm.Confirm = append(adm.Confirm, r)
+	}
+	key, _ := rollback.CooldownKey(p.Descriptor)
+	if at, id, ok := rollback.LastRollback(g.Home, key); ok {
+		adm.Confirm = append(adm.Confirm, fmt.Sprintf("the same action (%s) was rolled back at %s", id, at.UTC().Format(time.RFC3339)))
+	}
+	at, err := loadAttempts(g.Home, p.ActionID)
+	if err != nil {
+		return adm, err
+	}
+	adm.Confirm = append(adm.Confirm, refusalReasons(at.Refusals, p.DescriptorDigest)...)
+	adm.Confirm = slices.Compact(adm.Confirm)
+	return adm, nil
+}
+
+// cooldownBlock refuses (exit 4) the same action as one rolled back less
+// than the policy's cooldown ago.
+func (g *Gate) cooldownBlock(canon []byte) error {
+	key, _ := rollback.CooldownKey(canon)
+	at, id, ok := rollback.LastRollback(g.Home, key)
+	if !ok {
+		return nil
+	}
+	if ends := at.Add(g.Policy.Cooldown); g.Now().Before(ends) {
+		return problem.List{{
+			Rule: rollback.RuleCooldown, Field: "confirmation.cooldown_on_repeat", Layer: problem.Policy,
+			Message: fmt.Sprintf("the same action (%s) was rolled back at %s; the policy's cooldown of %s ends at %s",
+				id, at.UTC().Format(time.RFC3339), policy.FormatDuration(g.Policy.Cooldown), ends.UTC().Format(time.RFC3339)),
+		}}
+	}
+	return nil
+}
+
+// Via is what the host's policy counts as a person's confirmation.
+func (g *Gate) Via() string { return ViaFlag }
+
+// Approve checks ap against what the host counts as a person's
+// confirmation, when adm needs one; it returns the approval to record.
+func (g *Gate) Approve(why []string, planID string, ap Approval) (Approval, error) {
+	if len(why) == 0 {
+		if ap.Via == "" {
+			ap = NewApproval(ViaNone)
+		}
+		return ap, nil
+	}
+	need := &ConfirmationRequired{PlanID: planID, Why: why, Via: g.Via()}
+	switch {
+	case ap.Via == "" || ap.Via == ViaNone:
+		return ap, need
+	case g.Via() == ViaFlag && (ap.Via == ViaFlag || ap.Via == ViaTerminal):
+		return ap, nil
+	case g.Via() == ViaTerminal && ap.Via == ViaTerminal:
+		return ap, nil
+	}
+	need.Refused = fmt.Sprintf("the host policy counts only %s as a person's confirmation, and this was %s", viaWords(g.Via()), viaWords(ap.Via))
+	return ap, need
+}
+
+func viaWords(via string) string {
+	switch via {
+	case ViaFlag:
+		return "--confirm or a yes at the terminal"
+	case ViaTerminal:
+		return "a yes typed at the controlling terminal"
+	case ViaSigned:
+		return "an SSH signature by a listed approver"
+	}
+	return via
+}
+
+// Queue leaves p pending a person's confirmation.
+func (g *Gate) Queue(p *plan.Plan) error {
+	to, err := Next(State(p.State), EventQueue)
+	if err != nil {
+		return err
+	}
+	p.State = plan.State(to)
+	return plan.Update(g.Home.Root, p)
+}
+
+// Promote promotes an admitted plan, approved by ap (already checked by
+// Approve), under the state-dir lock; the approval is kept with the action
+// record.
+func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progress rollback.Progress) (*rollback.Outcome, error) {
+	host := plan.DefaultHost()
+	return rollback.Apply(ctx, g.Home, adm.Plan, rollback.Options{
+		Now:      g.Now,
+		Progress: progress,
+		Approval: approvalRecord(ap),
+		Preconditions: func() problem.List {
+			return plan.CheckPreconditions(adm.Descriptor, host, g.Now(), g.Policy.IdlePeriod)
+		},
+	})
+}
+
+// Rollback rolls back action id; a forced one needs a person's
+// confirmation (ap), as the host counts it.
+func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval, progress rollback.Progress) (*rollback.Outcome, error) {
+	if force {
+		if _, err := g.Approve([]string{"rollback --force restores even paths changed since the apply (their current versions are saved)"}, "", ap); err != nil {
+			return nil, err
+		}
+	}
+	return rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress})
+}
+
+func approvalRecord(ap Approval) *rollback.Approval {
+	return &rollback.Approval{Via: ap.Via, UID: ap.UID, User: ap.User, Principal: ap.Principal, KeyFingerprint: ap.KeyFingerprint}
+}
