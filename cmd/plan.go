@@ -192,6 +192,12 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s  Plan id: %s\n", st.bold.Render(fmt.Sprintf("Plan: %d to create, %d to modify, %d to delete.", c, m, d)), p.ID)
+	if p.RiskAssessed != "" && p.RiskAssessed != p.RiskLevel {
+		fmt.Fprintf(w, "%s\n", st.warn.Render(fmt.Sprintf("Risk: declared %s, assessed %s by act:", p.RiskLevel, p.RiskAssessed)))
+		for _, r := range p.RiskReasons {
+			fmt.Fprintf(w, "  - %s\n", r)
+		}
+	}
 }
 
 // describe sums up a change's metadata: mode, size and hash before → after.

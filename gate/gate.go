@@ -155,9 +155,9 @@ type PrePlan struct {
 func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest string, reuse bool) (*PrePlan, error) {
 	pre := &PrePlan{}
 	a, err := rollback.Promoted(g.Home, d.ActionID, digest)
-	if err != nil || a != nil {
-		pre.Applied = a
-		return pre, err
+	pre.Applied = a
+	if err != nil || (a != nil && reuse) {
+		return pre, err // apply answers "already applied"; plan goes on
 	}
 	canon, _, err := plan.Canonical(d)
 	if err != nil {
