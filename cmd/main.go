@@ -345,10 +345,3 @@ func (env *Env) fail(err error) int {
 	}
 	return code
 }
-
-func ruleFor(code int) string {
-	if code == 2 {
-		return "usage"
-	}
-	return "error"
-}

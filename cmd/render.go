@@ -92,44 +92,9 @@ func exitCode(err error) int {
 	case errors.Is(err, plan.ErrNotFound):
 		return 9
 	case errors.As(err, &pl):
-		switch pl.Layer() {
-		case problem.Policy:
-			return 4
-		case problem.Precondition:
-			return 5
-		case problem.Rejected:
-			return 6
-		case problem.Conflict:
-			return 8
-		}
-		return 3
+		return LayerExit(pl.Layer())
 	}
 	return 1
-}
-
-// statusFor names the outcome of exit code code; success is the status a
-// command reports on exit 0.
-func statusFor(code int, success string) string {
-	switch code {
-	case 0:
-		if success == "" {
-			return "ok"
-		}
-		return success
-	case 3:
-		return "invalid"
-	case 4:
-		return "blocked"
-	case 5:
-		return "failed"
-	case 6, 8:
-		return "rejected"
-	case 7:
-		return "queued"
-	case 9:
-		return "not_found"
-	}
-	return "error"
 }
 
 // finish renders res and err: with --json one document on stdout; otherwise
