@@ -146,6 +146,19 @@ func (c *checker) checkGlobCount() {
 	}
 }
 
+// EffectMatches reports whether one declared effect pattern of kind
+// ("create", "modify" or "delete") declares a change to the literal path
+// p: the pattern matches p, or, for a delete, one of its ancestors (a
+// deleted directory covers its contents). A `*` in p is an ordinary
+// character. This is the one definition of "declared": [EffectMatcher] and
+// the plan's effects check both use it.
+func EffectMatches(kind, pattern, p string) bool {
+	if kind == "delete" {
+		return pathglob.CoversPath(pattern, p)
+	}
+	return pathglob.Match(pattern, p)
+}
+
 // An EffectMatcher says whether the filesystem effects of a descriptor (or
 // a step) declare a change, for the plan's effects check (SPEC §3.6): a
 // change of kind "create", "modify" or "delete" to a path is declared when
@@ -192,7 +205,7 @@ func (m *EffectMatcher) Declared(kind, p string) bool {
 		}
 	}
 	for _, g := range s.globs {
-		if kind == "delete" && pathglob.CoversPath(g, p) || pathglob.Match(g, p) {
+		if EffectMatches(kind, g, p) {
 			return true
 		}
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
-	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
 )
 
@@ -87,8 +86,5 @@ func CheckEffects(d *descriptors.Descriptor, changes []diff.Change) (rejected pr
 }
 
 func effectMatches(k diff.Kind, pattern, path string) bool {
-	if k == diff.Delete {
-		return pathglob.Covers(pattern, path)
-	}
-	return pathglob.Match(pattern, path)
+	return descriptors.EffectMatches(string(k), pattern, path)
 }
