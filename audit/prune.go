@@ -1,0 +1,85 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/act-project/act/internal/atomicfile"
+)
+
+// PruneBefore drops the bodies of the oldest records stamped before t,
+// keeping each one's leaf hash and checkpoint in a stub line so Verify
+// still proves the whole tree, and appends a gc record saying what it
+// pruned. It returns that record's PruneInfo (Count 0: nothing to prune,
+// and nothing recorded).
+func (l *Log) PruneBefore(ctx context.Context, t time.Time) (PruneInfo, error) {
+	unlock, err := lockDir(l.dir)
+	if err != nil {
+		return PruneInfo{}, err
+	}
+	defer unlock()
+	if err := l.refresh(); err != nil {
+		return PruneInfo{}, err
+	}
+	data, err := io.ReadAll(io.NewSectionReader(l.f, 0, l.size))
+	if err != nil {
+		return PruneInfo{}, err
+	}
+	info := PruneInfo{Before: t.UTC()}
+	var out []byte
+	for seq := uint64(0); len(data) > 0; seq++ {
+		i := bytes.IndexByte(data, '\n')
+		raw := data[:i+1]
+		data = data[i+1:]
+		ln, err := decodeLine(raw[:i])
+		if err != nil {
+			return info, fmt.Errorf("%w: record %d: %v", ErrDamaged, seq, err)
+		}
+		if ln.Pruned == nil {
+			leaf, p, err := ln.leafHash()
+			if err != nil {
+				return info, fmt.Errorf("%w: record %d: %v", ErrDamaged, seq, err)
+			}
+			st, err := decodeStatement(p)
+			if err != nil {
+				return info, fmt.Errorf("%w: record %d: %v", ErrDamaged, seq, err)
+			}
+			if !st.Predicate.Time.Before(t) {
+				out = append(out, raw...)
+				out = append(out, data...)
+				break
+			}
+			ln = &line{Pruned: &stub{Seq: seq, Leaf: hex.EncodeToString(leaf[:]), Time: st.Predicate.Time}, Checkpoint: ln.Checkpoint}
+			info.Count++
+			info.Through = seq
+			raw, err = encodeLine(ln)
+			if err != nil {
+				return info, err
+			}
+		}
+		out = append(out, raw...)
+	}
+	if info.Count == 0 {
+		return info, nil
+	}
+	if int64(len(out)) == 0 {
+		return info, nil
+	}
+	if err := atomicfile.WriteFile(filepath.Join(l.dir, LogFile), out, 0o600); err != nil {
+		return info, err
+	}
+	if err := l.reopenIfReplaced(); err != nil {
+		return info, err
+	}
+	if err := l.refresh(); err != nil {
+		return info, err
+	}
+	_, err = l.appendLocked(ctx, []Event{{Name: EventGC, Status: "pruned", Pruned: &info,
+		Reason: fmt.Sprintf("pruned %d audit record bodies through record %d (before %s)", info.Count, info.Through, t.UTC().Format(time.RFC3339))}}, false)
+	return info, err
+}

@@ -1,0 +1,404 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// The kinds of damage Verify names.
+const (
+	Altered      = "altered"
+	Removed      = "removed"
+	Duplicated   = "duplicated"
+	Reordered    = "reordered"
+	Truncated    = "truncated"
+	BadSignature = "bad signature"
+	UnknownKey   = "unknown key"
+)
+
+// A Problem is the first damage Verify found: record Seq (the line's
+// position, from 0) and what is wrong with it.
+type Problem struct {
+	Seq    int64  `json:"seq"`
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+}
+
+func (p *Problem) Error() string {
+	return fmt.Sprintf("record %d: %s: %s", p.Seq, p.Kind, p.Detail)
+}
+
+// VerifyOptions tune Verify.
+type VerifyOptions struct {
+	// PublicKey pins the key; by default the log directory's key.pub.
+	PublicKey ed25519.PublicKey
+	// Since is a checkpoint saved earlier (signed note text): Verify proves
+	// with a consistency proof that the log extends it.
+	Since []byte
+}
+
+// A Report is what Verify found.
+type Report struct {
+	OK      bool      `json:"ok"`
+	Records int64     `json:"records"`
+	First   time.Time `json:"first,omitzero"`
+	Last    time.Time `json:"last,omitzero"`
+	Root    string    `json:"root,omitempty"` // base64, as in checkpoints
+	Origin  string    `json:"origin,omitempty"`
+	KeyID   string    `json:"key_id,omitempty"`
+	// Pruned records (bodies dropped by gc, leaf hashes kept): how many,
+	// and the time of the newest pruned one.
+	Pruned        int64     `json:"pruned,omitempty"`
+	PrunedThrough time.Time `json:"pruned_through,omitzero"`
+	// Since is the saved checkpoint's size when VerifyOptions.Since held
+	// one and the log extends it.
+	Since   int64    `json:"since,omitempty"`
+	Problem *Problem `json:"problem,omitempty"`
+}
+
+// scanned is a log as Verify read it.
+type scanned struct {
+	lines  []*line
+	stmts  []*Statement
+	leaves []tlog.Hash
+	hashes []tlog.Hash
+	verif  note.Verifier
+}
+
+func (s *scanned) reader() tlog.HashReader {
+	return tlog.HashReaderFunc(func(ix []int64) ([]tlog.Hash, error) { return pick(s.hashes, ix) })
+}
+
+// Verify checks the log in dir: every envelope's signature and statement,
+// the sequence numbers, the hash chain, each line's signed tree head
+// against the recomputed Merkle tree, the checkpoint file, and with
+// opts.Since a consistency proof from a saved checkpoint. A damaged log
+// gives a Report whose Problem names the first bad record, and that
+// Problem as the error; other errors mean the log could not be read.
+func Verify(dir string, opts VerifyOptions) (Report, error) {
+	r, _, err := scan(dir, opts)
+	return r, err
+}
+
+func scan(dir string, opts VerifyOptions) (Report, *scanned, error) {
+	var r Report
+	pub := opts.PublicKey
+	if pub == nil {
+		b, err := os.ReadFile(filepath.Join(dir, PublicKeyFile))
+		if err != nil {
+			return r, nil, fmt.Errorf("audit: public key: %w", err)
+		}
+		if pub, err = ParsePublicKeyPEM(b); err != nil {
+			return r, nil, fmt.Errorf("audit: public key %s: %v", filepath.Join(dir, PublicKeyFile), err)
+		}
+	}
+	keyID := KeyID(pub)
+	r.KeyID = keyID
+	data, err := os.ReadFile(filepath.Join(dir, LogFile))
+	if err != nil {
+		return r, nil, fmt.Errorf("audit: %w", err)
+	}
+	fail := func(seq int64, kind, format string, args ...any) (Report, *scanned, error) {
+		r.Problem = &Problem{Seq: seq, Kind: kind, Detail: fmt.Sprintf(format, args...)}
+		return r, nil, r.Problem
+	}
+
+	// Pass 1: split and decode every line; damage is judged in order in
+	// pass 2, which needs to look ahead to tell a removal from a reorder.
+	var raw [][]byte
+	torn := false
+	for rest := data; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			torn = true
+			break
+		}
+		raw = append(raw, rest[:i])
+		rest = rest[i+1:]
+	}
+	n := int64(len(raw))
+	s := &scanned{lines: make([]*line, n), stmts: make([]*Statement, n), leaves: make([]tlog.Hash, n)}
+	seqs := make([]int64, n)
+	bad := make([]error, n)
+	badStmt := make([]error, n) // judged after the signature
+	payloads := make([][]byte, n)
+	for i, b := range raw {
+		seqs[i] = -1
+		ln, err := decodeLine(b)
+		if err != nil {
+			bad[i] = err
+			continue
+		}
+		leaf, p, err := ln.leafHash()
+		if err != nil {
+			bad[i] = err
+			continue
+		}
+		s.lines[i], s.leaves[i], payloads[i] = ln, leaf, p
+		if ln.Pruned != nil {
+			seqs[i] = int64(ln.Pruned.Seq)
+			continue
+		}
+		st, err := decodeStatement(p)
+		if err != nil {
+			badStmt[i] = err
+			continue
+		}
+		s.stmts[i], seqs[i] = st, int64(st.Predicate.Seq)
+	}
+
+	// The origin and the note verifier come from the first line's
+	// checkpoint body; a different origin anywhere fails its signature.
+	if n > 0 && s.lines[0] != nil {
+		c := s.lines[0].Checkpoint
+		if j := strings.Index(c, "\n\n"); j >= 0 {
+			if cp, err := parseCheckpointBody(c[:j+1]); err == nil {
+				r.Origin = cp.Origin
+			}
+		}
+	}
+	if r.Origin == "" && n > 0 {
+		return fail(0, Altered, "no readable checkpoint in the first record")
+	}
+	if r.Origin != "" {
+		vkey, err := note.NewEd25519VerifierKey(r.Origin, pub)
+		if err != nil {
+			return fail(0, Altered, "origin %q: %v", r.Origin, err)
+		}
+		if s.verif, err = note.NewVerifier(vkey); err != nil {
+			return fail(0, Altered, "origin %q: %v", r.Origin, err)
+		}
+	}
+
+	// Pass 2, in order.
+	rf := s.reader()
+	for i := int64(0); i < n; i++ {
+		ln := s.lines[i]
+		if seqs[i] != i && seqs[i] >= 0 {
+			return classifySeq(fail, seqs, s.leaves, i)
+		}
+		if bad[i] != nil {
+			return fail(i, Altered, "%v", bad[i])
+		}
+		if ln.Pruned != nil {
+			if r.Pruned != i {
+				return fail(i, Altered, "a pruned record after kept ones (gc prunes only the oldest)")
+			}
+			r.Pruned++
+			r.PrunedThrough = ln.Pruned.Time
+		} else {
+			if ln.PayloadType != PayloadType {
+				return fail(i, Altered, "payload type %q", ln.PayloadType)
+			}
+			if len(ln.Signatures) != 1 {
+				return fail(i, Altered, "%d signatures, want 1", len(ln.Signatures))
+			}
+			sg := ln.Signatures[0]
+			if sg.KeyID != keyID {
+				return fail(i, UnknownKey, "signed by key %s, not %s", sg.KeyID, keyID)
+			}
+			sig, err := b64.DecodeString(sg.Sig)
+			if err != nil || !ed25519.Verify(pub, dsse.PAE(PayloadType, payloads[i]), sig) {
+				return fail(i, BadSignature, "the envelope's signature does not verify")
+			}
+			if badStmt[i] != nil {
+				return fail(i, Altered, "%v", badStmt[i])
+			}
+			if i > 0 && s.stmts[i].Predicate.Prev != hex.EncodeToString(s.leaves[i-1][:]) {
+				return fail(i, Altered, "prev %q is not the hash of record %d", s.stmts[i].Predicate.Prev, i-1)
+			}
+			if i == 0 && s.stmts[i].Predicate.Prev != "" {
+				return fail(i, Altered, "the first record names a previous one")
+			}
+		}
+		hs, err := tlog.StoredHashesForRecordHash(i, s.leaves[i], rf)
+		if err != nil {
+			return fail(i, Altered, "tree: %v", err)
+		}
+		s.hashes = append(s.hashes, hs...)
+		root, err := tlog.TreeHash(i+1, rf)
+		if err != nil {
+			return fail(i, Altered, "tree: %v", err)
+		}
+		cp, err := openCheckpoint(ln.Checkpoint, s.verif, r.Origin)
+		if err == errUnknownKey {
+			return fail(i, UnknownKey, "its checkpoint is not signed by key %s", keyID)
+		}
+		if err != nil {
+			return fail(i, Altered, "%v", err)
+		}
+		if cp.N != i+1 || cp.Hash != root {
+			return fail(i, Altered, "its checkpoint (size %d) does not match the tree of records 0..%d", cp.N, i)
+		}
+		t := time.Time{}
+		if ln.Pruned != nil {
+			t = ln.Pruned.Time
+		} else {
+			t = s.stmts[i].Predicate.Time
+		}
+		if i == 0 {
+			r.First = t
+		}
+		r.Last = t
+		r.Records = i + 1
+		r.Root = base64.StdEncoding.EncodeToString(root[:])
+	}
+	if torn {
+		return fail(n, Truncated, "torn last line (an interrupted append; the next act command trims it)")
+	}
+
+	// The checkpoint file: never ahead of the log, and on its tree.
+	b, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist) && n == 0:
+	case err != nil && n > 0:
+		return fail(n, Truncated, "the checkpoint file is missing: %v", err)
+	case err != nil:
+		return r, nil, err
+	default:
+		if n == 0 {
+			return fail(0, Truncated, "the log is empty but a checkpoint exists")
+		}
+		if err := checkAgainst(s, r.Origin, b, n, "checkpoint file", fail); err != nil {
+			return r, nil, err
+		}
+	}
+	if opts.Since != nil {
+		if s.verif == nil {
+			return fail(0, Truncated, "the log is empty; the saved checkpoint is not")
+		}
+		cp, err := openCheckpoint(string(opts.Since), s.verif, r.Origin)
+		if err == errUnknownKey {
+			return fail(0, UnknownKey, "the saved checkpoint is not signed by key %s: the log was re-signed", keyID)
+		}
+		if err != nil {
+			return fail(0, Altered, "saved checkpoint: %v", err)
+		}
+		if cp.N > n {
+			return fail(n, Truncated, "the saved checkpoint has %d records, the log %d", cp.N, n)
+		}
+		root, _ := tlog.TreeHash(n, rf)
+		proof, err := tlog.ProveTree(n, cp.N, rf)
+		if err == nil {
+			err = tlog.CheckTree(proof, n, root, cp.N, cp.Hash)
+		}
+		if err != nil {
+			return fail(firstDiff(s, cp), Altered, "the log does not extend the saved checkpoint (size %d): rewritten", cp.N)
+		}
+		r.Since = cp.N
+	}
+	r.OK = true
+	return r, s, nil
+}
+
+// checkAgainst checks a signed checkpoint file against the scanned tree.
+func checkAgainst(s *scanned, origin string, b []byte, n int64, what string, fail func(int64, string, string, ...any) (Report, *scanned, error)) error {
+	cp, err := openCheckpoint(string(b), s.verif, origin)
+	if err == errUnknownKey {
+		_, _, err = fail(n, UnknownKey, "the %s is not signed by the log's key", what)
+		return err
+	}
+	if err != nil {
+		_, _, err = fail(n, Altered, "%s: %v", what, err)
+		return err
+	}
+	if cp.N > n {
+		_, _, err = fail(n, Truncated, "the %s says %d records, the log holds %d", what, cp.N, n)
+		return err
+	}
+	if root, err := tlog.TreeHash(cp.N, s.reader()); err != nil || root != cp.Hash {
+		_, _, err = fail(firstDiff(s, cp), Altered, "the log does not match the %s (size %d)", what, cp.N)
+		return err
+	}
+	return nil
+}
+
+// firstDiff guesses the first record of a rewrite: the first line whose
+// own checkpoint's root differs from the one a saved checkpoint implies is
+// not knowable, so name the saved checkpoint's last record.
+func firstDiff(_ *scanned, cp Checkpoint) int64 { return max(cp.N-1, 0) }
+
+// classifySeq names the damage when line i holds record seqs[i] ≠ i.
+func classifySeq(fail func(int64, string, string, ...any) (Report, *scanned, error), seqs []int64, leaves []tlog.Hash, i int64) (Report, *scanned, error) {
+	got := seqs[i]
+	if got < i {
+		if leaves[got] == leaves[i] {
+			return fail(i, Duplicated, "record %d appears again", got)
+		}
+		return fail(i, Reordered, "record %d stands after record %d", got, i-1)
+	}
+	for j := i + 1; j < int64(len(seqs)); j++ {
+		if seqs[j] == i {
+			return fail(i, Reordered, "record %d stands at position %d", i, j)
+		}
+	}
+	return fail(i, Removed, "record %d is missing (the next is %d)", i, got)
+}
+
+// A Shown record: one decoded record with its inclusion proof in the tree
+// of the log's current checkpoint.
+type Shown struct {
+	Seq        int64      `json:"seq"`
+	Statement  *Statement `json:"statement,omitempty"`
+	Pruned     bool       `json:"pruned,omitempty"`
+	KeyID      string     `json:"key_id,omitempty"`
+	LeafHash   string     `json:"leaf_hash"`
+	Proof      []string   `json:"inclusion_proof"` // base64 hashes
+	Checkpoint string     `json:"checkpoint"`
+}
+
+// Show verifies the log in dir and returns record seq with its inclusion
+// proof (checked) against the newest checkpoint.
+func Show(dir string, seq int64, opts VerifyOptions) (Shown, error) {
+	r, s, err := scan(dir, opts)
+	if err != nil {
+		return Shown{}, err
+	}
+	if seq < 0 || seq >= r.Records {
+		return Shown{}, fmt.Errorf("audit: no record %d (the log has %d)", seq, r.Records)
+	}
+	n := r.Records
+	rf := s.reader()
+	proof, err := tlog.ProveRecord(n, seq, rf)
+	if err != nil {
+		return Shown{}, err
+	}
+	root, _ := tlog.TreeHash(n, rf)
+	if err := tlog.CheckRecord(proof, n, root, seq, s.leaves[seq]); err != nil {
+		return Shown{}, err
+	}
+	out := Shown{Seq: seq, Statement: s.stmts[seq], Pruned: s.lines[seq].Pruned != nil,
+		LeafHash: hex.EncodeToString(s.leaves[seq][:]), Checkpoint: s.lines[n-1].Checkpoint}
+	if !out.Pruned {
+		out.KeyID = s.lines[seq].Signatures[0].KeyID
+	}
+	for _, h := range proof {
+		out.Proof = append(out.Proof, base64.StdEncoding.EncodeToString(h[:]))
+	}
+	return out, nil
+}
+
+// CheckpointText returns the signed checkpoint of the log in dir as
+// verified by Verify.
+func CheckpointText(dir string, opts VerifyOptions) (string, error) {
+	r, s, err := scan(dir, opts)
+	if err != nil {
+		return "", err
+	}
+	if r.Records == 0 {
+		return "", errors.New("audit: the log is empty")
+	}
+	return s.lines[r.Records-1].Checkpoint, nil
+}
