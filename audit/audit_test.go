@@ -357,3 +357,57 @@ func TestKill(t *testing.T) {
 	r := mustVerify(t, dir, VerifyOptions{})
 	t.Logf("%d records after 8 rounds of kills", r.Records)
 }
+
+// FuzzVerify: from a valid log, any byte flip, line deletion, duplication,
+// swap or truncation makes Verify fail, and nothing panics.
+func FuzzVerify(f *testing.F) {
+	f.Add(uint8(0), uint16(100), uint8(1))
+	f.Add(uint8(1), uint16(2), uint8(0))
+	f.Add(uint8(2), uint16(1), uint8(0))
+	f.Add(uint8(3), uint16(0), uint8(3))
+	f.Add(uint8(4), uint16(900), uint8(0))
+	f.Add(uint8(5), uint16(30), uint8(0x20))
+	dir := fill(f, 4)
+	logb, _ := os.ReadFile(filepath.Join(dir, LogFile))
+	cpb, _ := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	f.Fuzz(func(t *testing.T, op uint8, pos uint16, x uint8) {
+		lines := bytes.SplitAfter(bytes.Clone(logb), []byte("\n"))[:4]
+		cp := bytes.Clone(cpb)
+		k := int(pos) % 4
+		switch op % 6 {
+		case 0: // flip a byte of the log
+			b := bytes.Join(lines, nil)
+			if x == 0 {
+				x = 1
+			}
+			b[int(pos)*7%len(b)] ^= x
+			lines = [][]byte{b}
+		case 1:
+			lines = append(lines[:k:k], lines[k+1:]...)
+		case 2:
+			lines = append(lines[:k+1:k+1], lines[k:]...)
+		case 3:
+			j := (k + 1 + int(x)%3) % 4
+			lines[k], lines[j] = lines[j], lines[k]
+		case 4: // truncate
+			b := bytes.Join(lines, nil)
+			lines = [][]byte{b[:int(pos)%len(b)]}
+		case 5: // flip a byte of the checkpoint file
+			if x == 0 {
+				x = 1
+			}
+			cp[int(pos)%len(cp)] ^= x
+		}
+		d := t.TempDir()
+		for _, name := range []string{PublicKeyFile} {
+			b, _ := os.ReadFile(filepath.Join(dir, name))
+			os.WriteFile(filepath.Join(d, name), b, 0o644)
+		}
+		os.WriteFile(filepath.Join(d, LogFile), bytes.Join(lines, nil), 0o600)
+		os.WriteFile(filepath.Join(d, CheckpointFile), cp, 0o600)
+		r, err := Verify(d, VerifyOptions{})
+		if err == nil || r.OK {
+			t.Fatalf("op %d pos %d x %d: tampered log verified", op%6, pos, x)
+		}
+	})
+}
