@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"act":       testAct,
 		"act-crash": testActCrash,
+		"act-audit-fill": testActAuditFill,
 	})
 }
 
@@ -309,7 +310,7 @@ func TestDeps(t *testing.T) {
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
 		"":                      {"cmd"},
-		"cmd":                   {"descriptors", "diff", "gate", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv"},
+		"cmd":                   {"audit", "descriptors", "diff", "gate", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv"},
 		"internal/treesnap":     {},
 		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema"},
 		"policy":                {"descriptors", "internal/document", "internal/problem", "internal/pathglob", "schema", "go.yaml.in/yaml/v3"},
@@ -328,6 +329,7 @@ func TestDeps(t *testing.T) {
 		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
 		"internal/state":        {"github.com/gofrs/flock"},
+		"audit":                 {"internal/atomicfile", "internal/redact", "github.com/secure-systems-lab/go-securesystemslib/dsse", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog", "golang.org/x/sys/unix"},
 		"gate":                  {"descriptors", "diff", "internal/atomicfile", "internal/pathglob", "internal/problem", "internal/state", "plan", "policy", "rollback"},
 		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 	}

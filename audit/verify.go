@@ -402,3 +402,23 @@ func CheckpointText(dir string, opts VerifyOptions) (string, error) {
 	}
 	return s.lines[r.Records-1].Checkpoint, nil
 }
+
+// Keys returns the public key (PEM) of the log in dir and, once the log
+// has a checkpoint naming its origin, its note verifier key ("" before).
+func Keys(dir string) (pubPEM []byte, noteKey string, err error) {
+	pubPEM, err = os.ReadFile(filepath.Join(dir, PublicKeyFile))
+	if err != nil {
+		return nil, "", fmt.Errorf("audit: no key yet: %w", err)
+	}
+	pub, err := ParsePublicKeyPEM(pubPEM)
+	if err != nil {
+		return nil, "", err
+	}
+	cp, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	if err != nil {
+		return pubPEM, "", nil
+	}
+	origin, _, _ := strings.Cut(string(cp), "\n")
+	noteKey, err = note.NewEd25519VerifierKey(origin, pub)
+	return pubPEM, noteKey, err
+}

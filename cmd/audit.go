@@ -1,0 +1,145 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/audit"
+)
+
+func newAuditCommand(env *Env) *cli.Command {
+	dir := func() (string, error) {
+		d, err := env.stateDir()
+		return filepath.Join(d, "audit"), err
+	}
+	return &cli.Command{
+		Name:  "audit",
+		Usage: "verify and inspect the signed audit log",
+		Description: `The audit log (<home>/audit, docs/audit.md) holds one signed record per
+   decision act made.
+
+EXIT STATUS:
+   0 success, 1 error or a damaged log (the first bad record is named), 2 usage`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "verify",
+				Usage:     "prove no record was altered, removed, duplicated, reordered or truncated",
+				UsageText: "act audit verify [--since FILE] [--json]",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "since", Usage: "a checkpoint saved earlier: prove the log extends it"}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 0 {
+						return usagef("audit verify takes no arguments")
+					}
+					res := &result{}
+					d, err := dir()
+					if err != nil {
+						return env.finish(res, "ok", err, nil)
+					}
+					var opts audit.VerifyOptions
+					if f := c.String("since"); f != "" {
+						if opts.Since, err = os.ReadFile(f); err != nil {
+							return env.finish(res, "ok", err, nil)
+						}
+					}
+					r, err := audit.Verify(d, opts)
+					res.Data = r
+					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
+						fmt.Fprintf(w, "ok: %d records", r.Records)
+						if r.Records > 0 {
+							fmt.Fprintf(w, ", %s to %s, root %s", r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), r.Root)
+						}
+						if r.Pruned > 0 {
+							fmt.Fprintf(w, ", %d pruned through %s", r.Pruned, r.PrunedThrough.UTC().Format(time.RFC3339))
+						}
+						if r.Since > 0 {
+							fmt.Fprintf(w, ", extends the saved checkpoint of %d records", r.Since)
+						}
+						fmt.Fprintln(w)
+					})
+				},
+			},
+			{
+				Name:      "checkpoint",
+				Usage:     "print the signed checkpoint, to keep off this machine",
+				UsageText: "act audit checkpoint",
+				Action: func(c *cli.Context) error {
+					res := &result{}
+					d, err := dir()
+					if err != nil {
+						return env.finish(res, "ok", err, nil)
+					}
+					cp, err := audit.CheckpointText(d, audit.VerifyOptions{})
+					res.Data = map[string]string{"checkpoint": cp}
+					return env.finish(res, "ok", err, func(w io.Writer, _ styles) { io.WriteString(w, cp) })
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "print one record decoded, with its inclusion proof",
+				UsageText: "act audit show SEQ",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usagef("audit show takes one record number")
+					}
+					seq, err := strconv.ParseInt(c.Args().First(), 10, 64)
+					if err != nil || seq < 0 {
+						return usagef("audit show: %q is not a record number", c.Args().First())
+					}
+					res := &result{}
+					d, err := dir()
+					if err != nil {
+						return env.finish(res, "ok", err, nil)
+					}
+					s, err := audit.Show(d, seq, audit.VerifyOptions{})
+					res.Data = s
+					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
+						if s.Pruned {
+							fmt.Fprintf(w, "Record %d: pruned (leaf hash %s)\n", s.Seq, s.LeafHash)
+						} else {
+							p := s.Statement.Predicate
+							fmt.Fprintf(w, "Record %d: %s at %s\n", s.Seq, p.Name, p.Time.UTC().Format(time.RFC3339))
+							b, _ := json.MarshalIndent(s.Statement, "", "  ")
+							fmt.Fprintf(w, "%s\n", b)
+						}
+						fmt.Fprintf(w, "Inclusion proof (%d hashes) against:\n%s", len(s.Proof), s.Checkpoint)
+						for _, h := range s.Proof {
+							fmt.Fprintf(w, "  %s\n", h)
+						}
+					})
+				},
+			},
+			{
+				Name:      "pubkey",
+				Usage:     "print the log's public key (PEM), or its note verifier key",
+				UsageText: "act audit pubkey [--note]",
+				Flags:     []cli.Flag{&cli.BoolFlag{Name: "note", Usage: "print the note verifier key of the checkpoints"}},
+				Action: func(c *cli.Context) error {
+					res := &result{}
+					d, err := dir()
+					if err != nil {
+						return env.finish(res, "ok", err, nil)
+					}
+					pem, nk, err := audit.Keys(d)
+					if err == nil && c.Bool("note") && nk == "" {
+						err = fmt.Errorf("audit: the log has no checkpoint yet")
+					}
+					res.Data = map[string]string{"public_key": string(pem), "note_key": nk}
+					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
+						if c.Bool("note") {
+							fmt.Fprintln(w, nk)
+						} else {
+							w.Write(pem)
+						}
+					})
+				},
+			},
+		},
+	}
+}
