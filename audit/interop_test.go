@@ -25,7 +25,7 @@ func (v edVerifier) Verify(_ context.Context, data, sig []byte) error {
 	}
 	return nil
 }
-func (v edVerifier) KeyID() (string, error)  { return KeyID(v.pub), nil }
+func (v edVerifier) KeyID() (string, error)   { return KeyID(v.pub), nil }
 func (v edVerifier) Public() crypto.PublicKey { return v.pub }
 
 // TestIndependentVerifiers checks every record with go-securesystemslib's

@@ -499,6 +499,14 @@ func openCheckpoint(text string, v note.Verifier, origin string) (Checkpoint, er
 		}
 		return Checkpoint{}, fmt.Errorf("checkpoint: %v", err)
 	}
+	// note.Open decodes signatures leniently: a flip of a base64 padding
+	// bit would go unnoticed. Only the canonical spelling is accepted.
+	for _, sg := range append(n.Sigs, n.UnverifiedSigs...) {
+		b, err := base64.StdEncoding.Strict().DecodeString(sg.Base64)
+		if err != nil || base64.StdEncoding.EncodeToString(b) != sg.Base64 {
+			return Checkpoint{}, errors.New("checkpoint: signature not in canonical base64")
+		}
+	}
 	c, err := parseCheckpointBody(n.Text)
 	if err != nil {
 		return c, err
