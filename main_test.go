@@ -21,9 +21,9 @@ import (
 
 	"github.com/act-project/act/cmd"
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
-	"github.com/act-project/act/gate"
 	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -37,8 +37,8 @@ var testNow = time.Date(2026, 11, 22, 0, 10, 0, 0, time.UTC)
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"act":       testAct,
-		"act-crash": testActCrash,
+		"act":            testAct,
+		"act-crash":      testActCrash,
 		"act-audit-fill": testActAuditFill,
 	})
 }
