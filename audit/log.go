@@ -94,7 +94,7 @@ type Log struct {
 	// What this process last saw of the log, revalidated under the lock.
 	size int64     // bytes of log.jsonl
 	n    int64     // records
-	last tlog.Hash // leaf hash of record n-1
+	last [32]byte  // lineHash of line n-1: the next record's prev
 	root tlog.Hash // tree hash of size n
 }
 
@@ -554,7 +554,7 @@ func (l *Log) refresh() error {
 	if err != nil {
 		return fmt.Errorf("%w: last record: %v", ErrDamaged, err)
 	}
-	leaf, _, err := ln.leafHash()
+	lh, err := lineHash(ln, b)
 	if err != nil {
 		return fmt.Errorf("%w: last record: %v", ErrDamaged, err)
 	}
@@ -574,7 +574,7 @@ func (l *Log) refresh() error {
 			return err
 		}
 	}
-	l.size, l.n, l.last, l.root = fi.Size(), cp.N, leaf, cp.Hash
+	l.size, l.n, l.last, l.root = fi.Size(), cp.N, lh, cp.Hash
 	return nil
 }
 
@@ -763,7 +763,7 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 		}
 		out = append(out, enc...)
 		seqs = append(seqs, uint64(n))
-		n, last, lastCP = n+1, leaf, cp
+		n, last, lastCP = n+1, sha256.Sum256(enc[:len(enc)-1]), cp
 	}
 	// One write(2) of whole lines, then the one durable round.
 	if _, err := l.f.Write(out); err != nil {
@@ -808,7 +808,7 @@ func (l *Log) writeCheckpointCache(cp string) error {
 }
 
 // record builds the signed envelope of ev as record n.
-func (l *Log) record(ev Event, n int64, prev, root tlog.Hash) (*line, tlog.Hash, error) {
+func (l *Log) record(ev Event, n int64, prev [32]byte, root tlog.Hash) (*line, tlog.Hash, error) {
 	if !events[ev.Name] {
 		return nil, tlog.Hash{}, fmt.Errorf("audit: unknown event %q", ev.Name)
 	}

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -54,7 +55,8 @@ func (l *Log) PruneBefore(ctx context.Context, t time.Time) (PruneInfo, error) {
 				out = append(out, data...)
 				break
 			}
-			ln = &line{Pruned: &stub{Seq: seq, Leaf: hex.EncodeToString(leaf[:]), Time: st.Predicate.Time}, Checkpoint: ln.Checkpoint}
+			lh := sha256.Sum256(raw[:i])
+			ln = &line{Pruned: &stub{Seq: seq, Leaf: hex.EncodeToString(leaf[:]), Line: hex.EncodeToString(lh[:]), Time: st.Predicate.Time}, Checkpoint: ln.Checkpoint}
 			info.Count++
 			info.Through = seq
 			raw, err = encodeLine(ln)

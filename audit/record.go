@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -152,7 +153,7 @@ type PruneInfo struct {
 type Predicate struct {
 	Version int       `json:"version"`
 	Seq     uint64    `json:"seq"`
-	Prev    string    `json:"prev"` // hex RFC 6962 leaf hash of record Seq-1; "" for record 0
+	Prev    string    `json:"prev"` // hex sha256 of line Seq-1 of log.jsonl (without '\n'); "" for record 0
 	Time    time.Time `json:"time"`
 	Event
 }
@@ -187,6 +188,7 @@ type line struct {
 type stub struct {
 	Seq  uint64    `json:"seq"`
 	Leaf string    `json:"leaf"` // hex
+	Line string    `json:"line"` // hex sha256 of the pruned line: the next record's prev
 	Time time.Time `json:"time"`
 }
 
@@ -208,9 +210,9 @@ func encodeLine(l *line) ([]byte, error) {
 // spaces, escapes, base64 padding bits) is an alteration.
 func decodeLine(b []byte) (*line, error) {
 	var l line
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&l); err != nil {
+	// Unknown fields need no decoder option: re-encoding drops them, and
+	// the comparison below fails.
+	if err := json.Unmarshal(b, &l); err != nil {
 		return nil, fmt.Errorf("not a record: %v", err)
 	}
 	re, err := encodeLine(&l)
@@ -273,10 +275,10 @@ func applyLevel(ev Event) (Event, error) {
 
 // decodeStatement parses and checks the shape of a record's payload.
 func decodeStatement(p []byte) (*Statement, error) {
+	// The payload is signed, so fields act does not know come from a newer
+	// act with the same key, and are ignored like any reader would.
 	var st Statement
-	dec := json.NewDecoder(bytes.NewReader(p))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&st); err != nil {
+	if err := json.Unmarshal(p, &st); err != nil {
 		return nil, fmt.Errorf("statement: %v", err)
 	}
 	if st.Type != StatementType {
@@ -298,4 +300,14 @@ func decodeStatement(p []byte) (*Statement, error) {
 		return nil, fmt.Errorf("unknown event %q", st.Predicate.Name)
 	}
 	return &st, nil
+}
+
+// lineHash is the hash the next record's prev names: sha256 of the line as
+// written (raw, without '\n'), which a pruned stub keeps.
+func lineHash(l *line, raw []byte) ([32]byte, error) {
+	if l.Pruned != nil {
+		h, err := parseHash(l.Pruned.Line)
+		return h, err
+	}
+	return sha256.Sum256(raw), nil
 }
