@@ -767,6 +767,9 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 	}
 	// One write(2) of whole lines, then the one durable round.
 	if _, err := l.f.Write(out); err != nil {
+		// A short write (ENOSPC) must not leave part of a line for the
+		// next append to follow: cut the file back to its last whole line.
+		l.f.Truncate(l.size)
 		l.size = -1 // unknown: refresh rereads
 		return nil, fmt.Errorf("audit: append: %w", err)
 	}
