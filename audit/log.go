@@ -892,3 +892,20 @@ func (l *Log) reopenIfReplaced() error {
 	l.f, l.size = f, -1
 	return nil
 }
+
+// HostOrigin is the origin act gives a new log on this host:
+// "<hostname>/act/audit", with characters a note name cannot hold
+// replaced by '-'.
+func HostOrigin() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		h = "localhost"
+	}
+	h = strings.Map(func(r rune) rune {
+		if r <= ' ' || r == '+' || r == '/' || r > '~' {
+			return '-'
+		}
+		return r
+	}, h)
+	return h + "/act/audit"
+}

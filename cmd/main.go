@@ -123,6 +123,7 @@ func newApp(env *Env) *cli.App {
 			newSchemaCommand(env),
 			newPolicyCommand(env),
 			newAuditCommand(env),
+			newGCCommand(env),
 		},
 		Reader:                env.Stdio.In,
 		Writer:                env.Stdio.Out,
