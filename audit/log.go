@@ -88,8 +88,10 @@ type Log struct {
 	// Now is the clock stamping records; tests replace it.
 	Now func() time.Time
 
-	f    *os.File // log.jsonl, O_APPEND
-	tree *os.File // stored hashes
+	f     *os.File // log.jsonl, O_APPEND
+	tree  *os.File // stored hashes
+	cpf   *os.File // checkpoint, opened on first write
+	lockf *os.File // the lock file, kept open
 
 	// What this process last saw of the log, revalidated under the lock.
 	size int64     // bytes of log.jsonl
@@ -116,6 +118,18 @@ func Open(dir, origin string) (*Log, error) {
 	if err := l.openFiles(); err != nil {
 		return nil, err
 	}
+	// Open the files every append uses now, not inside the first append.
+	if l.lockf, err = os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR, 0); err == nil {
+		// (Made by the first write: an empty file would read as a
+		// checkpoint of a log since emptied.)
+		if l.cpf, err = os.OpenFile(filepath.Join(dir, CheckpointFile), os.O_RDWR, 0); errors.Is(err, fs.ErrNotExist) {
+			l.cpf, err = nil, nil
+		}
+	}
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
 	repaired, err := l.load(origin)
 	if err != nil {
 		l.Close()
@@ -137,6 +151,14 @@ func (l *Log) Close() error {
 	err := l.f.Close()
 	if e := l.tree.Close(); err == nil {
 		err = e
+	}
+	if l.lockf != nil {
+		l.lockf.Close()
+	}
+	if l.cpf != nil {
+		if e := l.cpf.Close(); err == nil {
+			err = e
+		}
 	}
 	return err
 }
@@ -169,8 +191,50 @@ func lockDir(dir string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	return flock(f, unix.LOCK_EX, dir)
+}
+
+// lock takes the writers' lock through the Log's open lock file.
+func (l *Log) lock() (func(), error) {
+	if l.lockf == nil {
+		f, err := os.OpenFile(filepath.Join(l.dir, LockFile), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		l.lockf = f
+	}
+	var err error
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		err = unix.Flock(int(l.lockf.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", l.dir, err)
+	}
+	return func() { unix.Flock(int(l.lockf.Fd()), unix.LOCK_UN) }, nil
+}
+
+// readLock takes the lock shared, for a reader that must not see a
+// checkpoint half-rewritten; a reader who cannot open the lock file (a
+// log it may read but not write) goes without.
+func readLock(dir string) func() {
+	f, err := os.Open(filepath.Join(dir, LockFile))
+	if err != nil {
+		return func() {}
+	}
+	unlock, err := flock(f, unix.LOCK_SH, dir)
+	if err != nil {
+		return func() {}
+	}
+	return unlock
+}
+
+func flock(f *os.File, how int, dir string) (func(), error) {
+	var err error
+	for {
+		err = unix.Flock(int(f.Fd()), how)
 		if err != unix.EINTR {
 			break
 		}
@@ -697,7 +761,7 @@ func (l *Log) AppendBatch(ctx context.Context, evs []Event, opts *BatchOptions) 
 	if len(evs) == 0 {
 		return nil, nil
 	}
-	unlock, err := lockDir(l.dir)
+	unlock, err := l.lock()
 	if err != nil {
 		return nil, err
 	}
@@ -799,15 +863,22 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 	return seqs, nil
 }
 
-// writeCheckpointCache replaces the checkpoint file (rename, no sync: the
-// same signed text is durable in the log's last line).
+// writeCheckpointCache rewrites the checkpoint file in place, under the
+// writers' lock, without a sync: the same signed text is durable in the
+// log's last line. Verify reads it under a shared lock, so it never sees a
+// half-written one; rewriting in place saves making an inode per record.
 func (l *Log) writeCheckpointCache(cp string) error {
-	path := filepath.Join(l.dir, CheckpointFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(cp), 0o644); err != nil {
+	if l.cpf == nil {
+		f, err := os.OpenFile(filepath.Join(l.dir, CheckpointFile), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		l.cpf = f
+	}
+	if _, err := l.cpf.WriteAt([]byte(cp), 0); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return l.cpf.Truncate(int64(len(cp)))
 }
 
 // record builds the signed envelope of ev as record n.
@@ -851,7 +922,7 @@ func (l *Log) record(ev Event, n int64, prev [32]byte, root tlog.Hash) (*line, t
 
 // Checkpoint returns the log's current signed tree head.
 func (l *Log) Checkpoint() (Checkpoint, error) {
-	unlock, err := lockDir(l.dir)
+	unlock, err := l.lock()
 	if err != nil {
 		return Checkpoint{}, err
 	}

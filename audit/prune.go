@@ -19,7 +19,7 @@ import (
 // pruned. It returns that record's PruneInfo (Count 0: nothing to prune,
 // and nothing recorded).
 func (l *Log) PruneBefore(ctx context.Context, t time.Time) (PruneInfo, error) {
-	unlock, err := lockDir(l.dir)
+	unlock, err := l.lock()
 	if err != nil {
 		return PruneInfo{}, err
 	}

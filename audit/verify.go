@@ -106,10 +106,16 @@ func scan(dir string, opts VerifyOptions) (Report, *scanned, error) {
 	}
 	keyID := KeyID(pub)
 	r.KeyID = keyID
+	// The log and the checkpoint file are read together under a shared
+	// lock, so an append in between cannot make them disagree.
+	unlock := readLock(dir)
 	data, err := os.ReadFile(filepath.Join(dir, LogFile))
 	if err != nil {
+		unlock()
 		return r, nil, fmt.Errorf("audit: %w", err)
 	}
+	cpData, cpErr := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	unlock()
 	fail := func(seq int64, kind, format string, args ...any) (Report, *scanned, error) {
 		r.Problem = &Problem{Seq: seq, Kind: kind, Detail: fmt.Sprintf(format, args...)}
 		return r, nil, r.Problem
@@ -280,7 +286,7 @@ func scan(dir string, opts VerifyOptions) (Report, *scanned, error) {
 	}
 
 	// The checkpoint file: never ahead of the log, and on its tree.
-	b, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	b, err := cpData, cpErr
 	switch {
 	case errors.Is(err, os.ErrNotExist) && n == 0:
 	case err != nil && n > 0:
