@@ -290,11 +290,32 @@ func TestConcurrentWriters(t *testing.T) {
 		}
 		cmds = append(cmds, c)
 	}
-	for _, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Fatal(err)
+	// Verify while they write: it reads the log and the checkpoint file
+	// under a shared lock, so an append in between never looks like a
+	// truncation.
+	done := make(chan error, 1)
+	go func() {
+		for _, c := range cmds {
+			if err := c.Wait(); err != nil {
+				done <- err
+				return
+			}
 		}
+		done <- nil
+	}()
+	for verified := 0; ; verified++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("verified %d times during the appends", verified)
+			goto finished
+		default:
+		}
+		mustVerify(t, dir, VerifyOptions{})
 	}
+finished:
 	r := mustVerify(t, dir, VerifyOptions{})
 	if r.Records != 1+procs*each {
 		t.Fatalf("%d records, want %d", r.Records, 1+procs*each)
