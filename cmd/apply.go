@@ -170,7 +170,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		}
 		var need *gate.ConfirmationRequired
 		if errors.As(err, &need) {
-			if qerr := g.Queue(p); qerr != nil {
+			if qerr := g.Queue(p, need.Why); qerr != nil {
 				return env.finish(res, "succeeded", qerr, nil)
 			}
 			res.Reason = strings.Join(need.Why, "; ")

@@ -192,7 +192,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s  Plan id: %s\n", st.bold.Render(fmt.Sprintf("Plan: %d to create, %d to modify, %d to delete.", c, m, d)), p.ID)
-	if p.RiskAssessed != "" && p.RiskAssessed != p.RiskLevel {
+	if descriptors.RiskLevel(p.RiskAssessed).Rank() > descriptors.RiskLevel(p.RiskLevel).Rank() {
 		fmt.Fprintf(w, "%s\n", st.warn.Render(fmt.Sprintf("Risk: declared %s, assessed %s by act:", p.RiskLevel, p.RiskAssessed)))
 		for _, r := range p.RiskReasons {
 			fmt.Fprintf(w, "  - %s\n", r)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
@@ -41,11 +42,29 @@ EXIT STATUS:
 			if err != nil {
 				return env.finish(res, "ok", err, nil)
 			}
+			g, err := env.newGate(res)
+			if err != nil {
+				return env.finish(res, "ok", err, nil)
+			}
 			fillPlan(res, p)
-			res.Data = map[string]any{"state": p.State}
+			status := g.Status(p)
+			res.Data = map[string]any{"state": status, "plan": p}
 			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p)
-				fmt.Fprintf(w, "State: %s\n", p.State)
+				fmt.Fprintf(w, "State: %s\n", status)
+				switch {
+				case status == gate.Pending:
+					for _, why := range p.ConfirmReasons {
+						fmt.Fprintf(w, "Waits for a person: %s\n", why)
+					}
+					fmt.Fprintf(w, "Approve with: act apply %s --confirm   Refuse with: act deny %s\n", p.ID, p.ID)
+				case status == gate.Denied && p.DeniedAt != nil:
+					fmt.Fprintf(w, "Denied at %s", p.DeniedAt.UTC().Format(time.RFC3339))
+					if p.DenyReason != "" {
+						fmt.Fprintf(w, ": %s", p.DenyReason)
+					}
+					fmt.Fprintln(w)
+				}
 			})
 		},
 	}

@@ -44,6 +44,7 @@ func Rules() []plan.Rule {
 		{ID: RuleMaxRuns, Summary: "the sandbox already ran this action id's commands sandbox.max_runs times", Layer: problem.Policy},
 		{ID: RuleExpired, Summary: "the plan is older than the policy's plan expiry: plan again", Layer: problem.Conflict},
 		{ID: RuleDenied, Summary: "a person denied the plan", Layer: problem.Conflict},
+		{ID: RuleMaxPending, Summary: "as many plans as the policy allows already wait for a person", Layer: problem.Policy},
 	}
 }
 
@@ -211,8 +212,8 @@ func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 func refusalReasons(refusals []Refusal, digest string) []string {
 	var why []string
 	for _, r := range refusals {
-		if r.Code == 5 || r.Digest != digest {
-			what := map[int]string{4: "blocked by the policy", 5: "stopped by a failed precondition", 6: "rejected at its dry run"}[r.Code]
+		if r.Code == 5 || r.Rule == RuleDenied || r.Digest != digest {
+			what := map[int]string{4: "blocked by the policy", 5: "stopped by a failed precondition", 6: "rejected at its dry run", 8: "denied by a person"}[r.Code]
 			why = append(why, fmt.Sprintf("this action id was %s at %s (%s); it is planned again", what, r.At.UTC().Format(time.RFC3339), r.Rule))
 		}
 	}
@@ -299,6 +300,13 @@ type Admission struct {
 // the reasons BeforePlan found (nil when promoting a saved plan by id: they
 // are looked up again).
 func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
+	if p.State == plan.Denied {
+		msg := fmt.Sprintf("plan %s was denied at %s", p.ID, p.DeniedAt.UTC().Format(time.RFC3339))
+		if p.DenyReason != "" {
+			msg += ": " + p.DenyReason
+		}
+		return nil, problem.List{{Rule: RuleDenied, Field: "plan_id", Layer: problem.Conflict, Message: msg + "; plan the action again (a person must confirm it)"}}
+	}
 	if p.State == plan.Planned || p.State == plan.Pending {
 		if age := g.Now().Sub(p.CreatedAt); age > g.Policy.PlanExpiry {
 			return nil, &ExpiredError{PlanID: p.ID, Age: age, Expiry: g.Policy.PlanExpiry}
@@ -403,13 +411,17 @@ func viaWords(via string) string {
 	return via
 }
 
-// Queue leaves p pending a person's confirmation.
-func (g *Gate) Queue(p *plan.Plan) error {
+// Queue leaves p pending a person's confirmation, for the reasons why —
+// unless as many plans as the policy allows wait already (exit 4).
+func (g *Gate) Queue(p *plan.Plan, why []string) error {
 	to, err := Next(State(p.State), EventQueue)
 	if err != nil {
 		return err
 	}
-	p.State = plan.State(to)
+	if err := g.queueLimit(p); err != nil {
+		return err
+	}
+	p.State, p.ConfirmReasons = plan.State(to), why
 	return plan.Update(g.Home.Root, p)
 }
 

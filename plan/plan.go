@@ -45,6 +45,8 @@ const (
 	Applied State = "applied"
 	// RolledBack: the plan was promoted, then rolled back.
 	RolledBack State = "rolled_back"
+	// Denied: a person refused the plan; its layer is gone.
+	Denied State = "denied"
 )
 
 // A Plan is a saved dry run.
@@ -80,6 +82,11 @@ type Plan struct {
 	// (docs/risk.md); RiskLevel is the agent's.
 	RiskAssessed string   `json:"risk_assessed,omitempty"`
 	RiskReasons  []string `json:"risk_reasons,omitempty"`
+	// ConfirmReasons say why the plan waits for a person (pending).
+	ConfirmReasons []string `json:"confirm_reasons,omitempty"`
+	// DeniedAt and DenyReason record a person's refusal.
+	DeniedAt   *time.Time `json:"denied_at,omitempty"`
+	DenyReason string     `json:"deny_reason,omitempty"`
 }
 
 // An Assessment is what [Options.Assess] says of a dry run's changes:

@@ -94,3 +94,21 @@ func Update(stateDir string, p *Plan) error {
 // UpperDir is the upper directory of plan id's layer: the real absolute path
 // p lives at UpperDir + p.
 func UpperDir(stateDir, id string) string { return filepath.Join(LayerDir(stateDir, id), "upper") }
+
+// List returns the ids of every saved plan under stateDir, in no order.
+func List(stateDir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(stateDir, "plans"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range ents {
+		if IsID(e.Name()) {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids, nil
+}
