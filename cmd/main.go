@@ -93,9 +93,28 @@ func MainEnv(args []string, env *Env) (code int) {
 		env.json = wantsJSON(args)
 		return env.fail(err)
 	}
-	if len(argv) == 1 {
-		cli.HelpPrinter(env.Stdio.Err, cli.AppHelpTemplate, app)
+	switch {
+	case len(argv) == 1:
+		// act alone: the command list, on stderr, as a usage error.
+		app.Setup()
+		cli.HelpPrinter(env.Stdio.Err, appHelpTemplate, app)
 		return 2
+	case argv[1] == "version" && len(argv) == 2:
+		fmt.Fprintf(env.Stdio.Out, "act %s\n", Version)
+		return 0
+	case argv[1] == "help":
+		// act help [COMMAND]: the same as act [COMMAND] --help.
+		if len(argv) > 3 {
+			return env.fail(usagef("help takes at most one command, got %d", len(argv)-2))
+		}
+		if len(argv) == 3 {
+			if findCommand(app.Commands, argv[2]) == nil {
+				return env.fail(usagef("unknown command %q; run 'act --help' for the list", argv[2]))
+			}
+			argv = []string{argv[0], argv[2], "--help"}
+		} else {
+			argv = []string{argv[0], "--help"}
+		}
 	}
 	if err := app.RunContext(context.Background(), argv); err != nil {
 		return env.fail(err)
@@ -161,6 +180,8 @@ USAGE:
 
 COMMANDS:{{range .VisibleCommands}}
    {{join .Names ", "}}{{"\t"}}{{.Usage}}{{end}}
+   help [COMMAND]{{"\t"}}how to use act or one command
+   version{{"\t"}}print act's version
 
 GLOBAL OPTIONS:{{range .VisibleFlags}}
    {{.}}{{end}}
@@ -172,7 +193,7 @@ EXIT STATUS:
 `
 
 const commandHelpTemplate = `NAME:
-   act {{.HelpName}} - {{.Usage}}
+   {{.HelpName}} - {{.Usage}}
 
 USAGE:
    {{.UsageText}}
@@ -224,7 +245,7 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		return nil, usagef("no command given")
 	}
 	cmd := findCommand(app.Commands, word)
-	if cmd == nil && word != "help" {
+	if cmd == nil && word != "help" && word != "version" {
 		return nil, usagef("unknown command %q; run 'act --help' for the list", word)
 	}
 	chain := []string{word}
