@@ -158,7 +158,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	}
 	if len(adm.Confirm) > 0 {
 		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil {
-			if !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err) {
+			if env.interactive() {
 				if !shot {
 					renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
 					fmt.Fprintln(env.Stdio.Out)
@@ -235,16 +235,35 @@ func planLocator(p *plan.Plan) problemLocator {
 	}
 }
 
-// ask prints question on stderr and reads a y/yes from stdin.
+// interactive reports whether a person may be asked: act runs in a
+// terminal (standard input and error are terminals) and prints no JSON.
+func (env *Env) interactive() bool {
+	return !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err)
+}
+
+// ask prints question and reads a y/yes from the controlling terminal
+// (/dev/tty), not standard input: that is the answer a "terminal"
+// confirmation counts. Without a controlling terminal the answer is no.
 func ask(env *Env, question string) bool {
-	fmt.Fprint(env.Stdio.Err, question)
-	line, _ := bufio.NewReader(env.Stdio.In).ReadString('\n')
+	tty := env.TTY
+	if tty == nil {
+		tty = openTTY
+	}
+	rw, err := tty()
+	if err != nil {
+		return false
+	}
+	defer rw.Close()
+	fmt.Fprint(rw, question)
+	line, _ := bufio.NewReader(rw).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
 		return true
 	}
 	return false
 }
+
+func openTTY() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
 
 // isTerminal reports whether f is a terminal.
 func isTerminal(f any) bool {

@@ -51,6 +51,9 @@ type Env struct {
 	// UserHome returns the current user's home directory from the passwd
 	// database (not $HOME).
 	UserHome func() string
+	// TTY opens the controlling terminal, where act asks for a person's
+	// confirmation; nil means /dev/tty.
+	TTY func() (io.ReadWriteCloser, error)
 	// NewID returns a fresh plan id; nil means random.
 	NewID func() string
 

@@ -53,7 +53,7 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 	}
 	out, err := g.Rollback(ctx, id, force, ap, env.progress("rolling back"))
 	var need *gate.ConfirmationRequired
-	if errors.As(err, &need) && !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err) {
+	if errors.As(err, &need) && env.interactive() {
 		if ask(env, fmt.Sprintf("Roll back %s even where paths changed since the apply (their current versions are saved)? [y/N] ", id)) {
 			out, err = g.Rollback(ctx, id, force, gate.NewApproval(gate.ViaTerminal), env.progress("rolling back"))
 		}
