@@ -136,6 +136,7 @@ func newApp(env *Env) *cli.App {
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
 		},
 		Commands: []*cli.Command{
+			newNewCommand(env),
 			newValidateCommand(env),
 			newPlanCommand(env),
 			newShowCommand(env),
