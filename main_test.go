@@ -267,6 +267,33 @@ func TestExitCodesDoc(t *testing.T) {
 	}
 }
 
+// TestManPage keeps docs/act.1 in step with the CLI's help: it is what
+// act man prints; -update rewrites it.
+func TestManPage(t *testing.T) {
+	const name = "docs/act.1"
+	got, err := cmd.ManPage(cmd.NewApp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(name, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s is out of date: run go test -run TestManPage -update", name)
+	}
+	for _, c := range []string{"validate", "plan", "apply", "rollback", "pending", "deny", "history"} {
+		if !strings.Contains(got, ".SH "+strings.ToUpper("commands")) || !strings.Contains(got, c) {
+			t.Errorf("the manual page does not describe %s", c)
+		}
+	}
+}
+
 // TestRulesDoc keeps docs/rules.md in step with the rule registries, and
 // checks that no rule id is registered twice; -update rewrites the file.
 func TestRulesDoc(t *testing.T) {
