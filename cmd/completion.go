@@ -169,4 +169,3 @@ func newTypeNames() []string {
 	slices.Sort(out)
 	return out
 }
-
