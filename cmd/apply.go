@@ -37,6 +37,11 @@ func newApplyCommand(env *Env) *cli.Command {
    (cooldown_on_repeat). --confirm gives it; on a terminal act asks; otherwise
    the plan stays pending (exit 7) for "act apply PLAN_ID --confirm".
 
+EXAMPLES:
+   act apply d.yaml
+   act apply 3f2a9c0e1b7d4a65 --confirm
+   act --json apply d.yaml
+
 EXIT STATUS:
    0 applied (or already applied), 1 error, 2 usage, 3 invalid descriptor,
    4 blocked by policy, 5 precondition failed, 6 dry run rejected,

@@ -22,9 +22,9 @@ func newCompletionCommand(env *Env) *cli.Command {
    action ids in the state directory.
 
 EXAMPLES:
-   source <(act completion bash)
-   act completion zsh > "${fpath[1]}/_act"
    act completion fish > ~/.config/fish/completions/act.fish
+   act completion zsh > "${fpath[1]}/_act"
+   source <(act completion bash)
 
 EXIT STATUS:
    0 success, 2 usage`,

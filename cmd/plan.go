@@ -27,6 +27,11 @@ func newPlanCommand(env *Env) *cli.Command {
    did not declare. The real tree is never touched. The plan is saved under
    the state directory; apply promotes it.
 
+EXAMPLES:
+   act plan d.yaml
+   act new FILE_WRITE --path ~/proj/NOTES.md | act plan -
+   act --json plan d.yaml | jq .changes
+
 EXIT STATUS:
    0 planned, 1 error, 2 usage, 3 invalid descriptor, 4 blocked by policy,
    5 precondition failed, 6 dry run rejected`,

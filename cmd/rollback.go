@@ -24,6 +24,10 @@ func newRollbackCommand(env *Env) *cli.Command {
    rollback refuses and lists them; --force restores anyway after saving the
    current versions (printed), and needs --confirm or a yes at the terminal.
 
+EXAMPLES:
+   act rollback 0b5e1c9a-2d4f-4e8a-9c3b-7a6d5e4f3c21
+   act rollback 0b5e1c9a-2d4f-4e8a-9c3b-7a6d5e4f3c21 --force --confirm
+
 EXIT STATUS:
    0 rolled back, 1 error, 2 usage, 7 --force not confirmed,
    8 a path changed since the apply, or already rolled back, 9 no such action`,
@@ -92,6 +96,10 @@ func newRecoverCommand(env *Env) *cli.Command {
 		Description: `Every act command does this first; recover does only this. A promotion
    that had not committed is undone, one that had is completed: the tree ends
    fully before or fully after, never between.
+
+EXAMPLES:
+   act recover
+   act --json recover
 
 EXIT STATUS:
    0 success (nothing to do, or recovered), 1 error, 2 usage`,

@@ -18,6 +18,10 @@ func newSchemaCommand(env *Env) *cli.Command {
    --jsonschema prints the same schema as JSON Schema (draft 2020-12), for
    agents that produce structured output.
 
+EXAMPLES:
+   act schema
+   act schema --jsonschema > descriptor.schema.json
+
 EXIT STATUS:
    0 success, 1 error, 2 usage`,
 		Flags: []cli.Flag{

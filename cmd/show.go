@@ -23,6 +23,11 @@ func newShowCommand(env *Env) *cli.Command {
    applied, rolled_back). Given an action id, prints where the action stands
    (applied or rolled back, when) and the changes its apply made.
 
+EXAMPLES:
+   act show 3f2a9c0e1b7d4a65
+   act show 0b5e1c9a-2d4f-4e8a-9c3b-7a6d5e4f3c21
+   act --json show 3f2a9c0e1b7d4a65
+
 EXIT STATUS:
    0 success, 1 error, 2 usage, 9 no such plan or action`,
 		Action: func(c *cli.Context) error {

@@ -21,6 +21,11 @@ func newValidateCommand(env *Env) *cli.Command {
    checks it against the CUE schema and the static rules, and resolves the host
    policy's mode for it. Nothing is read from or written to the declared scope.
 
+EXAMPLES:
+   act validate d.yaml
+   cat d.json | act validate -
+   act --json validate d.yaml | jq '.errors[].rule'
+
 EXIT STATUS:
    0 valid, 1 error (I/O, invalid policy file), 2 usage,
    3 invalid descriptor, 4 blocked by policy`,
