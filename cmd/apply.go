@@ -122,7 +122,8 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 				return env.finish(res, "succeeded", err, nil)
 			}
 		}
-		if !env.json {
+		// A read that changes nothing prints only what it read.
+		if !env.json && !(len(p.Changes) == 0 && len(p.Read) > 0) {
 			renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
 			fmt.Fprintln(env.Stdio.Out)
 			shot = true
@@ -187,6 +188,10 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	} else if ap.Via == "" {
 		ap = gate.NewApproval(gate.ViaNone)
 	}
+	reads, err := g.ReadBack(p)
+	if err != nil {
+		return env.finish(res, "succeeded", err, nil)
+	}
 	out, err := g.Promote(ctx, adm, ap, env.progress("applying"))
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
@@ -198,7 +203,23 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	case err == nil && out.AlreadyApplied:
 		return alreadyApplied(env, res, out.Action)
 	}
+	if len(reads) > 0 {
+		res.Data = map[string]any{"read": reads}
+	}
 	return env.finish(res, "succeeded", err, func(w io.Writer, st styles) {
+		// A FILE_READ's result is the file itself, on stdout as it is.
+		for _, r := range reads {
+			w.Write(r.Content)
+			if r.Truncated {
+				fmt.Fprintf(env.Stdio.Err, "act: %s: only the first %d bytes are shown\n", r.Path, plan.MaxReadContent)
+			}
+		}
+		if len(p.Changes) == 0 {
+			if len(reads) == 0 {
+				fmt.Fprintln(w, "Applied: nothing to change.")
+			}
+			return
+		}
 		c, m, dl := diff.Summary(p.Changes)
 		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
 		fmt.Fprintf(w, "Roll back with: act rollback %s\n", p.ActionID)

@@ -2,8 +2,11 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/user"
 	"slices"
@@ -453,4 +456,48 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 
 func approvalRecord(ap Approval) *rollback.Approval {
 	return &rollback.Approval{Via: ap.Via, UID: ap.UID, User: ap.User, Principal: ap.Principal, KeyFingerprint: ap.KeyFingerprint}
+}
+
+// A ReadOut is what a FILE_READ gives at apply: the file's content as it
+// is now, which is what the plan recorded.
+type ReadOut struct {
+	Path      string `json:"path"`
+	Content   []byte `json:"content"`
+	Truncated bool   `json:"truncated"`
+}
+
+// ReadBack reads again the files p's FILE_READ operations read at plan
+// time: the plan keeps only their digests, never their content. A file
+// changed since is a conflict (exit 8, apply.stale).
+func (g *Gate) ReadBack(p *plan.Plan) ([]ReadOut, error) {
+	var out []ReadOut
+	for _, r := range p.Read {
+		f, err := os.Open(r.Resolved)
+		if err != nil {
+			return nil, problem.List{{Rule: rollback.RuleStale, Field: r.Path, Layer: problem.Conflict,
+				Message: fmt.Sprintf("%s cannot be read now: %v; plan again", r.Path, err)}}
+		}
+		data, sum, err := readAll(f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if sum != r.SHA256 {
+			return nil, problem.List{{Rule: rollback.RuleStale, Field: r.Path, Layer: problem.Conflict,
+				Message: fmt.Sprintf("%s changed since the plan read it (sha256 %.12s, not %.12s); plan again", r.Path, sum, r.SHA256)}}
+		}
+		o := ReadOut{Path: r.Path, Content: data}
+		if len(data) > plan.MaxReadContent {
+			o.Content, o.Truncated = data[:plan.MaxReadContent], true
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// readAll reads f whole and returns its content and sha256 (hex).
+func readAll(f *os.File) ([]byte, string, error) {
+	h := sha256.New()
+	data, err := io.ReadAll(io.TeeReader(f, h))
+	return data, hex.EncodeToString(h.Sum(nil)), err
 }

@@ -103,8 +103,10 @@ type ReadResult struct {
 	Size     int64  `json:"size"`
 	SHA256   string `json:"sha256"`
 	// Content is the file's first MaxReadContent bytes; Truncated says
-	// whether there was more.
-	Content   []byte `json:"content"`
+	// whether there was more. It is never saved with the plan (a file
+	// read may hold secrets): apply reads the file again, checked against
+	// SHA256.
+	Content   []byte `json:"-"`
 	Truncated bool   `json:"truncated"`
 }
 
