@@ -130,6 +130,9 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		}
 	} else {
 		if !plan.IsID(arg) {
+			if a, aerr := rollback.LoadAction(state.Dir{Root: home}, arg); aerr == nil {
+				return env.finish(res, "succeeded", fmt.Errorf("%s is an action id, not a plan id: it is %s (plan %s); act show %s says more: %w", arg, a.State, a.PlanID, arg, plan.ErrNotFound), nil)
+			}
 			return env.finish(res, "succeeded", fmt.Errorf("%s is neither a descriptor file nor a plan id: %w", arg, plan.ErrNotFound), nil)
 		}
 		if p, err = rollback.LoadPlan(state.Dir{Root: home}, arg); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 )
 
@@ -51,6 +52,12 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 		return env.finish(res, "rolled_back", err, nil)
 	}
 	g := env.gate(pol)
+	if plan.IsID(id) {
+		// A plan id where an action id belongs: say which one it is.
+		if p, perr := plan.Load(g.Home.Root, id); perr == nil {
+			return env.finish(res, "rolled_back", fmt.Errorf("%s is a plan id, not an action id; its action id is %s: act rollback %s: %w", id, p.ActionID, p.ActionID, plan.ErrNotFound), nil)
+		}
+	}
 	ap := gate.Approval{}
 	if confirmed {
 		ap = gate.NewApproval(gate.ViaFlag)
