@@ -241,10 +241,16 @@ func (g *Gate) Refused(ctx context.Context, d *descriptors.Descriptor, digest st
 	})
 }
 
+// maxKeptPlans is how many of an action id's plans its record lists.
+const maxKeptPlans = 16
+
 // Planned records a saved plan of its action id, for reuse.
 func (g *Gate) Planned(ctx context.Context, p *plan.Plan) error {
 	return updateAttempts(ctx, g.Home, p.ActionID, func(at *attempts) error {
 		at.Plans = append(at.Plans, p.ID)
+		if n := len(at.Plans); n > maxKeptPlans {
+			at.Plans = at.Plans[n-maxKeptPlans:] // reuse wants the newest
+		}
 		return nil
 	})
 }
