@@ -405,6 +405,8 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []st
 	var disk *diskReport
 	for _, m := range lines {
 		switch kind, text := message(m); kind {
+		case msgUnavailable: // no seccomp filter here (nsexec.c)
+			return nil, fmt.Errorf("%w: %s", ErrUnavailable, text)
 		case msgSetup:
 			return nil, &SetupError{Msg: text}
 		case msgCopy:
