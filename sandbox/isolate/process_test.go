@@ -73,6 +73,25 @@ func TestArchSupported(t *testing.T) {
 	}
 }
 
+// TestFilterBuildsForArm64: nsexec.c, its seccomp filter included,
+// compiles for aarch64 where the cross compiler is installed (Debian's
+// gcc-aarch64-linux-gnu); the filter's range assumptions are checked by
+// its _Static_asserts.
+func TestFilterBuildsForArm64(t *testing.T) {
+	cc, err := exec.LookPath("aarch64-linux-gnu-gcc")
+	if err != nil {
+		t.Skip("no aarch64-linux-gnu-gcc: the aarch64 filter is not compiled here")
+	}
+	out, err := exec.Command(cc, "-Wall", "-Werror", "-fsyntax-only", "nsexec.c").CombinedOutput()
+	if err != nil {
+		t.Fatalf("nsexec.c for aarch64: %v\n%s", err, out)
+	}
+	out, err = exec.Command(cc, "-E", "-dM", "nsexec.c").Output()
+	if err != nil || !strings.Contains(string(out), "#define FILTER_ARCH AUDIT_ARCH_AARCH64") {
+		t.Errorf("nsexec.c for aarch64 has no aarch64 filter (%v)", err)
+	}
+}
+
 // TestFailMessageWhole: a setup error longer than fail's buffer is cut,
 // keeps its errno text, and has no NUL or newline inside.
 func TestFailMessageWhole(t *testing.T) {
