@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -55,8 +56,23 @@ for nr, name in ((425, "io_uring_setup"), (426, "io_uring_enter"), (427, "io_uri
     if libc.syscall(nr, *args) >= 0 or ctypes.get_errno() != 38:
         print(name, "is there: errno", ctypes.get_errno(), file=sys.stderr); sys.exit(0)
 sys.exit("io_uring refused: ENOSYS")'`,
-			want:  "op.command-failed", msg: "io_uring refused: ENOSYS",
+			want: "op.command-failed", msg: "io_uring refused: ENOSYS",
 			needs: "python3",
+		},
+		attackCase{
+			// The whole io_uring attack: IORING_OP_SOCKET makes an AF_UNIX
+			// socket, IORING_OP_CONNECT connects it to a host socket
+			// outside the scope, and a write reaches its listener.
+			name:   "io-uring-connect",
+			script: `"$PROBE" uring-connect "$SOCK" hello >&2`,
+			want:   "op.command-failed", msg: "ENOSYS",
+			needs: "cc",
+			setup: func(t *testing.T, w *attackWorld) map[string]string {
+				env := holdUnixFile(t, w)
+				env["PROBE"] = buildSysprobe(t, w)
+				return env
+			},
+			check: noUnixFileConnectionStrict,
 		},
 		attackCase{
 			// socket(AF_UNIX) is refused, but a datagram pair could
@@ -66,7 +82,7 @@ sys.exit("io_uring refused: ENOSYS")'`,
 import os, socket
 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
 a.sendto(b"hello", os.environ["DSOCK"])'`,
-			want:  "op.command-failed", msg: "PermissionError: \\[Errno 13\\]",
+			want: "op.command-failed", msg: "PermissionError: \\[Errno 13\\]",
 			needs: "python3",
 			setup: holdUnixgram,
 			check: nothingReceived,
@@ -80,7 +96,7 @@ a.sendto(b"hello", os.environ["DSOCK"])'`,
 import os, socket
 a, b = socket.socketpair()
 a.sendto(b"hello", os.environ["DSOCK"])'`,
-			want:  "op.command-failed", msg: "OSError: \\[Errno 106\\]",
+			want: "op.command-failed", msg: "OSError: \\[Errno 106\\]",
 			needs: "python3",
 			setup: holdUnixgram,
 			check: nothingReceived,
@@ -101,7 +117,7 @@ if libc.syscall(248, b"user", b"planted", b"x", 1, ring) >= 0: got.append("plant
 if libc.syscall(248, b"user", b"planted", b"x", 1, -3) >= 0: got.append("planted in @s")
 if got: print("keyring reached:", got, file=sys.stderr); sys.exit(0)
 sys.exit("keys refused: errno %d" % ctypes.get_errno())'`,
-			want:  "op.command-failed", msg: "keys refused: errno 1$",
+			want: "op.command-failed", msg: "keys refused: errno 1$",
 			needs: "python3",
 			setup: holdSessionKey,
 			check: sessionKeyUnchanged,
@@ -125,7 +141,7 @@ for fam, typ, proto, name in tries:
         errs.append("%s %d" % (name, e.errno)); continue
     print(name, "opened", file=sys.stderr); sys.exit(0)
 sys.exit("no family opened: " + ", ".join(errs))'`,
-			want:  "op.command-failed", msg: "no family opened: AF_VSOCK 97, AF_PACKET 97, AF_ALG 97, AF_XDP 97, AF_TIPC 97, AF_KEY 97, AF_CAN 97, AF_RDS 97, NETLINK_KOBJECT_UEVENT 93, NETLINK_SOCK_DIAG 93, NETLINK_AUDIT 93$",
+			want: "op.command-failed", msg: "no family opened: AF_VSOCK 97, AF_PACKET 97, AF_ALG 97, AF_XDP 97, AF_TIPC 97, AF_KEY 97, AF_CAN 97, AF_RDS 97, NETLINK_KOBJECT_UEVENT 93, NETLINK_SOCK_DIAG 93, NETLINK_AUDIT 93$",
 			needs: "python3",
 		},
 		attackCase{
@@ -138,7 +154,7 @@ import ctypes, sys
 libc = ctypes.CDLL(None, use_errno=True)
 r = libc.syscall(0x40000000 | 41, 1, 1, 0)
 sys.exit("x32 socket(AF_UNIX) returned %d, errno %d" % (r, ctypes.get_errno()))'`,
-			want:  "op.command-failed", msg: "Bad system call",
+			want: "op.command-failed", msg: "Bad system call",
 			needs: "python3",
 		},
 	)
@@ -248,5 +264,32 @@ func sessionKeyUnchanged(t *testing.T, w *attackWorld, _ *Plan) {
 	}
 	if got := keyringKeys(t, k.ring); fmt.Sprint(got) != fmt.Sprint(k.keys) {
 		t.Errorf("the caller's session keyring held %v, now %v", k.keys, got)
+	}
+}
+
+// buildSysprobe compiles sandbox/isolate/testdata/sysprobe.c into the
+// case's tree (before its snapshot) and returns the binary's path.
+func buildSysprobe(t *testing.T, w *attackWorld) string {
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("no source path")
+	}
+	src := filepath.Join(filepath.Dir(self), "..", "sandbox", "isolate", "testdata", "sysprobe.c")
+	bin := filepath.Join(w.root, "sysprobe")
+	if out, err := exec.Command("cc", "-O1", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("cc %s: %v\n%s", src, err, out)
+	}
+	return bin
+}
+
+// noUnixFileConnectionStrict fails the case if the sandbox reached the
+// Unix socket holdUnixFile listens on.
+func noUnixFileConnectionStrict(t *testing.T, w *attackWorld, _ *Plan) {
+	v, _ := attackListeners.Load(w.tag)
+	l := v.(*net.UnixListener)
+	mustDo(t, l.SetDeadline(time.Now().Add(50*time.Millisecond)))
+	if c, err := l.Accept(); err == nil {
+		c.Close()
+		t.Errorf("the sandbox reached the Unix socket %s the test holds", filepath.Join(w.out, "sock"))
 	}
 }
