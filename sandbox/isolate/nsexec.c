@@ -1048,13 +1048,11 @@ static void drop_privileges(void) {
 
 #if defined(__x86_64__)
 #define FILTER_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
+#elif defined(__aarch64__) && !defined(__AARCH64EB__)
 #define FILTER_ARCH AUDIT_ARCH_AARCH64
 #endif
+// (LD_ARG reads an argument's low 32 bits at its offset: little-endian.)
 
-#ifndef AF_VSOCK
-#define AF_VSOCK 40
-#endif
 #ifndef __NR_io_uring_setup
 #define __NR_io_uring_setup 425 // the same on x86_64 and aarch64
 #define __NR_io_uring_enter 426
@@ -1072,6 +1070,7 @@ static void install_seccomp(void) {
 		       "the key syscalls are one range");
 	_Static_assert(__NR_io_uring_setup + 1 == __NR_io_uring_enter && __NR_io_uring_enter + 1 == __NR_io_uring_register,
 		       "the io_uring syscalls are one range");
+	_Static_assert(__NR_keyctl < __NR_io_uring_setup, "the key range is below io_uring's (the jumps assume it)");
 	struct sock_filter filter[] = {
 		/*  0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		/*  1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_ARCH, 1, 0),
