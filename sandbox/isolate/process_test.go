@@ -60,6 +60,42 @@ func TestProtocolAgrees(t *testing.T) {
 	}
 }
 
+// TestSpecKeysAgree: every key the parent writes into the spec (encode,
+// rlimits.append, sendSpec's "cgroups") is one nsexec.c's read_spec reads,
+// and the other way round.
+func TestSpecKeysAgree(t *testing.T) {
+	src, err := os.ReadFile("nsexec.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := map[string]bool{}
+	for _, m := range regexp.MustCompile(`!strcmp\(key, "([a-z_]+)"\)`).FindAllStringSubmatch(string(src), -1) {
+		c[m[1]] = true
+	}
+	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true,
+		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}}
+	b, err := encode(spec, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = rlimits{cpuS: 1, as: 1, nproc: 1}.append(b, 1)
+	goSide := map[string]bool{"cgroups": true} // sendSpec's head
+	parts := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+	for i := 0; i+1 < len(parts); i += 2 {
+		goSide[parts[i]] = true
+	}
+	for k := range goSide {
+		if !c[k] {
+			t.Errorf("the parent writes the spec key %q, which nsexec.c does not read", k)
+		}
+	}
+	for k := range c {
+		if !goSide[k] {
+			t.Errorf("nsexec.c reads the spec key %q, which the parent never writes", k)
+		}
+	}
+}
+
 // TestArchSupported: commands run only where nsexec.c has a seccomp filter.
 func TestArchSupported(t *testing.T) {
 	for arch, ok := range map[string]bool{"amd64": true, "arm64": true, "riscv64": false, "386": false, "arm": false} {
