@@ -20,9 +20,11 @@
 // minimal /dev with a private /dev/shm, each scope as an overlay (lower = the
 // real directory, mounted userxattr and volatile) at its real path, and a
 // fresh /proc. It then stays as PID 1: it forks the command (no
-// capabilities, no_new_privs, rlimits), reaps every orphan and exits when
-// the command's main process ends — which kills whatever the command left
-// behind, so nothing runs in the background.
+// capabilities, no_new_privs, rlimits, no descriptor but 0–2, a session
+// keyring of its own and the seccomp filter of docs/sandbox-process.md),
+// reaps every orphan and exits when the command's main process ends —
+// which kills whatever the command left behind, so nothing runs in the
+// background.
 //
 // # The layers and the disk cap
 //
