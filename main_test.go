@@ -25,6 +25,7 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
+	"github.com/act-project/act/schema"
 	"github.com/act-project/act/sandbox/isolate"
 )
 
@@ -55,7 +56,41 @@ func testAct() {
 		now = t
 	}
 	env.Now = func() time.Time { return now }
-	os.Exit(cmd.MainEnv(os.Args, env))
+	if !slices.Contains(os.Args, "--json") {
+		os.Exit(cmd.MainEnv(os.Args, env))
+	}
+	// Every --json document any test makes is checked against the schema
+	// of its command's output: a document that does not match fails the
+	// command with exit 99 and says why.
+	var out bytes.Buffer
+	env.Stdio.Out = &out
+	code := cmd.MainEnv(os.Args, env)
+	os.Stdout.Write(out.Bytes())
+	if command := jsonCommand(os.Args[1:]); command != "" {
+		if err := schema.ValidateOutput(command, out.Bytes()); err != nil {
+			fmt.Fprintf(os.Stderr, "act (test): the --json output of %s does not match its schema: %v\n", command, err)
+			os.Exit(99)
+		}
+	}
+	os.Exit(code)
+}
+
+// jsonCommand is the command word of act's arguments, if it has an output
+// schema.
+func jsonCommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--home" || a == "--policy":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			if slices.Contains(schema.OutputCommands(), a) {
+				return a
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // testActCrash is the test CLI that kills itself with SIGKILL at the Nth
@@ -117,6 +152,7 @@ func TestScript(t *testing.T) {
 			"exitcode": cmdExitcode,
 			"subst":    cmdSubst,
 			"planid":   cmdPlanid,
+			"jsonok":   cmdJSONOK,
 		},
 	})
 }
@@ -167,6 +203,23 @@ var planIDRE = regexp.MustCompile(`(?:Plan id: |"plan_id": ")([0-9a-f]{16})`)
 // cmdPlanid sets an environment variable to the plan id printed on the
 // last command's stdout.
 //
+//	usage: jsonok COMMAND
+//
+// jsonok checks the last command's stdout, one --json document, against
+// the schema of COMMAND's output (act schema --output COMMAND).
+func cmdJSONOK(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: jsonok COMMAND")
+	}
+	err := schema.ValidateOutput(args[0], []byte(ts.ReadFile("stdout")))
+	switch {
+	case neg && err == nil:
+		ts.Fatalf("the output is valid %s output", args[0])
+	case !neg && err != nil:
+		ts.Fatalf("the output is not valid %s output: %v", args[0], err)
+	}
+}
+
 //	usage: planid VAR
 func cmdPlanid(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {

@@ -367,7 +367,7 @@ func (env *Env) fail(err error) int {
 	}
 	if env.json {
 		writeJSON(env.Stdio.Out, &result{Status: statusFor(code, ""), ExitCode: code,
-			Errors: []jsonProblem{{Rule: ruleFor(code), Message: err.Error()}}})
+			Errors: []jsonProblem{{Rule: ruleFor(code), Message: err.Error()}}, Warnings: []jsonProblem{}})
 	}
 	prefix := "act: error: "
 	fmt.Fprintf(env.Stdio.Err, "%s%s\n", prefix, err)

@@ -119,6 +119,7 @@ func fillPlan(res *result, p *plan.Plan) {
 	res.ActionID, res.ActionType, res.RiskLevel = p.ActionID, p.ActionType, p.RiskLevel
 	res.Mode, res.ModeSource, res.Reason = p.Mode, p.ModeSource, p.Reason
 	res.Changes = p.Changes
+	res.Commands = p.Commands
 	if p.RiskAssessed != "" {
 		res.Risk = &gate.Risk{Declared: descriptors.RiskLevel(p.RiskLevel), Assessed: descriptors.RiskLevel(p.RiskAssessed), Reasons: p.RiskReasons}
 	}

@@ -42,6 +42,9 @@ type result struct {
 	Policy     *policyOrigin `json:"policy,omitempty"`
 	Changes    []diff.Change `json:"changes,omitempty"`
 	Summary    *summary      `json:"summary,omitempty"`
+	// Commands are the commands and verification the dry run ran, with
+	// their exit codes, times and (capped, redacted) output.
+	Commands []plan.CommandResult `json:"commands,omitempty"`
 	Errors     []jsonProblem `json:"errors"`
 	Warnings   []jsonProblem `json:"warnings"`
 	Data       any           `json:"data,omitempty"`
