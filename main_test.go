@@ -25,8 +25,8 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
-	"github.com/act-project/act/schema"
 	"github.com/act-project/act/sandbox/isolate"
+	"github.com/act-project/act/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script")
@@ -220,7 +220,7 @@ func cmdJSONOK(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-//	usage: planid VAR
+// usage: planid VAR
 func cmdPlanid(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: planid VAR")

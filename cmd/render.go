@@ -45,9 +45,9 @@ type result struct {
 	// Commands are the commands and verification the dry run ran, with
 	// their exit codes, times and (capped, redacted) output.
 	Commands []plan.CommandResult `json:"commands,omitempty"`
-	Errors     []jsonProblem `json:"errors"`
-	Warnings   []jsonProblem `json:"warnings"`
-	Data       any           `json:"data,omitempty"`
+	Errors   []jsonProblem        `json:"errors"`
+	Warnings []jsonProblem        `json:"warnings"`
+	Data     any                  `json:"data,omitempty"`
 	// Recovered lists crashed promotions this command recovered first.
 	Recovered []rollback.Recovery `json:"recovered,omitempty"`
 }
