@@ -321,7 +321,7 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 			return nil, &ExpiredError{PlanID: p.ID, Age: age, Expiry: g.Policy.PlanExpiry}
 		}
 	}
-	d, err := descriptors.LoadSaved(p.Descriptor, p.DescriptorDigest)
+	d, err := descriptors.LoadSaved(p.Descriptor, p.StoredDigest())
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: its descriptor no longer loads: %w", p.ID, err)
 	}

@@ -99,7 +99,7 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 		return nil, err
 	}
 	out := &CommandResult{
-		Field: problem.FieldPath(f...), Argv: argv, ExitCode: res.ExitCode,
+		Field: problem.FieldPath(f...), Argv: redactedArgv(argv), ExitCode: res.ExitCode,
 		Stdout: redact.String(string(res.Stdout)), Stderr: redact.String(string(res.Stderr)),
 		StdoutCut: res.StdoutCut, StderrCut: res.StderrCut,
 		WallMs: res.Usage.Wall.Milliseconds(), CPUMs: res.Usage.CPU.Milliseconds(),
@@ -249,4 +249,14 @@ func packageArgv(t descriptors.ActionType, op descriptors.PackageOp) []string {
 		}
 	}
 	return append(argv, op.Packages...)
+}
+
+// redactedArgv is argv as the plan records and shows it: each argument
+// with the secrets redaction recognises masked.
+func redactedArgv(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = redact.String(a)
+	}
+	return out
 }

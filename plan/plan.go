@@ -55,16 +55,20 @@ type Plan struct {
 	ActionID string `json:"action_id"`
 	// DescriptorDigest is the sha256 of the descriptor's canonical JSON
 	// (keys sorted), so reformatting a descriptor does not change it.
-	DescriptorDigest string          `json:"descriptor_digest"`
-	Descriptor       json.RawMessage `json:"descriptor"`
-	File             string          `json:"file"`
-	ActionType       string          `json:"action_type"`
-	RiskLevel        string          `json:"risk_level"`
-	CreatedAt        time.Time       `json:"created_at"`
-	State            State           `json:"state"`
-	Mode             string          `json:"mode"`
-	ModeSource       string          `json:"mode_source"`
-	Reason           string          `json:"reason"`
+	DescriptorDigest string `json:"descriptor_digest"`
+	// Descriptor is the canonical descriptor with the secrets it carried
+	// redacted (atRest); StoredDescriptorDigest is its digest when that
+	// changed it.
+	Descriptor             json.RawMessage `json:"descriptor"`
+	StoredDescriptorDigest string          `json:"stored_descriptor_digest,omitempty"`
+	File                   string          `json:"file"`
+	ActionType             string          `json:"action_type"`
+	RiskLevel              string          `json:"risk_level"`
+	CreatedAt              time.Time       `json:"created_at"`
+	State                  State           `json:"state"`
+	Mode                   string          `json:"mode"`
+	ModeSource             string          `json:"mode_source"`
+	Reason                 string          `json:"reason"`
 	// Changes are the layer's changes with their pre-images (the *_before
 	// fields; null for absent).
 	Changes  []diff.Change     `json:"changes"`
@@ -229,8 +233,9 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		}
 		opts.Decision = assessed.Decision
 	}
+	stored, redacted := atRest(canon)
 	p := &Plan{
-		ID: id, ActionID: d.ActionID, DescriptorDigest: digest, Descriptor: canon,
+		ID: id, ActionID: d.ActionID, DescriptorDigest: digest, Descriptor: stored,
 		File: opts.File, ActionType: string(d.ActionType), RiskLevel: string(d.RiskLevel),
 		CreatedAt: now.UTC(), State: Planned,
 		Mode: string(opts.Decision.Mode), ModeSource: opts.Decision.Source, Reason: opts.Decision.Reason,
@@ -246,6 +251,9 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 				Rule: n.Rule, Field: problem.FieldPath(n.Field...), Message: n.Msg, Layer: problem.Rejected,
 			})
 		}
+	}
+	if redacted {
+		p.StoredDescriptorDigest = digestOf(stored)
 	}
 	if p.Changes == nil {
 		p.Changes = []diff.Change{}
