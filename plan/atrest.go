@@ -116,7 +116,7 @@ func (p *Plan) StoredDigest() string {
 	return p.DescriptorDigest
 }
 
-func digestOf(b []byte) string {
+func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

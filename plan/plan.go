@@ -253,7 +253,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		}
 	}
 	if redacted {
-		p.StoredDescriptorDigest = digestOf(stored)
+		p.StoredDescriptorDigest = sha256Hex(stored)
 	}
 	if p.Changes == nil {
 		p.Changes = []diff.Change{}
