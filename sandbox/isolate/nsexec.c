@@ -1137,17 +1137,37 @@ static void join_session_keyring(void) {
 // close_inherited closes every descriptor above 2 but keep (-1: none):
 // what act inherited from its own parent (a directory, a terminal …) would
 // reach past the sandbox's mounts. close_range(2) where the kernel has it
-// (5.9), else one close per descriptor up to the limit.
+// (5.9), else close() of each descriptor /proc/self/fd lists, else of each
+// one below the descriptor limit.
 static void close_inherited(int keep) {
 	unsigned lo = 3;
 	if (keep >= 3) {
 		if (keep > 3 && syscall(__NR_close_range, 3u, (unsigned)keep - 1, 0u) < 0)
-			goto loop;
+			goto fallback;
 		lo = keep + 1;
 	}
 	if (syscall(__NR_close_range, lo, ~0u, 0u) == 0)
 		return;
-loop:;
+fallback:;
+	DIR *d = opendir("/proc/self/fd");
+	if (d) {
+		// Closing while listing: collect first, in rounds, until a
+		// listing finds nothing left to close.
+		for (int again = 1; again;) {
+			again = 0;
+			rewinddir(d);
+			struct dirent *e;
+			while ((e = readdir(d))) {
+				int fd = atoi(e->d_name);
+				if (fd > 2 && fd != keep && fd != dirfd(d)) {
+					close(fd);
+					again = 1;
+				}
+			}
+		}
+		closedir(d);
+		return;
+	}
 	struct rlimit rl;
 	long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : 65536;
 	for (long fd = 3; fd < max; fd++)

@@ -128,6 +128,24 @@ func TestFilterBuildsForArm64(t *testing.T) {
 	}
 }
 
+// TestNsexecUnit builds and runs testdata/nsexec_unit.c, which includes
+// nsexec.c: the fallbacks of close_inherited and cloexec_all on a kernel
+// without close_range(2) (made to fail there), and fail_line's cutting.
+func TestNsexecUnit(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler (cc)")
+	}
+	bin := filepath.Join(t.TempDir(), "nsexec_unit")
+	if out, err := exec.Command(cc, "-Wall", "-o", bin, "testdata/nsexec_unit.c").CombinedOutput(); err != nil {
+		t.Fatalf("cc nsexec_unit.c: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).CombinedOutput()
+	if err != nil || string(out) != "ok\n" {
+		t.Fatalf("nsexec_unit: %v\n%s", err, out)
+	}
+}
+
 // TestFailMessageWhole: a setup error longer than fail's buffer is cut,
 // keeps its errno text, and has no NUL or newline inside.
 func TestFailMessageWhole(t *testing.T) {
