@@ -47,7 +47,7 @@ EXIT STATUS:
 // layer that fails, reporting every problem of that layer.
 func runValidate(env *Env, arg string) (*result, error) {
 	res := &result{}
-	_, err := env.check(res, arg)
+	_, err := env.checkFor(res, arg, false)
 	return res, err
 }
 
@@ -63,6 +63,12 @@ type checked struct {
 // check reads the descriptor arg and runs parse, schema, rules and policy,
 // filling res as it goes.
 func (env *Env) check(res *result, arg string) (*checked, error) {
+	return env.checkFor(res, arg, true)
+}
+
+// checkFor is check; acting is false for validate, which only looks at
+// the descriptor (a stale intent is then a warning).
+func (env *Env) checkFor(res *result, arg string, acting bool) (*checked, error) {
 	pol, err := env.loadPolicy(res)
 	if err != nil {
 		return nil, err
@@ -91,6 +97,20 @@ func (env *Env) check(res *result, arg string) (*checked, error) {
 	}
 	dec := pol.Decide(d, env.Now())
 	res.Mode, res.ModeSource, res.Reason = string(dec.Mode), dec.Source, dec.Reason
+	if !acting {
+		// A stale intent stops a plan or an apply, not a look at the
+		// descriptor: validate warns (so an old example still validates).
+		var rest problem.List
+		for _, b := range dec.Blocked {
+			if b.Rule == policy.RuleStaleIntent {
+				b.Message += "; act plan and act apply refuse it (exit 4)"
+				res.Warnings = append(res.Warnings, locate(doc, problem.List{b})...)
+				continue
+			}
+			rest = append(rest, b)
+		}
+		dec.Blocked = rest
+	}
 	if len(dec.Blocked) > 0 {
 		return nil, locate(doc, dec.Blocked)
 	}
