@@ -113,6 +113,25 @@ func testActCrash() {
 	testAct()
 }
 
+// scriptSetup is the environment of every test script: a HOME of its own,
+// the state dir in the work dir, no policy but the default, no colour.
+func scriptSetup(examples string) func(e *testscript.Env) error {
+	return func(e *testscript.Env) error {
+		home := filepath.Join(e.WorkDir, "home")
+		if err := os.MkdirAll(home, 0o755); err != nil {
+			return err
+		}
+		e.Setenv("HOME", home)
+		e.Setenv("ACT_HOME", filepath.Join(e.WorkDir, ".act"))
+		e.Setenv("XDG_STATE_HOME", "")
+		e.Setenv("ACT_POLICY", "")
+		e.Setenv("NO_COLOR", "")
+		e.Setenv("TERM", "dumb")
+		e.Setenv("EXAMPLES", examples)
+		return nil
+	}
+}
+
 func TestScript(t *testing.T) {
 	examples, err := filepath.Abs("examples")
 	if err != nil {
@@ -123,20 +142,7 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
-		Setup: func(e *testscript.Env) error {
-			home := filepath.Join(e.WorkDir, "home")
-			if err := os.MkdirAll(home, 0o755); err != nil {
-				return err
-			}
-			e.Setenv("HOME", home)
-			e.Setenv("ACT_HOME", filepath.Join(e.WorkDir, ".act"))
-			e.Setenv("XDG_STATE_HOME", "")
-			e.Setenv("ACT_POLICY", "")
-			e.Setenv("NO_COLOR", "")
-			e.Setenv("TERM", "dumb")
-			e.Setenv("EXAMPLES", examples)
-			return nil
-		},
+		Setup:               scriptSetup(examples),
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "sandbox":

@@ -105,7 +105,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			p = pre.Reuse
 			fillPlan(res, p)
 			res.Warnings = append(res.Warnings, jsonProblem{Rule: "apply.reused-plan", Message: fmt.Sprintf(
-				"promoting the saved plan %s of this action (made %s): its commands are not run again", p.ID, p.CreatedAt.UTC().Format(time.RFC3339))})
+				"promoting plan %s, made of this same descriptor at %s, instead of planning it again", p.ID, p.CreatedAt.UTC().Format(time.RFC3339))})
 		default:
 			if p, err = buildPlan(ctx, env, res, ck, g); err != nil {
 				// Another act may have promoted this very action meanwhile,

@@ -88,7 +88,7 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 		res.Data = map[string]any{"saved": out.Action.Saved}
 	}
 	return env.finish(res, "rolled_back", err, func(w io.Writer, st styles) {
-		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Rolled back %s: %d changes restored.", id, len(out.Action.Changes))))
+		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Rolled back %s: %s restored.", id, plural(len(out.Action.Changes), "change"))))
 		for _, s := range out.Action.Saved {
 			fmt.Fprintf(w, "Saved the version of %s found at rollback to %s\n", s.Path, s.Copy)
 		}
@@ -147,4 +147,12 @@ func (env *Env) recoverFirst() {
 	if err != nil {
 		fmt.Fprintf(env.Stdio.Err, "act: warning: recovery of an interrupted promotion failed: %v\n", err)
 	}
+}
+
+// plural is "1 change", "2 changes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
