@@ -371,8 +371,8 @@ func (env *Env) fail(err error) int {
 	}
 	prefix := "act: error: "
 	fmt.Fprintf(env.Stdio.Err, "%s%s\n", prefix, err)
-	if code == 2 {
-		fmt.Fprintln(env.Stdio.Err, "act: hint: run 'act --help' for usage")
+	for _, h := range hintsFor(err) {
+		fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", h)
 	}
 	return code
 }

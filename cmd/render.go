@@ -151,6 +151,11 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 		for _, w := range res.Warnings {
 			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.warn.Render("warning:"), w.Error())
 		}
+		defer func() {
+			for _, h := range hintsFor(err) {
+				fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", h)
+			}
+		}()
 		if len(probs) > 0 {
 			for _, p := range probs {
 				fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), p.Error())
