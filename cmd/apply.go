@@ -13,9 +13,9 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
-	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
@@ -252,15 +252,22 @@ func alreadyApplied(env *Env, res *result, a *rollback.Action) error {
 // problemLocator gives problems their place in a descriptor.
 type problemLocator func(problem.List) problem.List
 
-// planLocator places problems in the descriptor a plan keeps (positions
-// are found only when there are problems).
+// planLocator places problems in the descriptor file a plan was made
+// from, when that file still holds the same descriptor; otherwise they name
+// only the field (a position in the plan's canonical JSON would point at
+// the wrong line of a file).
 func planLocator(p *plan.Plan) problemLocator {
 	return func(l problem.List) problem.List {
-		doc, probs := document.Parse(p.File, p.Descriptor)
-		if probs != nil {
-			return l
+		if p.File != "" && p.File != "-" {
+			if data, err := os.ReadFile(p.File); err == nil {
+				if d, doc, probs := descriptors.Load(p.File, data); probs == nil {
+					if _, digest, err := plan.Canonical(d); err == nil && digest == p.DescriptorDigest {
+						return locate(doc, l)
+					}
+				}
+			}
 		}
-		return locate(doc, l)
+		return l
 	}
 }
 
