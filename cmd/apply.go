@@ -2,11 +2,13 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -122,8 +124,10 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 				return env.finish(res, "succeeded", err, nil)
 			}
 		}
-		// A read that changes nothing prints only what it read.
-		if !env.json && !(len(p.Changes) == 0 && len(p.Read) > 0) {
+		// A read that changes nothing prints only what it read. In a
+		// terminal the plan is shown once it is known whether a person
+		// must confirm it (then paged, before the question).
+		if !env.json && !env.interactive() && !(len(p.Changes) == 0 && len(p.Read) > 0) {
 			renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
 			fmt.Fprintln(env.Stdio.Out)
 			shot = true
@@ -168,10 +172,13 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	if len(adm.Confirm) > 0 {
 		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil {
 			if env.interactive() {
-				if !shot {
-					renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
-					fmt.Fprintln(env.Stdio.Out)
-				}
+				// The whole diff first, paged when it is longer than the
+				// terminal: a person approves what they have seen.
+				env.showPaged(func(w io.Writer) {
+					renderPlan(w, newStyles(env, env.Stdio.Out), env, p)
+					fmt.Fprintln(w)
+				})
+				shot = true
 				if ask(env, fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", strings.Join(adm.Confirm, "; "), p.ID)) {
 					ap, err = g.Approve(adm.Confirm, p.ID, gate.NewApproval(gate.ViaTerminal))
 				}
@@ -190,6 +197,10 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		}
 	} else if ap.Via == "" {
 		ap = gate.NewApproval(gate.ViaNone)
+	}
+	if !shot && !env.json && env.interactive() && !(len(p.Changes) == 0 && len(p.Read) > 0) {
+		renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
+		fmt.Fprintln(env.Stdio.Out)
 	}
 	reads, err := g.ReadBack(p)
 	if err != nil {
@@ -268,6 +279,33 @@ func planLocator(p *plan.Plan) problemLocator {
 			}
 		}
 		return l
+	}
+}
+
+// showPaged writes what render writes to standard output, through the
+// user's pager ($PAGER, else less) when it is longer than the terminal.
+func (env *Env) showPaged(render func(w io.Writer)) {
+	var buf bytes.Buffer
+	render(&buf)
+	out, ok := env.Stdio.Out.(*os.File)
+	rows := 0
+	if ok {
+		if ws, err := unix.IoctlGetWinsize(int(out.Fd()), unix.TIOCGWINSZ); err == nil {
+			rows = int(ws.Row)
+		}
+	}
+	if rows == 0 || bytes.Count(buf.Bytes(), []byte("\n")) < rows-2 {
+		env.Stdio.Out.Write(buf.Bytes())
+		return
+	}
+	pager := env.Getenv("PAGER")
+	if pager == "" {
+		pager = "less -R -F -X"
+	}
+	c := exec.Command("sh", "-c", pager)
+	c.Stdin, c.Stdout, c.Stderr = &buf, out, env.Stdio.Err
+	if err := c.Run(); err != nil {
+		env.Stdio.Out.Write(buf.Bytes()) // no pager: the plain text, all of it
 	}
 }
 
