@@ -174,6 +174,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			if env.interactive() {
 				// The whole diff first, paged when it is longer than the
 				// terminal: a person approves what they have seen.
+				env.full = true // the whole diff, paged
 				env.showPaged(func(w io.Writer) {
 					renderPlan(w, newStyles(env, env.Stdio.Out), env, p)
 					fmt.Fprintln(w)

@@ -57,6 +57,9 @@ type Env struct {
 	// NewID returns a fresh plan id; nil means random.
 	NewID func() string
 
+	// stat and full say how much of a plan to print (--stat, --full).
+	stat, full bool
+
 	// Set from the global flags.
 	home       string
 	policyFile string

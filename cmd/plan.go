@@ -20,7 +20,7 @@ func newPlanCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "plan",
 		Usage:     "dry-run a descriptor into a layer, show the diff and save a plan",
-		UsageText: "act plan [--json] DESCRIPTOR|-",
+		UsageText: "act plan [--json] [--stat|--full] DESCRIPTOR|-",
 		Description: `Validates the descriptor (as validate does), checks its preconditions on
    the real filesystem, carries out its operation into a copy-on-write layer,
    diffs the layer against the real tree and refuses any change the descriptor
@@ -35,10 +35,12 @@ EXAMPLES:
 EXIT STATUS:
    0 planned, 1 error, 2 usage, 3 invalid descriptor, 4 blocked by policy,
    5 precondition failed, 6 dry run rejected`,
+		Flags: diffFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("plan takes exactly one descriptor (a file or -), got %d arguments", c.NArg())
 			}
+			env.stat, env.full = c.Bool("stat"), c.Bool("full")
 			res, p, err := runPlan(c.Context, env, c.Args().First())
 			return env.finish(res, "planned", err, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p)
@@ -135,7 +137,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 	// Commands run in the sandbox: what ran and what it said (capped and
 	// redacted when it was captured).
 	for _, c := range p.Commands {
-		fmt.Fprintf(w, "%s %s\n", st.bold.Render("$ "+strings.Join(c.Argv, " ")),
+		fmt.Fprintf(w, "%s %s\n", st.bold.Render("$ "+shellJoin(c.Argv)),
 			st.faint.Render(fmt.Sprintf("(exit %d, %d ms)", c.ExitCode, c.WallMs)))
 		for _, out := range []struct {
 			text string
@@ -156,10 +158,22 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 		fmt.Fprintln(w)
 	}
 	var diffs []plan.FileDiff
-	if p.State != plan.Applied && p.State != plan.RolledBack {
+	if !env.stat && p.State != plan.Applied && p.State != plan.RolledBack {
 		diffs = plan.TextDiffs(stateDir, p) // else the layer was promoted: its content is no longer there to diff
 	}
+	// The output is bounded unless --full (or paged for a person to
+	// confirm): so many change lines, so many lines of diff in all; what
+	// is left out is counted and said.
+	maxChanges, maxDiffLines := maxShownChanges, maxShownDiffLines
+	if env.full {
+		maxChanges, maxDiffLines = len(p.Changes), -1
+	}
+	diffLines, diffsLeft := 0, 0
 	for i, c := range p.Changes {
+		if i == maxChanges {
+			fmt.Fprintf(w, "… and %s not shown: act show %s --full prints them all, --json lists them\n", plural(len(p.Changes)-i, "more change"), p.ID)
+			break
+		}
 		style, sign := st.modify, "~"
 		switch c.Kind {
 		case diff.Create:
@@ -167,11 +181,22 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 		case diff.Delete:
 			style, sign = st.remove, "-"
 		}
-		fmt.Fprintf(w, "%s %s\n", style.Render(fmt.Sprintf("%s %s %s %s", sign, c.Kind, c.Type, c.Path)), st.faint.Render(describe(c)))
+		line := fmt.Sprintf("%s %s %s %s", sign, c.Kind, c.Type, c.Path)
+		if desc := describe(c); desc != "" {
+			fmt.Fprintf(w, "%s %s\n", style.Render(line), st.faint.Render(desc))
+		} else {
+			fmt.Fprintf(w, "%s\n", style.Render(line))
+		}
 		if diffs == nil {
 			continue
 		}
 		d := diffs[i]
+		if n := strings.Count(d.Text, "\n"); d.Text != "" && maxDiffLines >= 0 && diffLines+n > maxDiffLines {
+			diffsLeft++
+			continue
+		} else {
+			diffLines += n
+		}
 		switch {
 		case d.Err != nil:
 			fmt.Fprintf(w, "    (no diff: %v)\n", d.Err)
@@ -192,6 +217,9 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 				fmt.Fprintf(w, "    (diff cut at %d bytes)\n", plan.MaxTextDiff)
 			}
 		}
+	}
+	if diffsLeft > 0 {
+		fmt.Fprintf(w, "(the diffs of %s were left out, beyond %d lines: act show %s --full prints them)\n", plural(diffsLeft, "file"), maxShownDiffLines, p.ID)
 	}
 	c, m, d := diff.Summary(p.Changes)
 	if len(p.Changes) > 0 {
@@ -246,5 +274,48 @@ func describe(c diff.Change) string {
 			parts = append(parts, "→ "+*c.LinkAfter)
 		}
 	}
+	if len(parts) == 0 {
+		return ""
+	}
 	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// What plan, apply and show print at most, unless --full.
+const (
+	maxShownChanges   = 1000
+	maxShownDiffLines = 2000
+)
+
+// shellJoin quotes argv as a POSIX shell would need it typed.
+func shellJoin(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = shellQuote(a)
+	}
+	return strings.Join(out, " ")
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// diffFlags are the flags of the commands that print a plan.
+func diffFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "stat", Usage: "the changes without their diffs"},
+		&cli.BoolFlag{Name: "full", Usage: "every change and every diff, however many"},
+	}
 }

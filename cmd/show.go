@@ -17,7 +17,7 @@ func newShowCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print a saved plan or an applied action",
-		UsageText: "act show [--json] PLAN_ID|ACTION_ID",
+		UsageText: "act show [--json] [--stat|--full] PLAN_ID|ACTION_ID",
 		Description: `Prints a saved plan as plan printed it: each change, a unified diff for
    text files, and the summary line, with the plan's state (planned, pending,
    applied, rolled_back). Given an action id, prints where the action stands
@@ -30,10 +30,12 @@ EXAMPLES:
 
 EXIT STATUS:
    0 success, 1 error, 2 usage, 9 no such plan or action`,
+		Flags: diffFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("show takes exactly one plan or action id, got %d arguments", c.NArg())
 			}
+			env.stat, env.full = c.Bool("stat"), c.Bool("full")
 			res := &result{}
 			stateDir, err := env.stateDir()
 			if err != nil {
@@ -53,7 +55,9 @@ EXIT STATUS:
 			}
 			fillPlan(res, p)
 			status := g.Status(p)
-			res.Data = map[string]any{"state": status, "plan": p}
+			saved := *p
+			saved.Changes = nil // they are the result's changes[]
+			res.Data = map[string]any{"state": status, "plan": &saved}
 			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p)
 				fmt.Fprintf(w, "State: %s\n", status)
