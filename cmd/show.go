@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -79,10 +80,16 @@ EXIT STATUS:
 	}
 }
 
-// showAction prints the record of an applied action.
+// showAction prints the record of an applied action: what it was for, the
+// commands its plan ran, how it was approved, what it changed and where
+// it stands.
 func showAction(env *Env, res *result, stateDir, id string) error {
-	a, err := rollback.LoadAction(state.Dir{Root: stateDir}, id)
+	home := state.Dir{Root: stateDir}
+	a, err := rollback.LoadAction(home, id)
 	if err != nil {
+		if plan.IsID(id) {
+			err = fmt.Errorf("%s looks like a plan id, but no such plan is saved: %w", id, plan.ErrNotFound)
+		}
 		return env.finish(res, "ok", err, nil)
 	}
 	res.ActionID, res.PlanID, res.ActionType, res.Changes = a.ActionID, a.PlanID, a.ActionType, a.Changes
@@ -93,10 +100,36 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 	if len(a.Saved) > 0 {
 		data["saved"] = a.Saved
 	}
+	if a.Approval != nil {
+		data["approval"] = a.Approval
+	}
+	p, perr := plan.Load(stateDir, a.PlanID) // the plan may be gone (gc)
+	var intent string
+	if perr == nil {
+		res.Commands = p.Commands
+		res.RiskLevel = p.RiskLevel
+		var d struct {
+			IntentSummary string `json:"intent_summary"`
+		}
+		if json.Unmarshal(p.Descriptor, &d) == nil {
+			intent = d.IntentSummary
+			data["intent_summary"] = intent
+		}
+	}
 	res.Data = data
 	return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
 		fmt.Fprintf(w, "Action %s (%s), plan %s\n", a.ActionID, a.ActionType, a.PlanID)
-		fmt.Fprintf(w, "Applied at %s\n", a.AppliedAt.UTC().Format(time.RFC3339))
+		if intent != "" {
+			fmt.Fprintf(w, "Intent: %s\n", intent)
+		}
+		for _, c := range res.Commands {
+			fmt.Fprintf(w, "$ %s (exit %d, %d ms)\n", shellJoin(c.Argv), c.ExitCode, c.WallMs)
+		}
+		fmt.Fprintf(w, "Applied at %s", a.AppliedAt.UTC().Format(time.RFC3339))
+		if ap := a.Approval; ap != nil && ap.Via != "none" {
+			fmt.Fprintf(w, ", confirmed by %s (%s)", orUID(ap), ap.Via)
+		}
+		fmt.Fprintln(w)
 		if a.RolledBackAt != nil {
 			fmt.Fprintf(w, "Rolled back at %s\n", a.RolledBackAt.UTC().Format(time.RFC3339))
 		}
