@@ -224,6 +224,13 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	return env.finish(res, "succeeded", err, func(w io.Writer, st styles) {
 		// A FILE_READ's result is the file itself, on stdout as it is.
 		for _, r := range reads {
+			if !isTerminal(env.rawOut) {
+				// A script reading a file gets its bytes as they are; a
+				// terminal gets them escaped, like everything else.
+				w.(interface{ Flush() error }).Flush()
+				env.rawOut.Write(r.Content)
+				continue
+			}
 			w.Write(r.Content)
 			if r.Truncated {
 				fmt.Fprintf(env.Stdio.Err, "act: %s: only the first %d bytes are shown\n", r.Path, plan.MaxReadContent)
@@ -288,7 +295,7 @@ func planLocator(p *plan.Plan) problemLocator {
 func (env *Env) showPaged(render func(w io.Writer)) {
 	var buf bytes.Buffer
 	render(&buf)
-	out, ok := env.Stdio.Out.(*os.File)
+	out, ok := env.rawOut.(*os.File)
 	rows := 0
 	if ok {
 		if ws, err := unix.IoctlGetWinsize(int(out.Fd()), unix.TIOCGWINSZ); err == nil {
@@ -303,8 +310,12 @@ func (env *Env) showPaged(render func(w io.Writer)) {
 	if pager == "" {
 		pager = "less -R -F -X"
 	}
+	var safe bytes.Buffer
+	tw := newTermWriter(&safe, env.nonce, styleCodes(out, env.Getenv("NO_COLOR") != ""))
+	tw.Write(buf.Bytes())
+	tw.Flush()
 	c := exec.Command("sh", "-c", pager)
-	c.Stdin, c.Stdout, c.Stderr = &buf, out, env.Stdio.Err
+	c.Stdin, c.Stdout, c.Stderr = &safe, out, env.rawErr
 	if err := c.Run(); err != nil {
 		env.Stdio.Out.Write(buf.Bytes()) // no pager: the plain text, all of it
 	}
@@ -313,7 +324,7 @@ func (env *Env) showPaged(render func(w io.Writer)) {
 // interactive reports whether a person may be asked: act runs in a
 // terminal (standard input and error are terminals) and prints no JSON.
 func (env *Env) interactive() bool {
-	return !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err)
+	return !env.json && isTerminal(env.Stdio.In) && isTerminal(env.rawErr)
 }
 
 // ask prints question and reads a y/yes from the controlling terminal
@@ -329,7 +340,9 @@ func ask(env *Env, question string) bool {
 		return false
 	}
 	defer rw.Close()
-	fmt.Fprint(rw, question)
+	tw := newTermWriter(rw, env.nonce, nil)
+	fmt.Fprint(tw, question)
+	tw.Flush()
 	line, _ := bufio.NewReader(rw).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":

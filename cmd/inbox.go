@@ -88,7 +88,7 @@ EXIT STATUS:
 						r.Summary.Create, r.Summary.Modify, r.Summary.Delete,
 						policy.FormatDuration(time.Duration(r.AgeSeconds)*time.Second), policy.FormatDuration(time.Duration(max(r.LeftSeconds, 0))*time.Second))
 					for _, why := range r.Why {
-						fmt.Fprintf(w, "    why: %s\n", why)
+						fmt.Fprintf(w, "    why: %s\n", escapeLine(why))
 					}
 				}
 				fmt.Fprintf(w, "\n%d waiting. Review with act show PLAN_ID; approve with act apply PLAN_ID --confirm; refuse with act deny PLAN_ID.\n", len(rows))

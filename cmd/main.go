@@ -59,6 +59,11 @@ type Env struct {
 
 	// stat and full say how much of a plan to print (--stat, --full).
 	stat, full bool
+	// rawOut and rawErr are the streams under Stdio.Out and Stdio.Err,
+	// which escape what could drive a terminal (termWriter); nonce marks
+	// act's own colours in that text.
+	rawOut, rawErr io.Writer
+	nonce          []byte
 
 	// Set from the global flags.
 	home       string
@@ -86,6 +91,8 @@ func Main(args []string, stdio Stdio) int {
 
 // MainEnv is [Main] with an explicit environment.
 func MainEnv(args []string, env *Env) (code int) {
+	env.wrapOutput()
+	defer env.flushOutput()
 	defer func() {
 		// act never shows a Go panic: an internal error is exit 1 with one line.
 		if r := recover(); r != nil {
@@ -373,9 +380,30 @@ func (env *Env) fail(err error) int {
 			Errors: []jsonProblem{{Rule: ruleFor(code), Message: err.Error()}}, Warnings: []jsonProblem{}})
 	}
 	prefix := "act: error: "
-	fmt.Fprintf(env.Stdio.Err, "%s%s\n", prefix, err)
+	fmt.Fprintf(env.Stdio.Err, "%s%s\n", prefix, escapeLine(err.Error()))
 	for _, h := range hintsFor(err) {
 		fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", h)
 	}
 	return code
+}
+
+// wrapOutput puts a termWriter over standard output and error: the one
+// place text reaches a terminal.
+func (env *Env) wrapOutput() {
+	if env.rawOut != nil {
+		return
+	}
+	env.nonce = newNonce()
+	env.rawOut, env.rawErr = env.Stdio.Out, env.Stdio.Err
+	noColor := env.Getenv("NO_COLOR") != ""
+	env.Stdio.Out = newTermWriter(env.rawOut, env.nonce, styleCodes(env.rawOut, noColor))
+	env.Stdio.Err = newTermWriter(env.rawErr, env.nonce, styleCodes(env.rawErr, noColor))
+}
+
+func (env *Env) flushOutput() {
+	for _, w := range []io.Writer{env.Stdio.Out, env.Stdio.Err} {
+		if tw, ok := w.(*termWriter); ok {
+			tw.Flush()
+		}
+	}
 }

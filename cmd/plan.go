@@ -181,7 +181,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 		case diff.Delete:
 			style, sign = st.remove, "-"
 		}
-		line := fmt.Sprintf("%s %s %s %s", sign, c.Kind, c.Type, c.Path)
+		line := fmt.Sprintf("%s %s %s %s", sign, c.Kind, c.Type, escapeLine(c.Path))
 		if desc := describe(c); desc != "" {
 			fmt.Fprintf(w, "%s %s\n", style.Render(line), st.faint.Render(desc))
 		} else {
@@ -256,7 +256,7 @@ func describe(c diff.Change) string {
 			parts = append(parts, num(c.SizeAfter)+" bytes")
 		}
 		if c.LinkAfter != nil {
-			parts = append(parts, "→ "+*c.LinkAfter)
+			parts = append(parts, "→ "+escapeLine(*c.LinkAfter))
 		}
 	case diff.Delete:
 		parts = append(parts, "mode "+str(c.ModeBefore))
@@ -271,7 +271,7 @@ func describe(c diff.Change) string {
 			parts = append(parts, num(c.SizeBefore)+" → "+num(c.SizeAfter)+" bytes")
 		}
 		if c.LinkAfter != nil {
-			parts = append(parts, "→ "+*c.LinkAfter)
+			parts = append(parts, "→ "+escapeLine(*c.LinkAfter))
 		}
 	}
 	if len(parts) == 0 {
@@ -292,7 +292,7 @@ func shellJoin(argv []string) string {
 	for i, a := range argv {
 		out[i] = shellQuote(a)
 	}
-	return strings.Join(out, " ")
+	return escapeLine(strings.Join(out, " "))
 }
 
 func shellQuote(s string) string {

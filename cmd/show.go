@@ -120,7 +120,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 	return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
 		fmt.Fprintf(w, "Action %s (%s), plan %s\n", a.ActionID, a.ActionType, a.PlanID)
 		if intent != "" {
-			fmt.Fprintf(w, "Intent: %s\n", intent)
+			fmt.Fprintf(w, "Intent: %s\n", escapeLine(intent))
 		}
 		for _, c := range res.Commands {
 			fmt.Fprintf(w, "$ %s (exit %d, %d ms)\n", shellJoin(c.Argv), c.ExitCode, c.WallMs)
@@ -134,7 +134,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 			fmt.Fprintf(w, "Rolled back at %s\n", a.RolledBackAt.UTC().Format(time.RFC3339))
 		}
 		for _, c := range a.Changes {
-			fmt.Fprintf(w, "  %s %s %s\n", c.Kind, c.Type, c.Path)
+			fmt.Fprintf(w, "  %s %s %s\n", c.Kind, c.Type, escapeLine(c.Path))
 		}
 		for _, s := range a.Saved {
 			fmt.Fprintf(w, "Saved at rollback: %s → %s\n", s.Path, s.Copy)

@@ -200,7 +200,7 @@ func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 		if max := int(d.Sandbox.MaxRuns); at.Runs >= max {
 			return problem.List{{
 				Rule: RuleMaxRuns, Field: "sandbox.max_runs", Layer: problem.Policy,
-				Message: fmt.Sprintf("the sandbox already ran the commands of action %s %d times, its max_runs is %d: give a new action a new action_id", d.ActionID, at.Runs, max),
+				Message: fmt.Sprintf("the sandbox already ran the commands of action %s %s, its max_runs is %d: give a new action a new action_id", d.ActionID, plural(at.Runs, "time"), max),
 			}}
 		}
 		at.Runs++
