@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 
-
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
