@@ -214,9 +214,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		return nil, size.err
 	}
 	rejected, warnings := CheckEffects(d, changes)
-	special, declaredSpecial := checkSpecialModes(d, changes)
-	rejected = append(rejected, special...)
-	warnings = append(warnings, declaredSpecial...)
+	rejected = append(rejected, checkSpecialModes(changes)...)
 	if len(rejected) == 0 {
 		rejected = checkPromotable(changes, opts.StateDir)
 	}

@@ -27,8 +27,7 @@ func Rules() []Rule {
 		{"effects.undeclared-change", "the dry run changed a path that no declared effect of the same kind matches", problem.Rejected},
 		{"effects.not-happened", "warning: a declared effect did not happen in the dry run", problem.Rejected},
 		{"resources.disk-cap-exceeded", "the dry run wrote more than resources.max_disk_mb", problem.Rejected},
-		{RuleSpecialMode, "the dry run made a file setuid, setgid or sticky that no FILE_WRITE declares with that exact mode", problem.Rejected},
-		{RuleSpecialDeclared, "warning: the plan sets a setuid, setgid or sticky bit the descriptor declares (act grades it HIGH)", problem.Rejected},
+		{RuleSpecialMode, "the dry run made a file setuid, setgid or sticky (act never promotes one)", problem.Rejected},
 	}
 	for _, r := range OpRules() {
 		out = append(out, Rule{ID: r.ID, Summary: r.Summary, Layer: problem.Rejected})
