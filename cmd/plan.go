@@ -91,6 +91,7 @@ func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.
 		NewID:    env.NewID,
 		Host:     plan.DefaultHost(),
 		Assess:   g.Assessor(ck.d),
+		Homes:    []string{env.homeDir(), env.UserHome()},
 	})
 	if err != nil {
 		if rerr := g.Refused(ctx, ck.d, digest, err); rerr != nil {

@@ -58,3 +58,52 @@ func noCapability(rel string) func(t *testing.T, w *attackWorld, p *Plan) {
 		}
 	}
 }
+
+func init() {
+	attackCases = append(attackCases,
+		attackCase{
+			// The state dir holds backups of deleted files, other plans'
+			// layers and the audit key: the command sees an empty
+			// directory there.
+			name:   "state-dir-read",
+			script: `ls -A "$STATE"; cat "$STATE"/plans/*/plan.json 2>/dev/null; true`,
+			want:   "planned",
+			check:  commandPrinted(""),
+		},
+		attackCase{
+			// A credential store of the user's home, by $HOME or not.
+			name:   "credential-read",
+			script: `cat "$H/.ssh/id_key"`,
+			want:   "op.command-failed", msg: "No such file or directory",
+		},
+		attackCase{
+			// Read-only does not stop writes to a device: a device node
+			// anywhere on the host tree must not open (nodev).
+			name:   "device-node-outside-dev",
+			script: `echo x > "$OUT/null" && echo wrote`,
+			want:   "op.command-failed", msg: "Permission denied",
+			setup:  mknodOutside,
+		},
+	)
+}
+
+// commandPrinted checks that the plan's command printed exactly want.
+func commandPrinted(want string) func(t *testing.T, w *attackWorld, p *Plan) {
+	return func(t *testing.T, w *attackWorld, p *Plan) {
+		if p == nil || len(p.Commands) == 0 {
+			t.Fatal("no command ran")
+		}
+		if got := p.Commands[0].Stdout; got != want {
+			t.Errorf("the command printed %q, want %q", got, want)
+		}
+	}
+}
+
+// mknodOutside makes a character device node like /dev/null in the outside
+// directory; only root can, so it skips otherwise.
+func mknodOutside(t *testing.T, w *attackWorld) map[string]string {
+	if err := unix.Mknod(filepath.Join(w.out, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Skipf("cannot make a device node here (%v): only root can, and then nodev must stop its use", err)
+	}
+	return nil
+}

@@ -58,6 +58,7 @@ type sandboxCommander struct {
 	workDir string
 	network bool
 	limits  isolate.Limits
+	hide    []string
 }
 
 // Command implements Commander.
@@ -92,7 +93,7 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 	}
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envList(env), Stdin: []byte(stdin),
-		Scopes: scopes, AllowNetwork: s.network, Limits: s.limits,
+		Scopes: scopes, AllowNetwork: s.network, Limits: s.limits, Hide: s.hide,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput,
 	})
 	if err != nil {

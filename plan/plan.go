@@ -142,6 +142,9 @@ type Options struct {
 	// Assess, if set, grades the changes before the plan is saved; its
 	// decision replaces Decision.
 	Assess AssessFunc
+	// Homes are the user's home directories ($HOME and the passwd
+	// entry's), whose credential stores the sandbox hides.
+	Homes []string
 }
 
 // Build runs SPEC §3 steps 2–7 for an already validated descriptor whose
@@ -184,6 +187,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		runOpts.Exec = &sandboxCommander{
 			layer: layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(tmp, "work"),
 			network: d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
+			hide:    HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths),
 			limits:  isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB},
 		}
 	}

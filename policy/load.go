@@ -308,6 +308,14 @@ func build(file, base map[string]any, userHome string) (*Policy, error) {
 		roots = append(roots, expandHome(r, userHome))
 	}
 	p.AllowedRoots = roots
+	hide := []string{}
+	for _, h := range p.Sandbox.HidePaths {
+		if isTilde(h) && userHome == "" {
+			continue // "~" unknown: nothing of the user's to hide
+		}
+		hide = append(hide, expandHome(h, userHome))
+	}
+	p.Sandbox.HidePaths = hide
 	return p, nil
 }
 

@@ -37,6 +37,7 @@ func defaultPolicy() *Policy {
 		PlanExpiry: 24 * time.Hour,
 		IdlePeriod: 5 * time.Minute,
 		Audit:      Audit{RetainDays: 90},
+		Sandbox:    SandboxPolicy{HidePaths: []string{}},
 	}
 }
 

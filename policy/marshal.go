@@ -53,6 +53,9 @@ func (p *Policy) Marshal() []byte {
 		pair("audit", mapping(
 			pair("retain_days", intNode(p.Audit.RetainDays), "How many days audit records are kept."),
 		), ""),
+		pair("sandbox", mapping(
+			pair("hide_paths", strList(p.Sandbox.HidePaths), "More paths hidden from sandboxed commands, besides act's state dir and\nthe usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …)."),
+		), ""),
 	)
 	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: marshalHeader, Content: []*yaml.Node{root}}
 	var buf bytes.Buffer

@@ -34,6 +34,7 @@ func custom() *Policy {
 		PlanExpiry: 90*time.Minute + 1500*time.Millisecond,
 		IdlePeriod: 2*time.Hour + 3*time.Microsecond + 4,
 		Audit:      Audit{RetainDays: 3650},
+		Sandbox:    SandboxPolicy{HidePaths: []string{"/srv/secret", "/etc/app/token"}},
 	}
 }
 
@@ -118,6 +119,10 @@ idle_period: 5m
 audit:
   # How many days audit records are kept.
   retain_days: 90
+sandbox:
+  # More paths hidden from sandboxed commands, besides act's state dir and
+  # the usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …).
+  hide_paths: []
 `
 	if d := cmp.Diff(want, string(defaultPolicy().Marshal())); d != "" {
 		t.Errorf("Marshal() mismatch (-want +got):\n%s", d)
@@ -139,7 +144,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"sandbox":{"hide_paths":[]}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

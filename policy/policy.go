@@ -92,6 +92,15 @@ type Policy struct {
 	IdlePeriod time.Duration `json:"idle_period"`
 	// Audit holds the retention of the audit log.
 	Audit Audit `json:"audit"`
+	// Sandbox holds what the sandbox hides besides its defaults.
+	Sandbox SandboxPolicy `json:"sandbox"`
+}
+
+// SandboxPolicy is the policy's sandbox section.
+type SandboxPolicy struct {
+	// HidePaths are more paths the sandbox hides from commands: absolute,
+	// with "~" expanded.
+	HidePaths []string `json:"hide_paths"`
 }
 
 // ResourceCaps are the policy's caps on a descriptor's resources.
@@ -128,14 +137,15 @@ type Audit struct {
 // policyJSON is Policy with durations as Go duration strings ("1h"), the
 // form of the policy file.
 type policyJSON struct {
-	AllowedRoots []string     `json:"allowed_roots"`
-	ResourceCaps ResourceCaps `json:"resource_caps"`
-	Modes        ModeTable    `json:"modes"`
-	Network      Network      `json:"network"`
-	Cooldown     string       `json:"cooldown"`
-	PlanExpiry   string       `json:"plan_expiry"`
-	IdlePeriod   string       `json:"idle_period"`
-	Audit        Audit        `json:"audit"`
+	AllowedRoots []string      `json:"allowed_roots"`
+	ResourceCaps ResourceCaps  `json:"resource_caps"`
+	Modes        ModeTable     `json:"modes"`
+	Network      Network       `json:"network"`
+	Cooldown     string        `json:"cooldown"`
+	PlanExpiry   string        `json:"plan_expiry"`
+	IdlePeriod   string        `json:"idle_period"`
+	Audit        Audit         `json:"audit"`
+	Sandbox      SandboxPolicy `json:"sandbox"`
 }
 
 // MarshalJSON encodes p with the field names of the policy file and
@@ -150,6 +160,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		PlanExpiry:   FormatDuration(p.PlanExpiry),
 		IdlePeriod:   FormatDuration(p.IdlePeriod),
 		Audit:        p.Audit,
+		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths)},
 	})
 }
 
@@ -180,6 +191,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		PlanExpiry:   durs[1],
 		IdlePeriod:   durs[2],
 		Audit:        j.Audit,
+		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths)},
 	}
 	return nil
 }

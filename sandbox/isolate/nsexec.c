@@ -139,6 +139,10 @@ struct scope {
 	int index;
 };
 
+#define MAX_HIDE 256
+// HIDE_EMPTY is the empty file bind-mounted over a file to hide.
+#define HIDE_EMPTY "/dev/.act-hidden"
+
 struct spec {
 	const char *argv[MAX_ITEMS + 1];
 	int argc;
@@ -153,6 +157,8 @@ struct spec {
 	int ncgroups;
 	long long want_cgroups;
 	long long cpu_s, as_bytes, nproc, disk_bytes;
+	const char *hide[MAX_HIDE]; // paths to mask (docs/sandbox-filesystem.md)
+	int nhide;
 };
 
 static struct spec sp;
@@ -258,7 +264,17 @@ static void read_spec(int fd) {
 			s->upper = val;
 		else if (!strcmp(key, "work") && s)
 			s->work = val;
-		else if (!strcmp(key, "net"))
+		else if (!strcmp(key, "hide")) {
+			if (sp.nhide == MAX_HIDE) {
+				errno = 0;
+				fail("spec: more than %d paths to hide", MAX_HIDE);
+			}
+			if (val[0] != '/') {
+				errno = 0;
+				fail("spec: hide %s: not absolute", val);
+			}
+			sp.hide[sp.nhide++] = val;
+		} else if (!strcmp(key, "net"))
 			sp.net = 1;
 		else if (!strcmp(key, "probe"))
 			sp.probe = 1;
@@ -819,6 +835,40 @@ static void make_writable(const char *path) {
 		fail("make %s writable", path);
 }
 
+// hide_paths masks what the command must not read: act's state dir, the
+// usual credential stores, the policy's sandbox.hide_paths (the parent
+// sends the list, scopes left out). A directory gets an empty tmpfs over
+// it, a file an empty file (bind-mounted from /dev's tmpfs); both end up
+// read-only with everything else, and the command, without capabilities,
+// cannot unmount them. A path that is not there, or not reachable, has
+// nothing to hide.
+static void hide_paths(void) {
+	int made = 0;
+	for (int i = 0; i < sp.nhide; i++) {
+		const char *p = sp.hide[i];
+		struct stat st;
+		if (stat(p, &st) < 0) {
+			if (errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ELOOP)
+				continue;
+			fail("stat %s (to hide it)", p);
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=2") < 0)
+				fail("hide %s", p);
+			continue;
+		}
+		if (!made) {
+			int fd = open(HIDE_EMPTY, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+			if (fd < 0)
+				fail("create %s", HIDE_EMPTY);
+			close(fd);
+			made = 1;
+		}
+		if (mount(HIDE_EMPTY, p, NULL, MS_BIND, NULL) < 0)
+			fail("hide %s", p);
+	}
+}
+
 static void setup_mounts(void) {
 	int devfd[NDEV];
 	char opts[512];
@@ -928,6 +978,8 @@ static void setup_mounts(void) {
 			close(s->workfd);
 	}
 
+	hide_paths();
+
 	// A /proc for this PID namespace.
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		fail("mount /proc");
@@ -950,9 +1002,19 @@ static void setup_mounts(void) {
 	// Then everything read-only, recursively (a remount would not be),
 	// and writable again only what is the sandbox's own. The overlays keep
 	// private clones of their upper dirs' mounts, which stay writable.
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID};
+	// NODEV too: read-only does not stop writes to a block device, and a
+	// device node anywhere on the host tree (a chroot, a container's root)
+	// would otherwise open. Only the minimal /dev's own nodes keep it.
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
 	if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &attr, sizeof attr) < 0)
 		fail("make / read-only (mount_setattr)");
+	for (size_t i = 0; i < NDEV; i++) {
+		char p[64];
+		struct mount_attr dev = {.attr_clr = MOUNT_ATTR_NODEV};
+		snprintf(p, sizeof p, "/dev/%s", devices[i]);
+		if (mount_setattr(AT_FDCWD, p, 0, &dev, sizeof dev) < 0 && errno != ENOENT)
+			fail("let %s be a device", p);
+	}
 	make_writable("/tmp");
 	make_writable("/dev/shm");
 	make_writable("/proc");

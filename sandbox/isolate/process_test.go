@@ -73,7 +73,7 @@ func TestSpecKeysAgree(t *testing.T) {
 		c[m[1]] = true
 	}
 	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true,
-		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}}
+		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}}
 	b, err := encode(spec, true)
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,10 @@ type Spec struct {
 	// MaxStdout and MaxStderr cap the captured output, in bytes
 	// (0: DefaultMaxOutput). Output past the cap is read and dropped.
 	MaxStdout, MaxStderr int
+	// Hide are absolute paths the command must not see: each directory
+	// is masked by an empty tmpfs, each file by an empty file. Paths that
+	// do not exist are skipped.
+	Hide []string
 }
 
 // DefaultMaxOutput is the capture cap of each output stream when the Spec
