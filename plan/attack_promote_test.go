@@ -82,7 +82,7 @@ func init() {
 			name:   "device-node-outside-dev",
 			script: `echo x > "$OUT/null" && echo wrote`,
 			want:   "op.command-failed", msg: "Permission denied",
-			setup:  mknodOutside,
+			setup: mknodOutside,
 		},
 	)
 }
