@@ -86,6 +86,9 @@ type Plan struct {
 	// (docs/risk.md); RiskLevel is the agent's.
 	RiskAssessed string   `json:"risk_assessed,omitempty"`
 	RiskReasons  []string `json:"risk_reasons,omitempty"`
+	// ScopeRoots pin every directory from / to each scope root, as the
+	// plan found them (ScopeRootIDs).
+	ScopeRoots []PathID `json:"scope_roots,omitempty"`
 	// ConfirmReasons say why the plan waits for a person (pending).
 	ConfirmReasons []string `json:"confirm_reasons,omitempty"`
 	// DeniedAt and DenyReason record a person's refusal.
@@ -238,6 +241,10 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		}
 		opts.Decision = assessed.Decision
 	}
+	roots, err := ScopeRootIDs(d.Scope.Filesystem.Paths)
+	if err != nil {
+		return nil, fmt.Errorf("scope roots: %w", err)
+	}
 	stored, redacted := atRest(canon)
 	p := &Plan{
 		ID: id, ActionID: d.ActionID, DescriptorDigest: digest, Descriptor: stored,
@@ -245,7 +252,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		CreatedAt: now.UTC(), State: Planned,
 		Mode: string(opts.Decision.Mode), ModeSource: opts.Decision.Source, Reason: opts.Decision.Reason,
 		Changes: changes, Warnings: warnings, LayerBytes: layerBytes,
-		RiskAssessed: assessed.RiskAssessed, RiskReasons: assessed.RiskReasons,
+		RiskAssessed: assessed.RiskAssessed, RiskReasons: assessed.RiskReasons, ScopeRoots: roots,
 	}
 	if res != nil {
 		p.Read = res.Read

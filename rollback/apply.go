@@ -85,6 +85,7 @@ const (
 	RuleAlreadyRolled   = "rollback.already-rolled-back"
 	RuleBackupChanged   = "rollback.backup-changed"
 	RulePreconditionNow = "apply.precondition-failed"
+	RuleScopeMoved      = "apply.scope-moved"
 )
 
 // RuleCooldown blocks (exit 4) a repeat of a rolled-back action during the
@@ -102,6 +103,7 @@ func Rules() []plan.Rule {
 		{ID: RuleLayerChanged, Summary: "the plan's saved layer no longer holds what the plan recorded", Layer: c},
 		{ID: RuleOtherContent, Summary: "the action id was already applied with another descriptor", Layer: c},
 		{ID: RuleWasRolledBack, Summary: "the action id was applied and rolled back: an action id is promoted at most once", Layer: c},
+		{ID: RuleScopeMoved, Summary: "a directory on the way to a scope root was replaced (by a symbolic link, say) since the plan", Layer: c},
 		{ID: RuleTargetChanged, Summary: "a path the apply changed has changed since; rollback --force restores anyway, keeping the current version (not when the directory that holds it is gone)", Layer: c},
 		{ID: RuleBackupChanged, Summary: "the pre-image the apply kept in the state directory's backups is gone or no longer what it was: rollback cannot restore it", Layer: c},
 		{ID: RuleAlreadyRolled, Summary: "the action was already rolled back", Layer: c},
@@ -264,6 +266,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 	for _, g := range gone {
 		probs = append(probs, conflict(RuleStale, g.dir, "%s changed since the plan: %s", g.dir, g.why))
 	}
+	probs = append(probs, scopeMoved(p, "the plan")...)
 	if opts.Preconditions != nil {
 		for _, pr := range opts.Preconditions() {
 			pr.Message = "no longer holds (" + pr.Rule + "): " + pr.Message
@@ -591,4 +594,18 @@ func removeJournal(path string) error {
 		return err
 	}
 	return atomicfile.SyncDir(filepath.Dir(path))
+}
+
+// scopeMoved reports each directory from / to a scope root of p that is no
+// longer what the plan found (docs/sandbox-promotion.md): a promotion or
+// rollback through it would land wherever it now leads.
+func scopeMoved(p *plan.Plan, since string) problem.List {
+	moved := plan.CheckScopeRootIDs(p.ScopeRoots)
+	var probs problem.List
+	for _, id := range p.ScopeRoots {
+		if why, ok := moved[id.Path]; ok {
+			probs = append(probs, conflict(RuleScopeMoved, id.Path, "%s changed since %s: %s; nothing was changed", id.Path, since, why))
+		}
+	}
+	return probs
 }

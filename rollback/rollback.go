@@ -75,6 +75,9 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	if err != nil {
 		return out, err
 	}
+	if moved := scopeMoved(p, "the apply"); len(moved) > 0 {
+		return out, moved
+	}
 	gone, err := goneParents(a.Changes, p.Descriptor)
 	if err != nil {
 		return out, err
