@@ -93,6 +93,13 @@ type Approval struct {
 	Line int
 }
 
+// Message is the message an approval signs for a plan digest: the digest as
+// act prints it, followed by one newline, which is what `echo "$DIGEST" >
+// plan.digest` writes for a person to sign with ssh-keygen -Y sign.
+func Message(planDigest string) []byte {
+	return []byte(strings.TrimSpace(planDigest) + "\n")
+}
+
 // envelope is PROTOCOL.sshsig's blob after the 6-byte magic.
 type envelope struct {
 	Version       uint32

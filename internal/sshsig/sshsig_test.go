@@ -562,6 +562,28 @@ func FuzzVerify(f *testing.F) {
 	})
 }
 
+func FuzzParseAllowedSigners(f *testing.F) {
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer, _ := ssh.NewSignerFromKey(priv)
+	f.Add(allowedLine(principal, `namespaces="act-approval",valid-before="20991231Z"`, signer.PublicKey()))
+	f.Add(`"a b" cert-authority ssh-ed25519 AAAA`)
+	f.Add("# c\n\n a,b x=\"\\\"\" ssh-rsa")
+	f.Fuzz(func(t *testing.T, text string) {
+		signers, err := ParseAllowedSigners(strings.NewReader(text))
+		for _, s := range signers {
+			if err == nil && (s.Key == nil || len(s.Principals) == 0 || s.Line < 1) {
+				t.Fatalf("incomplete signer %+v", s)
+			}
+		}
+	})
+}
+
+func TestMessage(t *testing.T) {
+	if got := string(Message("  sha256:abc\n")); got != "sha256:abc\n" {
+		t.Fatalf("Message = %q", got)
+	}
+}
+
 // TestAsNobody runs this package's tests again as uid 65534: nothing here
 // needs root.
 func TestAsNobody(t *testing.T) {
