@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
 )
 
 const principal = "alice@example.com"
@@ -624,4 +626,78 @@ func TestAsNobody(t *testing.T) {
 		t.Fatalf("as nobody, the ssh-keygen tests did not run:\n%s", out)
 	}
 	t.Logf("as nobody:\n%s", out)
+}
+
+// startAgent runs ssh-agent for the test and returns its socket.
+func startAgent(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("ssh-agent"); err != nil {
+		t.Skip("ssh-agent is not installed")
+	}
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			return sock
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("ssh-agent did not make its socket")
+	return ""
+}
+
+// A key held only by ssh-agent signs approvals, through the Go agent client
+// (RSA with rsa-sha2-512) and through ssh-keygen given the public key.
+func TestAgentSigns(t *testing.T) {
+	for _, k := range []struct {
+		name string
+		args []string
+	}{{"ed25519", []string{"-t", "ed25519"}}, {"rsa", []string{"-t", "rsa", "-b", "2048"}}} {
+		t.Run(k.name, func(t *testing.T) {
+			path, signer := keygen(t, k.args...)
+			sock := startAgent(t)
+			t.Setenv("SSH_AUTH_SOCK", sock)
+			if out, err := exec.Command("ssh-add", "-q", path).CombinedOutput(); err != nil {
+				t.Fatalf("ssh-add: %v\n%s", err, out)
+			}
+			// Only the public key is left on disk.
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			signers := mustParse(t, allowedLine(principal, "", signer.PublicKey()))
+
+			conn, err := net.Dial("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			agentSigners, err := agent.NewClient(conn).Signers()
+			if err != nil || len(agentSigners) != 1 {
+				t.Fatalf("agent signers: %v, %v", agentSigners, err)
+			}
+			sig, err := Sign(agentSigners[0], digest, Namespace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := Verify(sig, digest, Namespace, signers)
+			if err != nil {
+				t.Fatalf("Verify agent signature: %v", err)
+			}
+			if k.name == "rsa" && a.SignatureAlgorithm != ssh.KeyAlgoRSASHA512 {
+				t.Errorf("agent RSA signature is %s", a.SignatureAlgorithm)
+			}
+
+			sig, err = SignWithKeygen(context.Background(), path+".pub", digest, Namespace, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Verify(sig, digest, Namespace, signers); err != nil {
+				t.Fatalf("Verify ssh-keygen agent signature: %v", err)
+			}
+		})
+	}
 }
