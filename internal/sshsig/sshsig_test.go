@@ -640,13 +640,18 @@ func startAgent(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(sock); err == nil {
+	// The socket exists between ssh-agent's bind and listen: wait until a
+	// connection is accepted.
+	var err error
+	for i := 0; i < 250; i++ {
+		var c net.Conn
+		if c, err = net.Dial("unix", sock); err == nil {
+			c.Close()
 			return sock
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal("ssh-agent did not make its socket")
+	t.Fatalf("ssh-agent does not listen on %s: %v", sock, err)
 	return ""
 }
 
