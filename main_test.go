@@ -397,6 +397,7 @@ func TestDeps(t *testing.T) {
 		"":                      {"cmd"},
 		"cmd":                   {"descriptors", "diff", "gate", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv"},
 		"internal/treesnap":     {},
+		"internal/sshsig":       {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
 		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema"},
 		"policy":                {"descriptors", "internal/document", "internal/problem", "internal/pathglob", "schema", "go.yaml.in/yaml/v3"},
 		"bench/internal/runner": {},
