@@ -395,7 +395,7 @@ func TestDeps(t *testing.T) {
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
 		"":                      {"cmd"},
-		"cmd":                   {"descriptors", "diff", "gate", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv"},
+		"cmd":                   {"descriptors", "diff", "gate", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv"},
 		"internal/treesnap":     {},
 		"internal/sshsig":       {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
 		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema"},
@@ -415,7 +415,7 @@ func TestDeps(t *testing.T) {
 		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
 		"internal/state":        {"github.com/gofrs/flock"},
-		"gate":                  {"descriptors", "diff", "internal/atomicfile", "internal/pathglob", "internal/problem", "internal/state", "plan", "policy", "rollback"},
+		"gate":                  {"descriptors", "diff", "internal/atomicfile", "internal/pathglob", "internal/problem", "internal/sshsig", "internal/state", "plan", "policy", "rollback"},
 		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

@@ -19,6 +19,7 @@ import (
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
@@ -51,11 +52,14 @@ EXIT STATUS:
    9 no such plan`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
+			&cli.StringFlag{Name: "signature", Usage: "a signed approval: the ssh-keygen -Y sign signature (namespace act-approval) of the plan's digest"},
+			&cli.StringFlag{Name: "sign-with", Usage: "sign the approval now with this SSH key (a private key, or the .pub of one in ssh-agent or on a security key)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("apply takes exactly one descriptor or plan id, got %d arguments", c.NArg())
 			}
+			env.signature, env.signWith = c.String("signature"), c.String("sign-with")
 			return runApply(c.Context, env, c.Args().First(), c.Bool("confirm"))
 		},
 	}
@@ -169,9 +173,14 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	if confirmed {
 		ap = gate.NewApproval(gate.ViaFlag)
 	}
+	if len(adm.Confirm) > 0 && (env.signature != "" || env.signWith != "") {
+		if ap, err = env.signedApproval(ctx, gate.PlanDigest(p)); err != nil {
+			return env.finish(res, "succeeded", err, nil)
+		}
+	}
 	if len(adm.Confirm) > 0 {
 		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil {
-			if env.interactive() {
+			if env.interactive() && g.Via() != gate.ViaSigned {
 				// The whole diff first, paged when it is longer than the
 				// terminal: a person approves what they have seen.
 				env.full = true // the whole diff, paged
@@ -288,6 +297,21 @@ func planLocator(p *plan.Plan) problemLocator {
 		}
 		return l
 	}
+}
+
+// signedApproval reads the signature --signature names, or has ssh-keygen
+// make one with the key --sign-with names (a security key then asks for
+// its touch on the terminal), over digest.
+func (env *Env) signedApproval(ctx context.Context, digest string) (gate.Approval, error) {
+	ap := gate.NewApproval(gate.ViaSigned)
+	ap.Digest = digest
+	var err error
+	if env.signature != "" {
+		ap.Signature, err = os.ReadFile(env.signature)
+	} else {
+		ap.Signature, err = sshsig.SignWithKeygen(ctx, env.signWith, sshsig.Message(digest), sshsig.Namespace, env.Stdio.Err)
+	}
+	return ap, err
 }
 
 // showPaged writes what render writes to standard output, through the

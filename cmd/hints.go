@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 )
@@ -31,7 +33,12 @@ func hintsFor(err error) []string {
 		return out
 	}
 	var u usageError
+	var need *gate.ConfirmationRequired
 	switch {
+	case errors.As(err, &need) && need.Via == gate.ViaSigned:
+		add(fmt.Sprintf("an approver signs it: act apply %s --sign-with ~/.ssh/id_ed25519.pub (or --signature FILE, made with ssh-keygen -Y sign -n act-approval over the digest act show %s prints)", need.PlanID, need.PlanID))
+	case errors.As(err, &need) && need.PlanID != "":
+		add(fmt.Sprintf("act pending lists what waits; a person approves with act apply %s --confirm", need.PlanID))
 	case err == nil:
 	case errors.As(err, &u):
 		add("run 'act --help' for usage")

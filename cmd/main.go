@@ -59,6 +59,8 @@ type Env struct {
 
 	// stat and full say how much of a plan to print (--stat, --full).
 	stat, full bool
+	// signature and signWith are apply's --signature and --sign-with.
+	signature, signWith string
 	// rawOut and rawErr are the streams under Stdio.Out and Stdio.Err,
 	// which escape what could drive a terminal (termWriter); nonce marks
 	// act's own colours in that text.

@@ -58,15 +58,16 @@ EXIT STATUS:
 			status := g.Status(p)
 			saved := *p
 			saved.Changes = nil // they are the result's changes[]
-			res.Data = map[string]any{"state": status, "plan": &saved}
+			res.Data = map[string]any{"state": status, "plan": &saved, "digest": gate.PlanDigest(p)}
 			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p)
 				fmt.Fprintf(w, "State: %s\n", status)
 				switch {
 				case status == gate.Pending:
 					for _, why := range p.ConfirmReasons {
-						fmt.Fprintf(w, "Waits for a person: %s\n", why)
+						fmt.Fprintf(w, "Waits for a person: %s\n", escapeLine(why))
 					}
+					fmt.Fprintf(w, "Digest (what a signed approval signs): %s\n", gate.PlanDigest(p))
 					fmt.Fprintf(w, "Approve with: act apply %s --confirm   Refuse with: act deny %s\n", p.ID, p.ID)
 				case status == gate.Denied && p.DeniedAt != nil:
 					fmt.Fprintf(w, "Denied at %s", p.DeniedAt.UTC().Format(time.RFC3339))

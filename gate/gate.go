@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
@@ -114,8 +116,10 @@ type Approval struct {
 	// Principal and KeyFingerprint name the signer of a signed approval.
 	Principal      string `json:"principal,omitempty"`
 	KeyFingerprint string `json:"key_fingerprint,omitempty"`
-	// Signature is the armored signature offered, checked by Approve.
+	// Signature is the armored signature offered, of Digest (PlanDigest
+	// of the plan), checked by Approve.
 	Signature []byte `json:"-"`
+	Digest    string `json:"-"`
 }
 
 // The ways a person can confirm.
@@ -384,7 +388,56 @@ func (g *Gate) cooldownBlock(canon []byte) error {
 }
 
 // Via is what the host's policy counts as a person's confirmation.
-func (g *Gate) Via() string { return ViaFlag }
+func (g *Gate) Via() string {
+	if v := g.Policy.Confirmation.Via; v != "" {
+		return v
+	}
+	return ViaFlag
+}
+
+// PlanDigest is what a signed approval of p signs (as sshsig.Message of
+// it): the sha256 of the plan's id, its descriptor's digest and its
+// changes, so a signature approves exactly the reviewed diff.
+func PlanDigest(p *plan.Plan) string {
+	b, _ := json.Marshal(struct {
+		PlanID           string        `json:"plan_id"`
+		DescriptorDigest string        `json:"descriptor_digest"`
+		Changes          []diff.Change `json:"changes"`
+	}{p.ID, p.DescriptorDigest, p.Changes})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// approvers returns the policy's allowed signers.
+func (g *Gate) approvers() ([]sshsig.AllowedSigner, error) {
+	text := strings.Join(g.Policy.Confirmation.Approvers, "\n")
+	if f := g.Policy.Confirmation.ApproversFile; f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("the policy's approvers_file: %w", err)
+		}
+		text += "\n" + string(b)
+	}
+	return sshsig.ParseAllowedSigners(strings.NewReader(text))
+}
+
+// verifySigned checks a signed approval of plan digest against the
+// policy's approvers, and fills in who signed.
+func (g *Gate) verifySigned(ap *Approval, digest string) error {
+	signers, err := g.approvers()
+	if err != nil {
+		return err
+	}
+	if len(signers) == 0 {
+		return errors.New("the host policy asks for signed confirmations but lists no approvers")
+	}
+	got, err := sshsig.Verify(ap.Signature, sshsig.Message(digest), sshsig.Namespace, signers)
+	if err != nil {
+		return err
+	}
+	ap.Principal, ap.KeyFingerprint = got.Principal, got.KeyFingerprint
+	return nil
+}
 
 // Approve checks ap against what the host counts as a person's
 // confirmation, when adm needs one; it returns the approval to record.
@@ -402,6 +455,16 @@ func (g *Gate) Approve(why []string, planID string, ap Approval) (Approval, erro
 	case g.Via() == ViaFlag && (ap.Via == ViaFlag || ap.Via == ViaTerminal):
 		return ap, nil
 	case g.Via() == ViaTerminal && ap.Via == ViaTerminal:
+		return ap, nil
+	case g.Via() == ViaSigned && ap.Via == ViaSigned:
+		if ap.Digest == "" {
+			need.Refused = "a signed approval names no plan"
+			return ap, need
+		}
+		if err := g.verifySigned(&ap, ap.Digest); err != nil {
+			need.Refused = "the signature does not approve this plan: " + err.Error()
+			return ap, need
+		}
 		return ap, nil
 	}
 	need.Refused = fmt.Sprintf("the host policy counts only %s as a person's confirmation, and this was %s", viaWords(g.Via()), viaWords(ap.Via))

@@ -316,6 +316,15 @@ func build(file, base map[string]any, userHome string) (*Policy, error) {
 		hide = append(hide, expandHome(h, userHome))
 	}
 	p.Sandbox.HidePaths = hide
+	if p.Confirmation.Via == "" {
+		p.Confirmation.Via = ViaFlag
+	}
+	if f := p.Confirmation.ApproversFile; f != "" {
+		if isTilde(f) {
+			f = expandHome(f, userHome)
+		}
+		p.Confirmation.ApproversFile = f
+	}
 	return p, nil
 }
 

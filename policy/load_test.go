@@ -32,12 +32,13 @@ func defaultPolicy() *Policy {
 			},
 			Types: map[descriptors.ActionType]Mode{},
 		},
-		Network:    Network{AllowedHosts: []string{}, SandboxNetwork: false},
-		Cooldown:   time.Hour,
-		PlanExpiry: 24 * time.Hour,
-		IdlePeriod: 5 * time.Minute,
-		Audit:      Audit{RetainDays: 90},
-		Sandbox:    SandboxPolicy{HidePaths: []string{}},
+		Network:      Network{AllowedHosts: []string{}, SandboxNetwork: false},
+		Cooldown:     time.Hour,
+		PlanExpiry:   24 * time.Hour,
+		IdlePeriod:   5 * time.Minute,
+		Audit:        Audit{RetainDays: 90},
+		Sandbox:      SandboxPolicy{HidePaths: []string{}},
+		Confirmation: Confirmation{Via: ViaFlag, Approvers: []string{}},
 	}
 }
 

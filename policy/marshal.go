@@ -53,6 +53,7 @@ func (p *Policy) Marshal() []byte {
 		pair("audit", mapping(
 			pair("retain_days", intNode(p.Audit.RetainDays), "How many days audit records are kept."),
 		), ""),
+		pair("confirmation", confirmationNode(p.Confirmation), ""),
 		pair("sandbox", mapping(
 			pair("hide_paths", strList(p.Sandbox.HidePaths), "More paths hidden from sandboxed commands, besides act's state dir and\nthe usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …)."),
 		), ""),
@@ -108,4 +109,15 @@ func intNode(i int64) *yaml.Node {
 
 func boolNode(b bool) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}
+}
+
+func confirmationNode(c Confirmation) *yaml.Node {
+	m := mapping(
+		pair("via", strNode(c.Via), "What counts as a person's confirmation: flag (--confirm, or a yes at the\nterminal), terminal (only a yes at the controlling terminal), signed (an\nSSH signature by an approver)."),
+		pair("approvers", strList(c.Approvers), "Approvers of signed confirmations: allowed_signers lines."),
+	)
+	if c.ApproversFile != "" {
+		m.Content = append(m.Content, pair("approvers_file", strNode(c.ApproversFile), "").key, strNode(c.ApproversFile))
+	}
+	return m
 }

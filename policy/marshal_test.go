@@ -29,12 +29,13 @@ func custom() *Policy {
 				descriptors.FileRead: Allow, descriptors.NetworkRequest: Confirm, descriptors.MultiStepComposite: Deny,
 			},
 		},
-		Network:    Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true},
-		Cooldown:   0,
-		PlanExpiry: 90*time.Minute + 1500*time.Millisecond,
-		IdlePeriod: 2*time.Hour + 3*time.Microsecond + 4,
-		Audit:      Audit{RetainDays: 3650},
-		Sandbox:    SandboxPolicy{HidePaths: []string{"/srv/secret", "/etc/app/token"}},
+		Network:      Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true},
+		Cooldown:     0,
+		PlanExpiry:   90*time.Minute + 1500*time.Millisecond,
+		IdlePeriod:   2*time.Hour + 3*time.Microsecond + 4,
+		Audit:        Audit{RetainDays: 3650},
+		Sandbox:      SandboxPolicy{HidePaths: []string{"/srv/secret", "/etc/app/token"}},
+		Confirmation: Confirmation{Via: ViaSigned, Approvers: []string{"alice@example.org ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKfA"}, ApproversFile: "/etc/act/allowed_signers"},
 	}
 }
 
@@ -119,6 +120,13 @@ idle_period: 5m
 audit:
   # How many days audit records are kept.
   retain_days: 90
+confirmation:
+  # What counts as a person's confirmation: flag (--confirm, or a yes at the
+  # terminal), terminal (only a yes at the controlling terminal), signed (an
+  # SSH signature by an approver).
+  via: flag
+  # Approvers of signed confirmations: allowed_signers lines.
+  approvers: []
 sandbox:
   # More paths hidden from sandboxed commands, besides act's state dir and
   # the usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …).
@@ -144,7 +152,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"sandbox":{"hide_paths":[]}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"sandbox":{"hide_paths":[]},"confirmation":{"via":"flag","approvers":[]}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

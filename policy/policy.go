@@ -94,6 +94,24 @@ type Policy struct {
 	Audit Audit `json:"audit"`
 	// Sandbox holds what the sandbox hides besides its defaults.
 	Sandbox SandboxPolicy `json:"sandbox"`
+	// Confirmation says what counts as a person's confirmation.
+	Confirmation Confirmation `json:"confirmation"`
+}
+
+// The ways a person can confirm, least strict first.
+const (
+	ViaFlag     = "flag"
+	ViaTerminal = "terminal"
+	ViaSigned   = "signed"
+)
+
+// Confirmation is the policy's confirmation section.
+type Confirmation struct {
+	// Via is ViaFlag, ViaTerminal or ViaSigned.
+	Via string `json:"via"`
+	// Approvers are allowed_signers lines: the list, then the file's.
+	Approvers     []string `json:"approvers"`
+	ApproversFile string   `json:"approvers_file,omitempty"`
 }
 
 // SandboxPolicy is the policy's sandbox section.
@@ -146,6 +164,7 @@ type policyJSON struct {
 	IdlePeriod   string        `json:"idle_period"`
 	Audit        Audit         `json:"audit"`
 	Sandbox      SandboxPolicy `json:"sandbox"`
+	Confirmation Confirmation  `json:"confirmation"`
 }
 
 // MarshalJSON encodes p with the field names of the policy file and
@@ -161,6 +180,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		IdlePeriod:   FormatDuration(p.IdlePeriod),
 		Audit:        p.Audit,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths)},
+		Confirmation: Confirmation{Via: p.Confirmation.Via, Approvers: nonNil(p.Confirmation.Approvers), ApproversFile: p.Confirmation.ApproversFile},
 	})
 }
 
@@ -192,6 +212,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		IdlePeriod:   durs[2],
 		Audit:        j.Audit,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths)},
+		Confirmation: Confirmation{Via: j.Confirmation.Via, Approvers: nonNil(j.Confirmation.Approvers), ApproversFile: j.Confirmation.ApproversFile},
 	}
 	return nil
 }
