@@ -24,6 +24,7 @@ import (
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/policy"
 	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/sandbox/isolate"
 	"github.com/act-project/act/schema"
@@ -56,6 +57,14 @@ func testAct() {
 		now = t
 	}
 	env.Now = func() time.Time { return now }
+	// A system policy of the test's own, never /etc: only this test binary
+	// reads these variables.
+	if f := os.Getenv("ACT_TEST_SYSTEM_POLICY"); f != "" {
+		policy.SystemFile = f
+		policy.SystemOwner = uint32(os.Geteuid())
+	} else {
+		policy.SystemFile = "/nonexistent/act-test/policy.yaml"
+	}
 	if !slices.Contains(os.Args, "--json") {
 		os.Exit(cmd.MainEnv(os.Args, env))
 	}

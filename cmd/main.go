@@ -61,6 +61,8 @@ type Env struct {
 	stat, full bool
 	// signature and signWith are apply's --signature and --sign-with.
 	signature, signWith string
+	// pinned is the state dir the system policy pins ("" none), once read.
+	pinned *string
 	// rawOut and rawErr are the streams under Stdio.Out and Stdio.Err,
 	// which escape what could drive a terminal (termWriter); nonce marks
 	// act's own colours in that text.

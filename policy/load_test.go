@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/document"
@@ -54,7 +55,7 @@ func TestDefaultValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(defaultPolicy(), got); d != "" {
+	if d := cmp.Diff(defaultPolicy(), got, cmpopts.IgnoreUnexported(Policy{})); d != "" {
 		t.Errorf("Default() mismatch (-want +got):\n%s", d)
 	}
 }
@@ -138,7 +139,7 @@ func TestLoadResolution(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load() error: %v", err)
 			}
-			if d := cmp.Diff(tt.want, got); d != "" {
+			if d := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Policy{})); d != "" {
 				t.Errorf("Load() policy mismatch (-want +got):\n%s", d)
 			}
 			if d := cmp.Diff(tt.wantOrigin, origin); d != "" {
@@ -247,7 +248,7 @@ func TestParseMerge(t *testing.T) {
 			}
 			want := defaultPolicy()
 			tt.want(want)
-			if d := cmp.Diff(want, got); d != "" {
+			if d := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Policy{})); d != "" {
 				t.Errorf("Parse() mismatch (-want +got):\n%s", d)
 			}
 		})
@@ -352,7 +353,7 @@ func TestLoadInvalid(t *testing.T) {
 					t.Errorf("problem %+v: want file %q and a message", pr, name)
 				}
 			}
-			if d := cmp.Diff(tt.want, got); d != "" {
+			if d := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Policy{})); d != "" {
 				t.Errorf("problems mismatch (-want +got):\n%s\n%v", d, le.Problems)
 			}
 			var list problem.List

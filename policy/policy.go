@@ -96,6 +96,15 @@ type Policy struct {
 	Sandbox SandboxPolicy `json:"sandbox"`
 	// Confirmation says what counts as a person's confirmation.
 	Confirmation Confirmation `json:"confirmation"`
+
+	// System is the system layer's own settings, when there is one.
+	System *System `json:"-"`
+	// Sources names, for each setting the system policy decided (it was
+	// stricter than the user's), OriginSystem.
+	Sources map[string]string `json:"-"`
+	// floor is the system policy this one is bounded by: Decide,
+	// UnderAllowedRoot and HostAllowed consult it too.
+	floor *Policy
 }
 
 // The ways a person can confirm, least strict first.
@@ -234,6 +243,14 @@ func (p *Policy) ModeFor(t descriptors.ActionType, r descriptors.RiskLevel) (Mod
 // one of the allowed roots, comparing whole path elements: /tmpx is not
 // under /tmp.
 func (p *Policy) UnderAllowedRoot(path string) bool {
+	if p.floor != nil && !p.floor.UnderAllowedRoot(path) {
+		return false
+	}
+	return p.underOwnRoot(path)
+}
+
+// underOwnRoot is UnderAllowedRoot for this layer alone.
+func (p *Policy) underOwnRoot(path string) bool {
 	for _, root := range p.AllowedRoots {
 		if pathglob.Within(path, root) {
 			return true
@@ -245,6 +262,14 @@ func (p *Policy) UnderAllowedRoot(path string) bool {
 // HostAllowed reports whether NETWORK_REQUEST may reach host, per
 // network.allowed_hosts.
 func (p *Policy) HostAllowed(host string) bool {
+	if p.floor != nil && !p.floor.HostAllowed(host) {
+		return false
+	}
+	return p.ownHostAllowed(host)
+}
+
+// ownHostAllowed is HostAllowed for this layer alone.
+func (p *Policy) ownHostAllowed(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	if host == "" {
 		return false
