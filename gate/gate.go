@@ -167,11 +167,7 @@ func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 	if err != nil || (a != nil && reuse) {
 		return pre, err // apply answers "already applied"; plan goes on
 	}
-	canon, _, err := plan.Canonical(d)
-	if err != nil {
-		return nil, err
-	}
-	if err := g.cooldownBlock(canon); err != nil {
+	if err := g.cooldownBlock(plan.CooldownKey(d)); err != nil {
 		return nil, err
 	}
 	at, err := loadAttempts(g.Home, d.ActionID)
@@ -343,7 +339,7 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 	if p.State == plan.Applied || p.State == plan.RolledBack {
 		return adm, nil // promote once answers; nothing to confirm
 	}
-	if err := g.cooldownBlock(p.Descriptor); err != nil {
+	if err := g.cooldownBlock(p.CooldownKey); err != nil {
 		return adm, err
 	}
 	if adm.Decision.Mode == policy.Confirm {
@@ -356,8 +352,7 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 		}
 		adm.Confirm = append(adm.Confirm, r)
 	}
-	key, _ := rollback.CooldownKey(p.Descriptor)
-	if at, id, ok := rollback.LastRollback(g.Home, key); ok {
+	if at, id, ok := rollback.LastRollback(g.Home, p.CooldownKey); ok {
 		adm.Confirm = append(adm.Confirm, fmt.Sprintf("the same action (%s) was rolled back at %s", id, at.UTC().Format(time.RFC3339)))
 	}
 	at, err := loadAttempts(g.Home, p.ActionID)
@@ -371,8 +366,7 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 
 // cooldownBlock refuses (exit 4) the same action as one rolled back less
 // than the policy's cooldown ago.
-func (g *Gate) cooldownBlock(canon []byte) error {
-	key, _ := rollback.CooldownKey(canon)
+func (g *Gate) cooldownBlock(key string) error {
 	at, id, ok := rollback.LastRollback(g.Home, key)
 	if !ok {
 		return nil

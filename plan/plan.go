@@ -89,6 +89,13 @@ type Plan struct {
 	// ScopeRoots pin every directory from / to each scope root, as the
 	// plan found them (ScopeRootIDs).
 	ScopeRoots []PathID `json:"scope_roots,omitempty"`
+	// Scope is the descriptor's scope paths, CooldownKey the identity of
+	// the action for cooldown_on_repeat (its type, scope and effects) and
+	// CooldownOnRepeat its setting: the facts apply and rollback need,
+	// taken from the typed descriptor once, at plan time.
+	Scope            []string `json:"scope"`
+	CooldownKey      string   `json:"cooldown_key"`
+	CooldownOnRepeat bool     `json:"cooldown_on_repeat,omitempty"`
 	// ConfirmReasons say why the plan waits for a person (pending).
 	ConfirmReasons []string `json:"confirm_reasons,omitempty"`
 	// DeniedAt and DenyReason record a person's refusal.
@@ -253,6 +260,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		Mode: string(opts.Decision.Mode), ModeSource: opts.Decision.Source, Reason: opts.Decision.Reason,
 		Changes: changes, Warnings: warnings, LayerBytes: layerBytes,
 		RiskAssessed: assessed.RiskAssessed, RiskReasons: assessed.RiskReasons, ScopeRoots: roots,
+		Scope: d.Scope.Filesystem.Paths, CooldownKey: CooldownKey(d), CooldownOnRepeat: d.Confirmation.CooldownOnRepeat,
 	}
 	if res != nil {
 		p.Read = res.Read
@@ -357,4 +365,16 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// CooldownKey identifies an action for cooldown_on_repeat: the digest of
+// its type, scope and effects (any action id).
+func CooldownKey(d *descriptors.Descriptor) string {
+	h := sha256.New()
+	for _, part := range []any{d.ActionType, d.Scope, d.Effects} {
+		b, _ := json.Marshal(part)
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -259,7 +259,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 			probs = append(probs, conflict(RuleStale, c.Path, "%s changed since the plan: %s", c.Path, why))
 		}
 	}
-	gone, err := goneParents(p.Changes, p.Descriptor)
+	gone, err := goneParents(p.Changes, p.Scope)
 	if err != nil {
 		return out, err
 	}
@@ -504,8 +504,8 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time) (*Action, 
 		if a.Saved, err = keepBackups(home, b); err != nil {
 			return nil, err
 		}
-		if key, on := CooldownKey(p.Descriptor); on {
-			if err := writeCooldown(home, key, b.ActionID, *a.RolledBackAt); err != nil {
+		if p.CooldownOnRepeat && p.CooldownKey != "" {
+			if err := writeCooldown(home, p.CooldownKey, b.ActionID, *a.RolledBackAt); err != nil {
 				return nil, err
 			}
 		}

@@ -2,8 +2,6 @@ package rollback
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,7 +76,7 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	if moved := scopeMoved(p, "the apply"); len(moved) > 0 {
 		return out, moved
 	}
-	gone, err := goneParents(a.Changes, p.Descriptor)
+	gone, err := goneParents(a.Changes, p.Scope)
 	if err != nil {
 		return out, err
 	}
@@ -357,30 +355,6 @@ func recoverLocked(home state.Dir, now func() time.Time) ([]Recovery, error) {
 		}
 	}
 	return out, nil
-}
-
-// CooldownKey identifies an action for cooldown_on_repeat: the digest of
-// its type, scope and effects (any action id). on is the descriptor's
-// confirmation.cooldown_on_repeat. canon is the descriptor as canonical
-// JSON, as plans keep it.
-func CooldownKey(canon []byte) (key string, on bool) {
-	var d struct {
-		ActionType   json.RawMessage `json:"action_type"`
-		Scope        json.RawMessage `json:"scope"`
-		Effects      json.RawMessage `json:"effects"`
-		Confirmation struct {
-			CooldownOnRepeat bool `json:"cooldown_on_repeat"`
-		} `json:"confirmation"`
-	}
-	if err := json.Unmarshal(canon, &d); err != nil {
-		return "", false
-	}
-	h := sha256.New()
-	for _, part := range []json.RawMessage{d.ActionType, d.Scope, d.Effects} {
-		h.Write(part)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)), d.Confirmation.CooldownOnRepeat
 }
 
 type cooldown struct {
