@@ -281,7 +281,6 @@ func rootOf(roots []string, p string) (string, bool) {
 	return best, ok
 }
 
-
 // addedEntries returns, sorted, the entries now in the directories the
 // apply created that the apply did not create: put there since, by
 // someone else. The rollback removes those directories, so each such
