@@ -208,6 +208,11 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if err != nil {
 		return nil, opProblems(err)
 	}
+	// Extended attributes a command set are not promoted: dropped from
+	// the layer before the diff (which does not show them).
+	if err := dropXattrs(layer.UpperDir()); err != nil {
+		return nil, fmt.Errorf("the layer's extended attributes: %w", err)
+	}
 	// The layer's size is summed while the diff runs: both only read it.
 	type du struct {
 		n   int64

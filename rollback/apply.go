@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -327,7 +328,10 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 		if !isPut(c) {
 			return "", nil
 		}
-		return after(c).mismatch(layer + c.Path)
+		if why, err := after(c).mismatch(layer + c.Path); why != "" || err != nil {
+			return why, err
+		}
+		return layerIdentity(layer + c.Path)
 	})
 	var early, ops, late []Op
 	var probs problem.List
@@ -608,4 +612,27 @@ func scopeMoved(p *plan.Plan, since string) problem.List {
 		}
 	}
 	return probs
+}
+
+// layerIdentity says why the layer entry at name may not be promoted even
+// though its type, mode and content are the plan's: a regular file with
+// more than one link (a hard link to a file outside the layer would be
+// promoted still shared with it), or an extended attribute the plan
+// dropped (docs/sandbox-promotion.md).
+func layerIdentity(name string) (string, error) {
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return "", err
+	}
+	if st := fi.Sys().(*syscall.Stat_t); fi.Mode().IsRegular() && st.Nlink > 1 {
+		return fmt.Sprintf("it has %d links: it is shared with a file outside the layer", st.Nlink), nil
+	}
+	names, err := plan.ForeignXattrs(name)
+	if err != nil {
+		return "", err
+	}
+	if len(names) > 0 {
+		return fmt.Sprintf("it has extended attributes the plan did not (%s)", strings.Join(names, ", ")), nil
+	}
+	return "", nil
 }
