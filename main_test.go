@@ -424,7 +424,7 @@ func TestDeps(t *testing.T) {
 		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
 		"internal/state":        {"github.com/gofrs/flock"},
-		"gate":                  {"descriptors", "diff", "internal/atomicfile", "internal/pathglob", "internal/problem", "internal/sshsig", "internal/state", "plan", "policy", "rollback"},
+		"gate":                  {"descriptors", "diff", "internal/atomicfile", "internal/pathglob", "internal/problem", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox"},
 		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

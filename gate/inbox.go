@@ -3,7 +3,6 @@ package gate
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
+	"github.com/act-project/act/sandbox"
 )
 
 // RuleMaxPending: as many plans as the policy allows already wait for a
@@ -121,7 +121,7 @@ func (g *Gate) Deny(ctx context.Context, id, reason string) (*plan.Plan, error) 
 	}
 	// The saved state says denied first: a crash before the layer is gone
 	// leaves a denied plan with a layer, which nothing promotes.
-	err = os.RemoveAll(plan.LayerDir(g.Home.Root, id))
+	err = sandbox.RemoveAll(plan.LayerDir(g.Home.Root, id))
 	unlock()
 	if err != nil {
 		return p, err

@@ -181,7 +181,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	committed := false
 	defer func() {
 		if !committed {
-			os.RemoveAll(tmp)
+			sandbox.RemoveAll(tmp) // a command may have left 000 or 555 directories
 		}
 	}()
 	layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(tmp, "layer"))
@@ -203,7 +203,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
 	if runOpts.Exec != nil {
-		os.RemoveAll(filepath.Join(tmp, "work"))
+		sandbox.RemoveAll(filepath.Join(tmp, "work"))
 	}
 	if err != nil {
 		return nil, opProblems(err)
