@@ -189,9 +189,11 @@ func lastLines(s string, n int) string {
 // go.mod, …) is kept.
 //
 // The variables that choose where packages come from (a mirror, a private
-// registry, no network at all) are passed on from act's environment:
-// [sourceVars].
-func packageEnv() map[string]string {
+// registry, no network at all) are passed on from act's environment, each
+// manager only its own ([sourceVars]): a registry's credentials in pip's
+// settings are nothing npm's install scripts need to see. Whatever of them
+// the manager prints or writes is redacted before it is stored or shown.
+func packageEnv(manager string) map[string]string {
 	path := os.Getenv("PATH")
 	if path == "" {
 		path = defaultPath
@@ -208,7 +210,7 @@ func packageEnv() map[string]string {
 		"GOCACHE":                       "/tmp/.gocache",
 		"GOFLAGS":                       "-modcacherw",
 	}
-	for _, k := range sourceVars {
+	for _, k := range sourceVars[manager] {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v
 		}
@@ -216,12 +218,12 @@ func packageEnv() map[string]string {
 	return env
 }
 
-// sourceVars are the package managers' settings of where packages come
-// from, which a package operation takes from act's environment.
-var sourceVars = []string{
-	"GOPROXY", "GOPRIVATE", "GONOPROXY", "GONOSUMDB", "GOSUMDB", "GOINSECURE",
-	"npm_config_registry", "NPM_CONFIG_REGISTRY",
-	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX",
+// sourceVars are each package manager's settings of where packages come
+// from, which its operations take from act's environment.
+var sourceVars = map[string][]string{
+	"go":  {"GOPROXY", "GOPRIVATE", "GONOPROXY", "GONOSUMDB", "GOSUMDB", "GOINSECURE"},
+	"npm": {"npm_config_registry", "NPM_CONFIG_REGISTRY"},
+	"pip": {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX"},
 }
 
 // packageArgv is the command a package operation runs.

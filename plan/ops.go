@@ -347,7 +347,7 @@ func (r *runner) run(f []string, t descriptors.ActionType, op descriptors.Operat
 			}
 			argv = append([]string{py, "-m"}, argv...)
 		}
-		return r.command(f, "package manager", argv, o.Workdir, packageEnv(), "")
+		return r.command(f, "package manager", argv, o.Workdir, packageEnv(o.Manager), "")
 	}
 	return fmt.Errorf("%s: %s: %w", problem.FieldPath(f...), t, ErrNotFileOperation)
 }
