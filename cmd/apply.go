@@ -137,6 +137,48 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		g = env.gate(pol)
 		doc = planLocator(p)
 	}
+	ap := gate.Approval{}
+	if confirmed {
+		ap = gate.NewApproval(gate.ViaFlag)
+	}
+	askPerson := func(p *plan.Plan, why []string) (gate.Approval, bool) {
+		if env.json || !isTerminal(env.Stdio.In) || !isTerminal(env.Stdio.Err) {
+			return gate.Approval{}, false
+		}
+		if !shot {
+			renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
+			fmt.Fprintln(env.Stdio.Out)
+		}
+		if ask(env, fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", strings.Join(why, "; "), p.ID)) {
+			return gate.NewApproval(gate.ViaTerminal), true
+		}
+		return gate.Approval{}, false
+	}
+	out, err := promoteSaved(ctx, res, g, p, doc, ap, askPerson, env.progress("applying"))
+	if out != nil {
+		env.recovered = append(env.recovered, out.Recovered...)
+	}
+	if err == nil && out.AlreadyApplied {
+		return alreadyApplied(env, res, out.Action)
+	}
+	return env.finish(res, "succeeded", err, func(w io.Writer, st styles) {
+		c, m, dl := diff.Summary(p.Changes)
+		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
+		fmt.Fprintf(w, "Roll back with: act rollback %s\n", p.ActionID)
+	})
+}
+
+// An asker asks a person to confirm plan p for the reasons why, and
+// returns the approval given, or false.
+type asker func(p *plan.Plan, why []string) (gate.Approval, bool)
+
+// promoteSaved is apply of the saved plan p, every decision the gate's:
+// Admit decides now (expired, blocked, what needs a person), Approve checks
+// ap, or what ask obtains when ap is not enough (nil never asks), a missing
+// confirmation leaves the plan pending (gate.Queue) and is a queued
+// statusError, and Promote promotes. res gets the policy's decision and, when
+// queued, the reasons. The CLI and the MCP server both apply through it.
+func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, doc problemLocator, ap gate.Approval, ask asker, progress rollback.Progress) (*rollback.Outcome, error) {
 	adm, err := g.Admit(p)
 	if adm != nil {
 		res.Mode, res.ModeSource, res.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
@@ -146,58 +188,38 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	var probs problem.List
 	switch {
 	case errors.As(err, &expired):
-		return env.finish(res, "succeeded", &statusError{status: "expired", code: 8, rule: gate.RuleExpired, err: err}, nil)
+		return nil, &statusError{status: "expired", code: 8, rule: gate.RuleExpired, err: err}
 	case errors.As(err, &probs):
-		return env.finish(res, "succeeded", doc(probs), nil)
+		return nil, doc(probs)
 	case err != nil:
-		return env.finish(res, "succeeded", err, nil)
-	}
-	ap := gate.Approval{}
-	if confirmed {
-		ap = gate.NewApproval(gate.ViaFlag)
+		return nil, err
 	}
 	if len(adm.Confirm) > 0 {
-		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil {
-			if !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err) {
-				if !shot {
-					renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
-					fmt.Fprintln(env.Stdio.Out)
-				}
-				if ask(env, fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", strings.Join(adm.Confirm, "; "), p.ID)) {
-					ap, err = g.Approve(adm.Confirm, p.ID, gate.NewApproval(gate.ViaTerminal))
-				}
+		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil && ask != nil {
+			if given, ok := ask(p, adm.Confirm); ok {
+				ap, err = g.Approve(adm.Confirm, p.ID, given)
 			}
 		}
 		var need *gate.ConfirmationRequired
 		if errors.As(err, &need) {
 			if qerr := g.Queue(p); qerr != nil {
-				return env.finish(res, "succeeded", qerr, nil)
+				return nil, qerr
 			}
 			res.Reason = strings.Join(need.Why, "; ")
-			return env.finish(res, "succeeded", &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}, nil)
+			return nil, &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}
 		}
 		if err != nil {
-			return env.finish(res, "succeeded", err, nil)
+			return nil, err
 		}
 	} else if ap.Via == "" {
 		ap = gate.NewApproval(gate.ViaNone)
 	}
-	out, err := g.Promote(ctx, adm, ap, env.progress("applying"))
-	if out != nil {
-		env.recovered = append(env.recovered, out.Recovered...)
-	}
+	out, err := g.Promote(ctx, adm, ap, progress)
 	var rev *rollback.RevertedError
-	switch {
-	case errors.As(err, &rev):
+	if errors.As(err, &rev) {
 		err = &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
-	case err == nil && out.AlreadyApplied:
-		return alreadyApplied(env, res, out.Action)
 	}
-	return env.finish(res, "succeeded", err, func(w io.Writer, st styles) {
-		c, m, dl := diff.Summary(p.Changes)
-		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
-		fmt.Fprintf(w, "Roll back with: act rollback %s\n", p.ActionID)
-	})
+	return out, err
 }
 
 // promotedNow is rollback.Promoted once any promotion in progress has

@@ -122,6 +122,7 @@ func newApp(env *Env) *cli.App {
 			newRecoverCommand(env),
 			newSchemaCommand(env),
 			newPolicyCommand(env),
+			newMCPCommand(env),
 		},
 		Reader:                env.Stdio.In,
 		Writer:                env.Stdio.Out,

@@ -66,6 +66,14 @@ func (env *Env) check(res *result, arg string) (*checked, error) {
 	if err != nil {
 		return nil, err
 	}
+	return env.checkData(res, pol, name, data)
+}
+
+// checkData runs parse, schema, rules and policy pol on a descriptor's
+// bytes (name is the name positions use), filling res as it goes: the
+// checks of check, for a descriptor that came from elsewhere than a file
+// (the MCP server's tool arguments).
+func (env *Env) checkData(res *result, pol *policy.Policy, name string, data []byte) (*checked, error) {
 	res.File = name
 	d, doc, probs := descriptors.Load(name, data)
 	if probs != nil {
