@@ -263,15 +263,16 @@ func (s *mcpServer) answer(tool string, res *result, success string, err error) 
 		}
 		out.Errors = append(out.Errors, jsonProblem{Rule: rule, Message: err.Error()})
 	}
-	fmt.Fprintf(s.env.Stdio.Err, "act: mcp: %s %s%s: %s\n", tool, res.PlanID, orEmpty(" action "+res.ActionID, res.ActionID), out.Status)
-	return &mcp.CallToolResult{IsError: code != 0 && out.Status != "queued"}, out, nil
-}
-
-func orEmpty(s, cond string) string {
-	if cond == "" {
-		return ""
+	// One line per call on stderr, which MCP clients keep in their logs.
+	fmt.Fprintf(s.env.Stdio.Err, "act: mcp: %s", tool)
+	if res.ActionID != "" {
+		fmt.Fprintf(s.env.Stdio.Err, " action %s", res.ActionID)
 	}
-	return s
+	if res.PlanID != "" {
+		fmt.Fprintf(s.env.Stdio.Err, " plan %s", res.PlanID)
+	}
+	fmt.Fprintf(s.env.Stdio.Err, ": %s\n", out.Status)
+	return &mcp.CallToolResult{IsError: code != 0 && out.Status != "queued"}, out, nil
 }
 
 // home is the state dir of this server.
