@@ -295,3 +295,6 @@ func TestMCPInspector(t *testing.T) {
 		t.Fatalf("b.txt after the person's confirmation: %q %v", b, err)
 	}
 }
+
+// TestMCPStdioNobody is TestMCPStdio as an ordinary user.
+func TestMCPStdioNobody(t *testing.T) { asNobody(t, "TestMCPStdio") }
