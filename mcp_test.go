@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -298,3 +299,51 @@ func TestMCPInspector(t *testing.T) {
 
 // TestMCPStdioNobody is TestMCPStdio as an ordinary user.
 func TestMCPStdioNobody(t *testing.T) { asNobody(t, "TestMCPStdio") }
+
+// TestMCPStdioHugeMessage: a 100 MiB message is not read whole: act mcp
+// ends the session after 8 MiB of it, promptly and having planned nothing.
+func TestMCPStdioHugeMessage(t *testing.T) {
+	s := newMCPSession(t)
+	c := exec.Command(s.act, "--home", s.state, "mcp")
+	c.Env = s.env()
+	in, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	go func() {
+		in.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"act_validate","arguments":{"descriptor":"`))
+		chunk := bytes.Repeat([]byte("a"), 1<<20)
+		for i := 0; i < 100; i++ {
+			if _, err := in.Write(chunk); err != nil {
+				return // act mcp stopped reading: what this test wants
+			}
+		}
+		in.Write([]byte("\"}}}\n"))
+		in.Close()
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("act mcp took a 100 MiB message and exited 0\n%s", stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "maximum line length") {
+			t.Errorf("act mcp: %v\n%s", err, stderr.String())
+		}
+		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > 96<<10 {
+			t.Errorf("act mcp peaked at %d MiB for a message it refused", ru.Maxrss>>10)
+		}
+	case <-time.After(30 * time.Second):
+		c.Process.Kill()
+		t.Fatal("act mcp still reads a 100 MiB message after 30 s")
+	}
+	if _, err := os.Stat(filepath.Join(s.state, "plans")); err == nil {
+		t.Error("a plan was saved")
+	}
+}

@@ -406,6 +406,7 @@ func (s *mcpServer) apply(ctx context.Context, _ *mcp.CallToolRequest, in planID
 	r, o, err := s.answer("act_apply", res, success, err)
 	switch {
 	case o.Status == "queued":
+		o.State = string(plan.Pending)
 		o.Next = fmt.Sprintf("a person must confirm this at their terminal: act apply %s --confirm (you cannot); check with act_status", p.ID)
 	case o.ExitCode == 0 && p != nil:
 		o.State = string(plan.Applied)

@@ -333,7 +333,7 @@ func TestMCPLifecycle(t *testing.T) {
 	planID = out.PlanID
 	for i := 0; i < 3; i++ { // asking again changes nothing
 		res, out = f.call(ctx, "act_apply", map[string]any{"plan_id": planID})
-		if res.IsError || out.Status != "queued" || out.ExitCode != 7 || out.PlanID != planID ||
+		if res.IsError || out.Status != "queued" || out.ExitCode != 7 || out.PlanID != planID || out.State != "pending" ||
 			!strings.Contains(out.Reason, "a test wants a person") || !strings.Contains(out.Next, "act apply "+planID+" --confirm") {
 			t.Fatalf("act_apply of a plan needing a person: %+v", out)
 		}
