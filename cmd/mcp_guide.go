@@ -33,7 +33,8 @@ required unless the schema marks it optional; no other field is allowed.
 ## What makes act refuse a descriptor
 - invalid (status invalid): a parse or schema error, a relative or unclean
   path, a path outside the scope, an effect outside the scope, a scope that
-  reaches act's state directory or a credential store.
+  reaches act's state directory, a host system directory or a whole home
+  directory, a write to a file that runs code later (shell rc, cron, ...).
 - blocked (status blocked): the host policy denies the action type or risk,
   a path outside the policy's allowed roots, a cap above the policy's, a stale
   created_at, UI_AUTOMATION.
