@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -264,14 +265,15 @@ func (s *mcpServer) answer(tool string, res *result, success string, err error) 
 		out.Errors = append(out.Errors, jsonProblem{Rule: rule, Message: err.Error()})
 	}
 	// One line per call on stderr, which MCP clients keep in their logs.
-	fmt.Fprintf(s.env.Stdio.Err, "act: mcp: %s", tool)
+	// One write, so that concurrent calls do not interleave their lines.
+	line := "act: mcp: " + tool
 	if res.ActionID != "" {
-		fmt.Fprintf(s.env.Stdio.Err, " action %s", res.ActionID)
+		line += " action " + res.ActionID
 	}
 	if res.PlanID != "" {
-		fmt.Fprintf(s.env.Stdio.Err, " plan %s", res.PlanID)
+		line += " plan " + res.PlanID
 	}
-	fmt.Fprintf(s.env.Stdio.Err, ": %s\n", out.Status)
+	io.WriteString(s.env.Stdio.Err, line+": "+out.Status+"\n")
 	return &mcp.CallToolResult{IsError: code != 0 && out.Status != "queued"}, out, nil
 }
 

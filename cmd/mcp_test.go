@@ -473,3 +473,42 @@ func sleeping(marker string) bool {
 	}
 	return false
 }
+
+// TestMCPConcurrentPlans: calls of one session run at once; each action is
+// planned and applied once, whole, whatever the order.
+func TestMCPConcurrentPlans(t *testing.T) {
+	f := newMCPFixture(t)
+	ctx := context.Background()
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("f%d.txt", i)
+			d := f.descriptor(descOpts{id: newUUID(100 + i), name: name, content: name})
+			res, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: "act_plan", Arguments: map[string]any{"descriptor": d}})
+			if err != nil || res.IsError {
+				errs <- fmt.Sprintf("act_plan %d: %v %+v", i, err, res)
+				return
+			}
+			id := res.StructuredContent.(map[string]any)["plan_id"]
+			res, err = f.cs.CallTool(ctx, &mcp.CallToolParams{Name: "act_apply", Arguments: map[string]any{"plan_id": id}})
+			if err != nil || res.IsError || res.StructuredContent.(map[string]any)["status"] != "succeeded" {
+				errs <- fmt.Sprintf("act_apply %d: %v %+v", i, err, res.StructuredContent)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("f%d.txt", i)
+		if b, err := os.ReadFile(filepath.Join(f.proj, name)); err != nil || string(b) != name {
+			t.Errorf("%s: %q %v", name, b, err)
+		}
+	}
+}
