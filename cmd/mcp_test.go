@@ -179,6 +179,16 @@ func TestMCPListTools(t *testing.T) {
 	if len(got) != len(readOnly) {
 		t.Errorf("tools %v, want %v", got, readOnly)
 	}
+	// No resource or prompt reaches the state dir (or anything else).
+	if r, err := f.cs.ListResources(context.Background(), nil); err == nil && len(r.Resources) > 0 {
+		t.Errorf("resources: %v", r.Resources)
+	}
+	if r, err := f.cs.ListResourceTemplates(context.Background(), nil); err == nil && len(r.ResourceTemplates) > 0 {
+		t.Errorf("resource templates: %v", r.ResourceTemplates)
+	}
+	if _, err := f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "file://" + f.stateDir() + "/policy.yaml"}); err == nil {
+		t.Error("read a file of the state dir as a resource")
+	}
 }
 
 func TestMCPSchema(t *testing.T) {
