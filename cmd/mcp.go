@@ -451,6 +451,8 @@ func (s *mcpServer) status(ctx context.Context, _ *mcp.CallToolRequest, in statu
 			return s.answer("act_status", res, "ok", err)
 		}
 		res.ActionID, res.PlanID, res.ActionType, res.Changes = a.ActionID, a.PlanID, a.ActionType, a.Changes
+		c, m, d := diff.Summary(a.Changes)
+		res.Summary = &summary{Create: c, Modify: m, Delete: d}
 		r, out, err := s.answer("act_status", res, "ok", nil)
 		out.State = string(a.State)
 		return r, out, err

@@ -318,7 +318,7 @@ func TestMCPLifecycle(t *testing.T) {
 	}
 	for _, id := range []string{planID, newUUID(1)} {
 		res, out = f.call(ctx, "act_status", map[string]any{"id": id})
-		if res.IsError || out.State != "applied" || len(out.Changes) != 1 {
+		if res.IsError || out.State != "applied" || len(out.Changes) != 1 || out.Summary == nil || out.Summary.Create != 1 {
 			t.Errorf("act_status %s: %+v", id, out)
 		}
 	}
