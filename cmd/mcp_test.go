@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -520,5 +521,51 @@ func TestMCPConcurrentPlans(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(f.proj, name)); err != nil || string(b) != name {
 			t.Errorf("%s: %q %v", name, b, err)
 		}
+	}
+}
+
+// TestMCPNobody runs the MCP tests above as an ordinary user (uid 65534),
+// in a copy of this test binary: act mcp needs no privilege.
+func TestMCPNobody(t *testing.T) {
+	if os.Getenv("ACT_TEST_AS_NOBODY") != "" || testing.Short() {
+		t.Skip("already an ordinary user, or -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the tests above already ran as an ordinary user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed: cannot switch to an ordinary user")
+	}
+	dir, err := os.MkdirTemp("", "act-mcp-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "cmd.test")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin,
+		"-test.run=^TestMCP(Tools|Lifecycle|PolicyReread|ConcurrentAndCancel|ConcurrentPlans)$", "-test.count=1", "-test.v")
+	c.Dir = dir
+	c.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir, "ACT_TEST_AS_NOBODY=1")
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "\n--- PASS: TestMCP"); n != 5 {
+		t.Fatalf("as nobody, %d of 5 tests passed:\n%s", n, out)
 	}
 }
