@@ -90,8 +90,10 @@ EXIT STATUS:
 	}
 }
 
+// isEOF reports whether err is the end of the session: the client
+// closed act's standard input.
 func isEOF(err error) bool {
-	return err != nil && (errors.Is(err, os.ErrClosed) || strings.Contains(err.Error(), "EOF"))
+	return errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed)
 }
 
 // mcpServer serves act's tools over one environment: the state dir and
