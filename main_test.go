@@ -21,9 +21,9 @@ import (
 
 	"github.com/act-project/act/cmd"
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
-	"github.com/act-project/act/gate"
 	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/sandbox/isolate"
 )
