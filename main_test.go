@@ -404,7 +404,7 @@ func TestDeps(t *testing.T) {
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
 		"":                      {"cmd"},
-		"cmd":                   {"descriptors", "diff", "gate", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv"},
+		"cmd":                   {"descriptors", "diff", "gate", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/jsonschema-go/jsonschema"},
 		"internal/treesnap":     {},
 		"internal/sshsig":       {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
 		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema"},

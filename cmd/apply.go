@@ -154,93 +154,64 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		g = env.gate(pol)
 		doc = planLocator(p)
 	}
-	adm, err := g.Admit(p)
-	if adm != nil {
-		res.Mode, res.ModeSource, res.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
-		res.Risk = &adm.Risk
-	}
-	var expired *gate.ExpiredError
-	var probs problem.List
-	switch {
-	case errors.As(err, &expired):
-		return env.finish(res, "succeeded", &statusError{status: "expired", code: 8, rule: gate.RuleExpired, err: err}, nil)
-	case errors.As(err, &probs):
-		return env.finish(res, "succeeded", doc(probs), nil)
-	case err != nil:
-		return env.finish(res, "succeeded", err, nil)
-	}
 	ap := gate.Approval{}
 	if confirmed {
 		ap = gate.NewApproval(gate.ViaFlag)
 	}
-	if len(adm.Confirm) > 0 && (env.signature != "" || env.signWith != "") {
+	if env.signature != "" || env.signWith != "" {
 		if ap, err = env.signedApproval(ctx, gate.PlanDigest(p)); err != nil {
 			return env.finish(res, "succeeded", err, nil)
 		}
 	}
-	if len(adm.Confirm) > 0 {
-		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil {
-			if env.interactive() && g.Via() != gate.ViaSigned {
-				// The whole diff first, paged when it is longer than the
-				// terminal: a person approves what they have seen.
-				env.full = true // the whole diff, paged
-				env.showPaged(func(w io.Writer) {
-					renderPlan(w, newStyles(env, env.Stdio.Out), env, p)
-					fmt.Fprintln(w)
-				})
-				shot = true
-				if ask(env, fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", strings.Join(adm.Confirm, "; "), p.ID)) {
-					ap, err = g.Approve(adm.Confirm, p.ID, gate.NewApproval(gate.ViaTerminal))
-				}
-			}
+	askPerson := func(p *plan.Plan, why []string) (gate.Approval, bool) {
+		if !env.interactive() || g.Via() == gate.ViaSigned {
+			return gate.Approval{}, false
 		}
-		var need *gate.ConfirmationRequired
-		if errors.As(err, &need) {
-			if qerr := g.Queue(p, need.Why); qerr != nil {
-				return env.finish(res, "succeeded", qerr, nil)
-			}
-			res.Reason = strings.Join(need.Why, "; ")
-			return env.finish(res, "succeeded", &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}, nil)
+		// The whole diff first, paged when it is longer than the terminal:
+		// a person approves what they have seen.
+		env.full = true
+		env.showPaged(func(w io.Writer) {
+			renderPlan(w, newStyles(env, env.Stdio.Out), env, p)
+			fmt.Fprintln(w)
+		})
+		shot = true
+		if ask(env, fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", strings.Join(why, "; "), p.ID)) {
+			return gate.NewApproval(gate.ViaTerminal), true
 		}
-		if err != nil {
-			return env.finish(res, "succeeded", err, nil)
-		}
-	} else if ap.Via == "" {
-		ap = gate.NewApproval(gate.ViaNone)
+		return gate.Approval{}, false
 	}
-	if !shot && !env.json && env.interactive() && !(len(p.Changes) == 0 && len(p.Read) > 0) {
-		renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
-		fmt.Fprintln(env.Stdio.Out)
-	}
+	// A FILE_READ's content is read again, checked against the plan's
+	// digest of it: the plan never kept it.
 	reads, err := g.ReadBack(p)
 	if err != nil {
 		return env.finish(res, "succeeded", err, nil)
 	}
-	out, err := g.Promote(ctx, adm, ap, env.progress("applying"))
+	out, err := promoteSaved(ctx, res, g, p, doc, ap, askPerson, env.progress("applying"))
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
 	}
-	var rev *rollback.RevertedError
-	switch {
-	case errors.As(err, &rev):
-		err = &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
-	case err == nil && out.AlreadyApplied:
+	if err == nil && out.AlreadyApplied {
 		return alreadyApplied(env, res, out.Action)
 	}
 	if len(reads) > 0 {
 		res.Data = map[string]any{"read": reads}
 	}
+	readOnly := len(p.Changes) == 0 && len(p.Read) > 0
 	return env.finish(res, "succeeded", err, func(w io.Writer, st styles) {
-		// A FILE_READ's result is the file itself, on stdout as it is.
+		if !shot && !readOnly {
+			renderPlan(w, st, env, p)
+			fmt.Fprintln(w)
+		}
+		// A FILE_READ's result is the file itself, on stdout.
 		for _, r := range reads {
 			if !isTerminal(env.rawOut) {
 				// A script reading a file gets its bytes as they are; a
 				// terminal gets them escaped, like everything else.
 				w.(interface{ Flush() error }).Flush()
 				env.rawOut.Write(r.Content)
-				continue
+			} else {
+				w.Write(r.Content)
 			}
-			w.Write(r.Content)
 			if r.Truncated {
 				fmt.Fprintf(env.Stdio.Err, "act: %s: only the first %d bytes are shown\n", r.Path, plan.MaxReadContent)
 			}
@@ -255,6 +226,60 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
 		fmt.Fprintf(w, "Roll back with: act rollback %s\n", p.ActionID)
 	})
+}
+
+// An asker asks a person to confirm plan p for the reasons why, and
+// returns the approval given, or false.
+type asker func(p *plan.Plan, why []string) (gate.Approval, bool)
+
+// promoteSaved is apply of the saved plan p, every decision the gate's:
+// Admit decides now (expired, blocked, what needs a person), Approve checks
+// ap, or what ask obtains when ap is not enough (nil never asks), a missing
+// confirmation leaves the plan pending (gate.Queue) and is a queued
+// statusError, and Promote promotes. res gets the policy's decision and, when
+// queued, the reasons. The CLI and the MCP server both apply through it.
+func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, doc problemLocator, ap gate.Approval, ask asker, progress rollback.Progress) (*rollback.Outcome, error) {
+	adm, err := g.Admit(p)
+	if adm != nil {
+		res.Mode, res.ModeSource, res.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
+		res.Risk = &adm.Risk
+	}
+	var expired *gate.ExpiredError
+	var probs problem.List
+	switch {
+	case errors.As(err, &expired):
+		return nil, &statusError{status: "expired", code: 8, rule: gate.RuleExpired, err: err}
+	case errors.As(err, &probs):
+		return nil, doc(probs)
+	case err != nil:
+		return nil, err
+	}
+	if len(adm.Confirm) > 0 {
+		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil && ask != nil {
+			if given, ok := ask(p, adm.Confirm); ok {
+				ap, err = g.Approve(adm.Confirm, p.ID, given)
+			}
+		}
+		var need *gate.ConfirmationRequired
+		if errors.As(err, &need) {
+			if qerr := g.Queue(p, need.Why); qerr != nil {
+				return nil, qerr
+			}
+			res.Reason = strings.Join(need.Why, "; ")
+			return nil, &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}
+		}
+		if err != nil {
+			return nil, err
+		}
+	} else if ap.Via == "" {
+		ap = gate.NewApproval(gate.ViaNone)
+	}
+	out, err := g.Promote(ctx, adm, ap, progress)
+	var rev *rollback.RevertedError
+	if errors.As(err, &rev) {
+		err = &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
+	}
+	return out, err
 }
 
 // promotedNow is rollback.Promoted once any promotion in progress has

@@ -165,6 +165,7 @@ func newApp(env *Env) *cli.App {
 			newCompletionCommand(env),
 			newManCommand(env),
 			newIDsCommand(env),
+			newMCPCommand(env),
 		},
 		Reader:                env.Stdio.In,
 		Writer:                env.Stdio.Out,

@@ -55,23 +55,31 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, er
 	if err != nil {
 		return res, nil, err
 	}
+	p, err := planChecked(ctx, env, res, ck)
+	return res, p, err
+}
+
+// planChecked is plan after the checks: the gate's rules before a dry run,
+// the dry run, and the warnings a later apply will answer for. The CLI and
+// the MCP server both plan through it.
+func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan.Plan, error) {
 	g := env.gate(ck.pol)
 	_, digest, err := plan.Canonical(ck.d)
 	if err != nil {
-		return res, nil, err
+		return nil, err
 	}
 	pre, err := g.BeforePlan(ctx, ck.d, digest, false)
 	if err != nil {
-		return res, nil, withPositions(ck, err)
+		return nil, withPositions(ck, err)
 	}
 	p, err := buildPlan(ctx, env, res, ck, g)
 	if err != nil {
-		return res, nil, err
+		return nil, err
 	}
 	for _, why := range pre.Refusals {
 		res.Warnings = append(res.Warnings, jsonProblem{Rule: gate.RuleConfirmationRequired, Field: "action_id", Message: "apply will need a person's confirmation: " + why})
 	}
-	return res, p, nil
+	return p, nil
 }
 
 // buildPlan dry-runs a checked descriptor, grading its changes with the

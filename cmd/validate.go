@@ -77,6 +77,14 @@ func (env *Env) checkFor(res *result, arg string, acting bool) (*checked, error)
 	if err != nil {
 		return nil, err
 	}
+	return env.checkData(res, pol, name, data, acting)
+}
+
+// checkData runs parse, schema, rules and policy pol on a descriptor's
+// bytes (name is the name positions use), filling res as it goes: the
+// checks of check, for a descriptor that came from elsewhere than a file
+// (the MCP server's tool arguments).
+func (env *Env) checkData(res *result, pol *policy.Policy, name string, data []byte, acting bool) (*checked, error) {
 	res.File = name
 	d, doc, probs := descriptors.Load(name, data)
 	if probs != nil {
