@@ -112,7 +112,7 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 				add("makes a new executable", c.Path)
 			}
 		}
-		if why, ok := RunsCodeLater(c.Path, rules.Home); ok {
+		if why, ok := descriptors.RunsCodeLater(c.Path, []string{rules.Home}); ok {
 			add("changes a file that runs code later ("+why+")", c.Path)
 		}
 		for _, g := range rules.SensitivePaths {
