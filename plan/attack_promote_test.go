@@ -6,6 +6,7 @@ package plan
 
 import (
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"testing"
 
@@ -106,4 +107,33 @@ func mknodOutside(t *testing.T, w *attackWorld) map[string]string {
 		t.Skipf("cannot make a device node here (%v): only root can, and then nodev must stop its use", err)
 	}
 	return nil
+}
+
+func init() {
+	attackCases = append(attackCases,
+		attackCase{
+			// The disk cap counts inodes too: 30,000 empty files (no bytes)
+			// would cost the host as many inodes and directory entries.
+			name:   "many-empty-files",
+			script: `i=0; while [ $i -lt 30000 ]; do : > "f$i" || exit 1; i=$((i+1)); done`,
+			res:    "{max_cpu_ms: 20000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 20000}",
+			want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit",
+			create: []string{"f*"},
+			check:  layerSmall(2048),
+		},
+	)
+}
+
+// layerSmall checks that no plan's layer was left with more than n entries.
+func layerSmall(n int) func(t *testing.T, w *attackWorld, p *Plan) {
+	return func(t *testing.T, w *attackWorld, p *Plan) {
+		count := 0
+		filepath.WalkDir(filepath.Join(w.stateDir, "plans"), func(string, fs.DirEntry, error) error {
+			count++
+			return nil
+		})
+		if count > n {
+			t.Errorf("the state dir holds %d entries after the run, more than %d", count, n)
+		}
+	}
 }

@@ -103,6 +103,10 @@ type Plan struct {
 	DenyReason string     `json:"deny_reason,omitempty"`
 }
 
+// RuleTooManyChanges: a dry run made more changes than the policy's
+// max_changes.
+const RuleTooManyChanges = "plan.too-many-changes"
+
 // An Assessment is what [Options.Assess] says of a dry run's changes:
 // act's risk grading and the policy's decision with it.
 type Assessment struct {
@@ -234,6 +238,12 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	}
 	rejected, warnings := CheckEffects(d, changes)
 	rejected = append(rejected, checkSpecialModes(changes)...)
+	if max := opts.Policy.MaxChanges; max > 0 && int64(len(changes)) > max {
+		rejected = append(rejected, problem.Problem{
+			Rule: RuleTooManyChanges, Field: "effects", Layer: problem.Rejected,
+			Message: fmt.Sprintf("the dry run made %d changes, more than the policy's max_changes of %d", len(changes), max),
+		})
+	}
 	if len(rejected) == 0 {
 		rejected = checkPromotable(changes, opts.StateDir)
 	}

@@ -38,6 +38,7 @@ func defaultPolicy() *Policy {
 		PlanExpiry:   24 * time.Hour,
 		IdlePeriod:   5 * time.Minute,
 		Audit:        Audit{RetainDays: 90},
+		MaxChanges:   100000,
 		Sandbox:      SandboxPolicy{HidePaths: []string{}},
 		Confirmation: Confirmation{Via: ViaFlag, Approvers: []string{}},
 	}

@@ -92,6 +92,8 @@ type Policy struct {
 	IdlePeriod time.Duration `json:"idle_period"`
 	// Audit holds the retention of the audit log.
 	Audit Audit `json:"audit"`
+	// MaxChanges is the most changes one plan may hold.
+	MaxChanges int64 `json:"max_changes"`
 	// Sandbox holds what the sandbox hides besides its defaults.
 	Sandbox SandboxPolicy `json:"sandbox"`
 	// Confirmation says what counts as a person's confirmation.
@@ -172,6 +174,7 @@ type policyJSON struct {
 	PlanExpiry   string        `json:"plan_expiry"`
 	IdlePeriod   string        `json:"idle_period"`
 	Audit        Audit         `json:"audit"`
+	MaxChanges   int64         `json:"max_changes"`
 	Sandbox      SandboxPolicy `json:"sandbox"`
 	Confirmation Confirmation  `json:"confirmation"`
 }
@@ -188,6 +191,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		PlanExpiry:   FormatDuration(p.PlanExpiry),
 		IdlePeriod:   FormatDuration(p.IdlePeriod),
 		Audit:        p.Audit,
+		MaxChanges:   p.MaxChanges,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths)},
 		Confirmation: Confirmation{Via: p.Confirmation.Via, Approvers: nonNil(p.Confirmation.Approvers), ApproversFile: p.Confirmation.ApproversFile},
 	})
@@ -220,6 +224,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		PlanExpiry:   durs[1],
 		IdlePeriod:   durs[2],
 		Audit:        j.Audit,
+		MaxChanges:   j.MaxChanges,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths)},
 		Confirmation: Confirmation{Via: j.Confirmation.Via, Approvers: nonNil(j.Confirmation.Approvers), ApproversFile: j.Confirmation.ApproversFile},
 	}

@@ -118,6 +118,10 @@ func tighten(sys, user *Policy) *Policy {
 		p.Network.SandboxNetwork = false
 		set("network.sandbox_network", true)
 	}
+	if sys.MaxChanges < p.MaxChanges {
+		p.MaxChanges = sys.MaxChanges
+		set("max_changes", true)
+	}
 	if sys.Audit.RetainDays > p.Audit.RetainDays {
 		p.Audit.RetainDays = sys.Audit.RetainDays
 		set("audit.retain_days", true)

@@ -759,7 +759,13 @@ static uint64_t scope_hash(const struct scope *s) {
 // binds t over /tmp.
 static void setup_disk(void) {
 	char opts[128], p[64];
-	snprintf(opts, sizeof opts, "mode=0755,size=%lld", sp.disk_bytes);
+	// Inodes count too: every file, however empty, costs the host an inode
+	// and a directory entry when the layer is copied back. One inode per
+	// KiB of the cap (at least 1024): 30,000 empty files do not fit in 1 MiB.
+	long long inodes = sp.disk_bytes / 1024;
+	if (inodes < 1024)
+		inodes = 1024;
+	snprintf(opts, sizeof opts, "mode=0755,size=%lld,nr_inodes=%lld", sp.disk_bytes, inodes);
 	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		fail("mount a tmpfs of %lld bytes (the disk cap)", sp.disk_bytes);
 	if ((diskfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
