@@ -137,3 +137,47 @@ func layerSmall(n int) func(t *testing.T, w *attackWorld, p *Plan) {
 		}
 	}
 }
+
+func init() {
+	attackCases = append(attackCases,
+		attackCase{
+			// A FIFO is opened for writing whatever the read-only mount
+			// says: a host FIFO outside the scope, with a reader waiting,
+			// must get nothing (Landlock: writes only beneath the scopes,
+			// /tmp, /dev and /proc).
+			name:   "host-fifo",
+			script: `echo pwned > "$OUT/fifo"`,
+			want:   "op.command-failed", msg: "Permission denied",
+			setup:  hostFIFO,
+			check:  fifoGotNothing,
+		},
+	)
+}
+
+// hostFIFO makes a FIFO in the outside directory and holds it open for
+// reading (without blocking), as a host process waiting for input would.
+func hostFIFO(t *testing.T, w *attackWorld) map[string]string {
+	p := filepath.Join(w.out, "fifo")
+	if err := unix.Mkfifo(p, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifoReaders[w.out] = fd
+	t.Cleanup(func() { unix.Close(fd) })
+	return nil
+}
+
+var fifoReaders = map[string]int{}
+
+func fifoGotNothing(t *testing.T, w *attackWorld, _ *Plan) {
+	buf := make([]byte, 64)
+	n, err := unix.Read(fifoReaders[w.out], buf)
+	if n > 0 {
+		t.Errorf("the host FIFO's reader got %q from the command", buf[:n])
+	} else if err != nil && !errors.Is(err, unix.EAGAIN) {
+		t.Errorf("read the FIFO: %v", err)
+	}
+}

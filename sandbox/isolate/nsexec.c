@@ -51,6 +51,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <linux/keyctl.h>
+#include <linux/landlock.h>
 #include <linux/netlink.h>
 #include <stddef.h>
 #include <dirent.h>
@@ -1187,6 +1188,48 @@ static void install_seccomp(void) {
 #endif
 }
 
+// ---- Writes only where the command may write --------------------------
+//
+// The read-only mounts stop writes to regular files and directories
+// outside the scopes, but a FIFO (or a socket file) is opened for writing
+// whatever the mount says: a host FIFO anywhere in the tree would carry
+// the command's bytes to its reader. A Landlock ruleset allows opening a
+// file for writing only beneath the scopes, /tmp, /dev (its own minimal
+// nodes, /dev/shm) and /proc (docs/sandbox-filesystem.md). On a kernel
+// without Landlock (before 5.13, or not enabled) there is nothing to
+// restrict with; the mounts still hold, and host FIFOs stay writable.
+
+static void allow_writes_beneath(int rs, const char *p) {
+	int fd = open(p, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return;
+		fail("open %s (to allow writes beneath it)", p);
+	}
+	struct landlock_path_beneath_attr pb = {.allowed_access = LANDLOCK_ACCESS_FS_WRITE_FILE, .parent_fd = fd};
+	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+		fail("landlock: allow writes beneath %s", p);
+	close(fd);
+}
+
+static void restrict_writes(void) {
+	struct landlock_ruleset_attr ra = {.handled_access_fs = LANDLOCK_ACCESS_FS_WRITE_FILE};
+	int rs = syscall(SYS_landlock_create_ruleset, &ra, sizeof ra, 0);
+	if (rs < 0) {
+		if (errno == ENOSYS || errno == EOPNOTSUPP)
+			return;
+		fail("landlock: create a ruleset");
+	}
+	allow_writes_beneath(rs, "/tmp");
+	allow_writes_beneath(rs, "/dev");
+	allow_writes_beneath(rs, "/proc");
+	for (int k = 0; k < sp.nscopes; k++)
+		allow_writes_beneath(rs, sp.scopes[k].path);
+	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
+		fail("landlock: restrict the command");
+	close(rs);
+}
+
 // join_session_keyring gives the command a new, empty session keyring
 // instead of the caller's (keys are not namespaced): with the filter's
 // refusal of keyctl it cannot read, change or plant the caller's keys.
@@ -1283,6 +1326,7 @@ __attribute__((noreturn)) static void run_command(void) {
 	cloexec_all();
 	join_session_keyring();
 	drop_privileges();
+	restrict_writes();
 	install_seccomp();
 	if (sp.probe)
 		_exit(0);
