@@ -148,8 +148,8 @@ func init() {
 			name:   "host-fifo",
 			script: `echo pwned > "$OUT/fifo"`,
 			want:   "op.command-failed", msg: "Permission denied",
-			setup:  hostFIFO,
-			check:  fifoGotNothing,
+			setup: hostFIFO,
+			check: fifoGotNothing,
 		},
 	)
 }
