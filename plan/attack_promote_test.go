@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/act-project/act/sandbox/isolate"
 )
 
 func init() {
@@ -179,5 +181,42 @@ func fifoGotNothing(t *testing.T, w *attackWorld, _ *Plan) {
 		t.Errorf("the host FIFO's reader got %q from the command", buf[:n])
 	} else if err != nil && !errors.Is(err, unix.EAGAIN) {
 		t.Errorf("read the FIFO: %v", err)
+	}
+}
+
+func init() {
+	attackCases = append(attackCases,
+		attackCase{
+			// Ten processes under a 128 MiB cap: where no memory cgroup is
+			// writable (an ordinary user here), RLIMIT_AS bounds each, not
+			// all — the plan must say so rather than claim the cap held.
+			name:   "memory-many-processes",
+			script: `for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.2 & done; wait`,
+			static: []string{"forbidden.background-execution"},
+			res:    "{max_cpu_ms: 5000, max_memory_mb: 128, max_disk_mb: 8, max_duration_ms: 5000}",
+			want:   "planned",
+			check:  memoryMechanismSaid,
+		},
+	)
+}
+
+// memoryMechanismSaid checks that the plan names the memory cap's
+// mechanism, and warns when it is per process.
+func memoryMechanismSaid(t *testing.T, w *attackWorld, p *Plan) {
+	if p == nil || len(p.Commands) == 0 {
+		t.Fatal("no command ran")
+	}
+	mech := p.Commands[0].Caps["memory"]
+	warned := false
+	for _, w := range p.Warnings {
+		warned = warned || w.Rule == "sandbox.memory-per-process"
+	}
+	switch {
+	case mech == "":
+		t.Error("the plan does not say how the memory cap was enforced")
+	case mech == isolate.MemoryPerProcess && !warned:
+		t.Error("the memory cap held per process only, and the plan does not warn")
+	case mech != isolate.MemoryPerProcess && warned:
+		t.Error("the plan warns of a per-process cap, but a cgroup held it")
 	}
 }

@@ -274,7 +274,7 @@ func enforcement(l Limits, procs int64, cg *cgroupV1, uid int) (map[Cap]string, 
 		if cg.memory != "" {
 			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
 		} else {
-			enf[CapMemory] = "RLIMIT_AS"
+			enf[CapMemory] = MemoryPerProcess
 			rl.as = l.MemoryMB << 20
 		}
 	}

@@ -37,6 +37,11 @@ type Spec struct {
 // sets none.
 const DefaultMaxOutput = 1 << 20
 
+// MemoryPerProcess is the memory cap's mechanism where no memory cgroup is
+// writable: RLIMIT_AS bounds each process, not all of them together (a
+// command that forks shares the cap N times over).
+const MemoryPerProcess = "RLIMIT_AS per process (no memory cgroup is writable here: not a bound on the command's processes together)"
+
 // DefaultMaxProcs is the process cap when Limits.Procs is 0.
 const DefaultMaxProcs = 1024
 
