@@ -15,7 +15,7 @@ import (
 )
 
 // stateDir resolves the state directory: --home, $ACT_HOME,
-// $XDG_STATE_HOME/act, ~/.local/state/act (SPEC §7).
+// $XDG_STATE_HOME/act, ~/.local/state/act (docs/policy.md).
 func (env *Env) stateDir() (string, error) {
 	if env.pinned == nil {
 		pinned, err := policy.SystemStateDir(env.homeDir())

@@ -4,7 +4,7 @@
 //
 // It is the only package that imports urfave/cli or lipgloss, reads os.Args
 // or the environment, prompts, or chooses exit codes. Exit codes are decided
-// in exactly one place, [exitCode], from the table of SPEC §8:
+// in exactly one place, [exitCode], from the table of docs/exit-codes.md:
 //
 //	0 success
 //	1 error: I/O, internal, environment, invalid policy file

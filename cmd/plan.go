@@ -140,7 +140,7 @@ func fillPlan(res *result, p *plan.Plan) {
 }
 
 // renderPlan prints a plan's changes, a unified diff for text files, and the
-// summary line of SPEC §3.7.
+// summary line of docs/lifecycle.md.
 func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 	stateDir, _ := env.stateDir()
 	// Commands run in the sandbox: what ran and what it said (capped and

@@ -69,7 +69,7 @@ type rendered struct{ code int }
 
 func (r *rendered) Error() string { return fmt.Sprintf("exit status %d", r.code) }
 
-// exitCode is the one place an error becomes an exit code (SPEC §8).
+// exitCode is the one place an error becomes an exit code (docs/exit-codes.md).
 func exitCode(err error) int {
 	var (
 		r  *rendered

@@ -134,7 +134,7 @@ EXIT STATUS:
 }
 
 // recoverFirst recovers, before any command runs, a promotion a crash left
-// part-way (SPEC §4: "recovered on the next act command"). A failure is not
+// part-way (docs/promotion.md: "recovered on the next act command"). A failure is not
 // this command's: it is left for apply, rollback and recover to report.
 // While another act process holds the lock it does not wait.
 func (env *Env) recoverFirst() {

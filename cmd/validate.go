@@ -43,7 +43,7 @@ EXIT STATUS:
 	}
 }
 
-// runValidate runs the checks of SPEC §2 in order and stops at the first
+// runValidate runs the checks of docs/rules.md in order and stops at the first
 // layer that fails, reporting every problem of that layer.
 func runValidate(env *Env, arg string) (*result, error) {
 	res := &result{}
@@ -51,7 +51,7 @@ func runValidate(env *Env, arg string) (*result, error) {
 	return res, err
 }
 
-// checked is a descriptor that passed every check of SPEC §2.
+// checked is a descriptor that passed every check of docs/rules.md.
 type checked struct {
 	d        *descriptors.Descriptor
 	doc      *document.Document
@@ -143,7 +143,7 @@ func locate(doc *document.Document, probs problem.List) problem.List {
 	return out
 }
 
-// loadPolicy resolves the host policy (SPEC §7) and records where it came
+// loadPolicy resolves the host policy (docs/policy.md) and records where it came
 // from in res.
 func (env *Env) loadPolicy(res *result) (*policy.Policy, error) {
 	stateDir, err := env.stateDir()

@@ -1,6 +1,6 @@
 package plan
 
-// Operations carried out by act (SPEC §1, §3.3). [RunOps] carries out a
+// Operations carried out by act (docs/descriptor.md, docs/sandbox.md). [RunOps] carries out a
 // descriptor's file operations through a [sandbox.System]: into a layer
 // for a plan, and the same code on any other System. The rules:
 //
@@ -120,7 +120,7 @@ type Note struct {
 }
 
 // An OpError is an operation that cannot be carried out on the tree as it
-// is (SPEC §8: exit 6). Rule is a stable id from [OpRules] (or
+// is (docs/exit-codes.md: exit 6). Rule is a stable id from [OpRules] (or
 // path.outside-scope, the static rule's); Field is the descriptor field
 // path of the value at fault, e.g. {"steps", "2", "operation", "from"};
 // Path is the path concerned; Msg one plain sentence; Err the cause, if

@@ -1,4 +1,4 @@
-// Package plan builds and stores plans (SPEC §3): it checks the
+// Package plan builds and stores plans (docs/lifecycle.md): it checks the
 // preconditions on the real filesystem, carries out the descriptor's
 // operations into a layer (a [sandbox.LayerSystem] over the real tree, so
 // the real tree is never touched), diffs the layer against the real tree,
@@ -161,7 +161,7 @@ type Options struct {
 	Homes []string
 }
 
-// Build runs SPEC §3 steps 2–7 for an already validated descriptor whose
+// Build runs docs/lifecycle.md steps 2–7 for an already validated descriptor whose
 // policy decision is not blocked. Its errors are a problem.List of layer
 // Precondition (exit 5) or Rejected (exit 6), or an ordinary error.
 func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan, error) {

@@ -1,6 +1,6 @@
 // Package policy loads the host's policy and decides, for an Action
 // Descriptor, the mode it runs in (allow, confirm or deny) and what blocks it
-// (SPEC §2.4 and §7).
+// (docs/policy.md).
 //
 // # Loading
 //
@@ -64,7 +64,7 @@ func (m Mode) Rank() int {
 	return 2
 }
 
-// Where a decision's mode comes from (SPEC §7: type override → risk default).
+// Where a decision's mode comes from (docs/policy.md: type override → risk default).
 const (
 	SourceTypeOverride = "type override"
 	SourceRiskDefault  = "risk default"

@@ -185,7 +185,7 @@ type Outcome struct {
 	Recovered []Recovery
 }
 
-// Promoted applies the promote-once rule (SPEC §4) to action id with
+// Promoted applies the promote-once rule (docs/promotion.md) to action id with
 // descriptor digest: (nil, nil) if the id was never promoted; the action if
 // it was, with this same digest (already applied: nothing to do); a
 // Conflict otherwise (other content, or rolled back).
@@ -225,7 +225,7 @@ func lockAndRecover(ctx context.Context, home state.Dir, now func() time.Time) (
 }
 
 // Apply promotes plan p onto the real tree, all or nothing, under the
-// state-dir lock (SPEC §4). Its errors: a problem.List of layer Conflict
+// state-dir lock (docs/promotion.md). Its errors: a problem.List of layer Conflict
 // (exit 8; nothing changed) or Precondition, a *RevertedError (a failure
 // part-way, undone), or an ordinary error.
 func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Outcome, error) {

@@ -21,7 +21,7 @@ import (
 )
 
 // Rollback restores the pre-images of everything action id's apply changed
-// (SPEC §5), all or nothing, journaled like apply. A path changed since the
+// (docs/promotion.md), all or nothing, journaled like apply. A path changed since the
 // apply is a Conflict (exit 8) unless opts.Force, which saves the current
 // version first (Outcome.Action.Saved). An unknown id is
 // [plan.ErrNotFound].
@@ -273,8 +273,9 @@ func saveOps(home state.Dir, a *Action, changed map[string]string) ([]Op, error)
 	return ops, nil
 }
 
-// Recover ends every promotion and rollback a crash left unfinished (SPEC
-// §4): one that had not committed is undone, one that had is completed.
+// Recover ends every promotion and rollback a crash left unfinished
+// (docs/promotion.md): one that had not committed is undone, one that had
+// is completed.
 // Every act command that changes the tree calls it first, under the lock;
 // `act recover` calls it alone.
 func Recover(ctx context.Context, home state.Dir, now func() time.Time) ([]Recovery, error) {

@@ -1,5 +1,5 @@
 // Package redact removes secrets from captured command output before it is
-// stored in a plan, shown or written to the audit log (SPEC §3.7): values
+// stored in a plan, shown or written to the audit log (docs/lifecycle.md): values
 // whose key names a secret ("password=…", "api_key: …", "Authorization:
 // Bearer …"), and well-known token shapes wherever they stand (private key
 // blocks, AWS access keys, GitHub, Slack, Stripe and Google tokens, JWTs,

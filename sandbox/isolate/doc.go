@@ -1,6 +1,6 @@
 // Package isolate runs one command in a throw-away sandbox built from kernel
 // namespaces, so that the command can change nothing but the layers of its
-// scopes, reach no network, and outlive nothing (SPEC §3.3).
+// scopes, reach no network, and outlive nothing (docs/sandbox.md).
 //
 // # How it runs
 //
