@@ -617,15 +617,21 @@ func scopeMoved(p *plan.Plan, since string) problem.List {
 // layerIdentity says why the layer entry at name may not be promoted even
 // though its type, mode and content are the plan's: a regular file with
 // more than one link (a hard link to a file outside the layer would be
-// promoted still shared with it), or an extended attribute the plan
-// dropped (docs/sandbox-promotion.md).
+// promoted still shared with it), one owned by another user, or an
+// extended attribute the plan dropped (docs/sandbox-promotion.md).
 func layerIdentity(name string) (string, error) {
 	fi, err := os.Lstat(name)
 	if err != nil {
 		return "", err
 	}
-	if st := fi.Sys().(*syscall.Stat_t); fi.Mode().IsRegular() && st.Nlink > 1 {
+	st := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode().IsRegular() && st.Nlink > 1 {
 		return fmt.Sprintf("it has %d links: it is shared with a file outside the layer", st.Nlink), nil
+	}
+	if uid := uint32(os.Geteuid()); st.Uid != uid {
+		// The sandbox maps only the caller's id: anything else was put
+		// there from outside it, and would be promoted with its owner.
+		return fmt.Sprintf("it is owned by uid %d, not by the user running act (%d)", st.Uid, uid), nil
 	}
 	names, err := plan.ForeignXattrs(name)
 	if err != nil {
