@@ -283,6 +283,24 @@ plan, an action id already used, a rollback target changed) is exit 8.
 	return b.Bytes()
 }
 
+// checkGenerated compares a generated document with the committed file
+// name; with -update it rewrites the file first.
+func checkGenerated(t *testing.T, name string, got []byte, how string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(name, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is out of date: run go test -run %s -update", name, how)
+	}
+}
+
 // exitCodesDoc renders docs/exit-codes.md from the CLI's one table.
 func exitCodesDoc() []byte {
 	var b bytes.Buffer
@@ -314,20 +332,7 @@ for an outcome that is not a problem of the descriptor.
 // and checks that the binary exits with each code the table names for the
 // statuses it reports (a usage error, a not-found id).
 func TestExitCodesDoc(t *testing.T) {
-	const name = "docs/exit-codes.md"
-	got := exitCodesDoc()
-	if *update {
-		if err := os.WriteFile(name, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is out of date: run go test -run TestExitCodesDoc -update", name)
-	}
+	checkGenerated(t, "docs/exit-codes.md", exitCodesDoc(), "TestExitCodesDoc")
 	for i, r := range cmd.ExitCodes() {
 		if r.Code != i {
 			t.Errorf("row %d has code %d: the table must list every code in order", i, r.Code)
@@ -375,44 +380,19 @@ next ` + "`python3`" + `, the next ` + "`git commit`" + `. act keeps one list of
 
 // TestPersistenceDoc keeps docs/persistence.md in step with the list.
 func TestPersistenceDoc(t *testing.T) {
-	const name = "docs/persistence.md"
-	got := persistenceDoc()
-	if *update {
-		if err := os.WriteFile(name, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is out of date: run go test -run TestPersistenceDoc -update", name)
-	}
+	checkGenerated(t, "docs/persistence.md", persistenceDoc(), "TestPersistenceDoc")
 }
 
 // TestManPage keeps docs/act.1 in step with the CLI's help: it is what
 // act man prints; -update rewrites it.
 func TestManPage(t *testing.T) {
-	const name = "docs/act.1"
 	got, err := cmd.ManPage(cmd.NewApp())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *update {
-		if err := os.WriteFile(name, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("%s is out of date: run go test -run TestManPage -update", name)
-	}
-	for _, c := range []string{"validate", "plan", "apply", "rollback", "pending", "deny", "history"} {
-		if !strings.Contains(got, ".SH "+strings.ToUpper("commands")) || !strings.Contains(got, c) {
+	checkGenerated(t, "docs/act.1", []byte(got), "TestManPage")
+	for _, c := range []string{"validate", "plan", "apply", "rollback", "pending", "deny", "history", "mcp"} {
+		if !strings.Contains(got, ".SH "+c+"\n") {
 			t.Errorf("the manual page does not describe %s", c)
 		}
 	}
@@ -471,11 +451,12 @@ func TestDeps(t *testing.T) {
 		"internal/problem":      {},
 		"internal/atomicfile":   {},
 		"internal/parallel":     {},
-		"sandbox/isolate":       {},
+		"sandbox/isolate":       {"internal/rmtree"},
+		"internal/rmtree":       {},
 		"internal/redact":       {},
 		"internal/overlay":      {"golang.org/x/sys/unix"},
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},
-		"sandbox":               {"descriptors", "internal/overlay", "golang.org/x/sys/unix"},
+		"sandbox":               {"descriptors", "internal/overlay", "internal/rmtree", "golang.org/x/sys/unix"},
 		"diff":                  {"internal/overlay", "internal/parallel", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
 		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},

@@ -106,16 +106,10 @@ func (e *ExpiredError) Error() string {
 		e.PlanID, policy.FormatDuration(e.Age.Truncate(time.Second)), policy.FormatDuration(e.Expiry))
 }
 
-// An Approval is how a person confirmed, kept with the action record.
+// An Approval is how a person confirmed: the record kept with the action
+// (who, how; rollback.Approval) and what was offered to check it.
 type Approval struct {
-	// Via is "flag" (--confirm), "terminal" (a yes at the controlling
-	// terminal), "signed" (an SSH signature) or "none" (none was needed).
-	Via  string `json:"via"`
-	UID  int    `json:"uid"`
-	User string `json:"user,omitempty"`
-	// Principal and KeyFingerprint name the signer of a signed approval.
-	Principal      string `json:"principal,omitempty"`
-	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	rollback.Approval
 	// Signature is the armored signature offered, of Digest (PlanDigest
 	// of the plan), checked by Approve.
 	Signature []byte `json:"-"`
@@ -132,7 +126,7 @@ const (
 
 // NewApproval returns an approval of kind via by the user running act.
 func NewApproval(via string) Approval {
-	a := Approval{Via: via, UID: os.Getuid()}
+	a := Approval{Approval: rollback.Approval{Via: via, UID: os.Getuid()}}
 	if u, err := user.LookupId(strconv.Itoa(a.UID)); err == nil {
 		a.User = u.Username
 	}
@@ -499,7 +493,7 @@ func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progres
 	return rollback.Apply(ctx, g.Home, adm.Plan, rollback.Options{
 		Now:      g.Now,
 		Progress: progress,
-		Approval: approvalRecord(ap),
+		Approval: &ap.Approval,
 		Preconditions: func() problem.List {
 			return plan.CheckPreconditions(adm.Descriptor, host, g.Now(), g.Policy.IdlePeriod)
 		},
@@ -517,9 +511,6 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 	return rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress})
 }
 
-func approvalRecord(ap Approval) *rollback.Approval {
-	return &rollback.Approval{Via: ap.Via, UID: ap.UID, User: ap.User, Principal: ap.Principal, KeyFingerprint: ap.KeyFingerprint}
-}
 
 // A ReadOut is what a FILE_READ gives at apply: the file's content as it
 // is now, which is what the plan recorded.

@@ -49,8 +49,10 @@ type Action struct {
 	Approval *Approval `json:"approval,omitempty"`
 }
 
-// An Approval records who confirmed a promotion and how: "none" (none was
-// needed), "flag", "terminal" or "signed" (with the signer).
+// An Approval records who confirmed a promotion and how: Via is "none"
+// (none was needed), "flag" (--confirm), "terminal" (a yes at the
+// controlling terminal) or "signed" (an SSH signature, whose signer
+// Principal and KeyFingerprint name).
 type Approval struct {
 	Via            string `json:"via"`
 	UID            int    `json:"uid"`
