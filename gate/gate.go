@@ -511,7 +511,6 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 	return rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress})
 }
 
-
 // A ReadOut is what a FILE_READ gives at apply: the file's content as it
 // is now, which is what the plan recorded.
 type ReadOut struct {

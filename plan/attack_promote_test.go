@@ -209,7 +209,7 @@ func memoryMechanismSaid(t *testing.T, w *attackWorld, p *Plan) {
 	mech := p.Commands[0].Caps["memory"]
 	warned := false
 	for _, w := range p.Warnings {
-		warned = warned || w.Rule == "sandbox.memory-per-process"
+		warned = warned || w.Rule == "op.memory-per-process"
 	}
 	switch {
 	case mech == "":

@@ -157,7 +157,7 @@ func (r *runner) command(f []string, what string, argv []string, workdir string,
 	if res.Caps[string(isolate.CapMemory)] == isolate.MemoryPerProcess && !r.memNoted {
 		// Say which mechanism holds: the plan shows it was not aggregate.
 		r.memNoted = true
-		r.note("sandbox.memory-per-process", field(f), "", "resources.max_memory_mb bounds each process of the command, not all together: no memory cgroup is writable for this user (act as root, or a delegated cgroup, bounds them together)")
+		r.note("op.memory-per-process", field(f), "", "resources.max_memory_mb bounds each process of the command, not all together: no memory cgroup is writable for this user (act as root, or a delegated cgroup, bounds them together)")
 	}
 	switch {
 	case res.CapHit != "":

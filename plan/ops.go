@@ -209,7 +209,7 @@ var opRules = []descriptors.Rule{
 	{ID: "op.config-key-absent", Summary: "warning: a CONFIG_CHANGE unsets a key that is not in the file"},
 	{ID: "op.directory-exists", Summary: "warning: a DIRECTORY_CREATE with parents found the directory already there"},
 	{ID: "op.glob-no-match", Summary: "warning: a FILE_DELETE glob matched nothing"},
-	{ID: "sandbox.memory-per-process", Summary: "warning: max_memory_mb bounds each process of the command, not all together (no writable memory cgroup)"},
+	{ID: "op.memory-per-process", Summary: "warning: max_memory_mb bounds each process of the command, not all together (no writable memory cgroup)"},
 }
 
 // RunOps carries out the operation of d, or the steps of a composite in
