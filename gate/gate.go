@@ -283,7 +283,11 @@ func (g *Gate) decide(d *descriptors.Descriptor, r Risk) policy.Decision {
 }
 
 func (g *Gate) riskRules() RiskRules {
-	return RiskRules{Home: g.UserHome, MaxDeletes: DefaultMaxDeletes}
+	r := RiskRules{Home: g.UserHome, MaxDeletes: int(g.Policy.Risk.MaxDeletes), SensitivePaths: g.Policy.Risk.SensitivePaths}
+	if r.MaxDeletes <= 0 {
+		r.MaxDeletes = DefaultMaxDeletes
+	}
+	return r
 }
 
 // An Admission is the gate's verdict on promoting a saved plan now.

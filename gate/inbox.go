@@ -21,7 +21,12 @@ const RuleMaxPending = "policy.max-pending"
 // limit.
 const DefaultMaxPending = 50
 
-func (g *Gate) maxPending() int { return DefaultMaxPending }
+func (g *Gate) maxPending() int {
+	if n := g.Policy.MaxPending; n > 0 {
+		return int(n)
+	}
+	return DefaultMaxPending
+}
 
 // Status is where p stands now: its saved state, or expired for a planned
 // or pending plan older than the policy's plan expiry.

@@ -59,6 +59,8 @@ type sandboxCommander struct {
 	network bool
 	limits  isolate.Limits
 	hide    []string
+	// pii also redacts e-mail addresses and phone numbers (redact.pii).
+	pii bool
 }
 
 // Command implements Commander.
@@ -100,8 +102,8 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 		return nil, err
 	}
 	out := &CommandResult{
-		Field: problem.FieldPath(f...), Argv: redactedArgv(argv), ExitCode: res.ExitCode,
-		Stdout: redact.String(string(res.Stdout)), Stderr: redact.String(string(res.Stderr)),
+		Field: problem.FieldPath(f...), Argv: s.redactArgv(argv), ExitCode: res.ExitCode,
+		Stdout: s.redact(string(res.Stdout)), Stderr: s.redact(string(res.Stderr)),
 		StdoutCut: res.StdoutCut, StderrCut: res.StderrCut,
 		WallMs: res.Usage.Wall.Milliseconds(), CPUMs: res.Usage.CPU.Milliseconds(),
 		Caps: map[string]string{},
@@ -265,6 +267,25 @@ func redactedArgv(argv []string) []string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		out[i] = redact.String(a)
+	}
+	return out
+}
+
+// redact removes secrets from captured output, and personal data too when
+// the policy asks for it.
+func (s *sandboxCommander) redact(out string) string {
+	if s.pii {
+		return redact.PII(out)
+	}
+	return redact.String(out)
+}
+
+func (s *sandboxCommander) redactArgv(argv []string) []string {
+	out := redactedArgv(argv)
+	if s.pii {
+		for i := range out {
+			out[i] = redact.PII(out[i])
+		}
 	}
 	return out
 }

@@ -202,6 +202,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 			layer: layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(tmp, "work"),
 			network: d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
 			hide:    HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths),
+			pii:     opts.Policy.Redact.PII,
 			limits:  isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB},
 		}
 	}

@@ -385,6 +385,14 @@ func build(file, base map[string]any, userHome string) (*Policy, error) {
 		hide = append(hide, expandHome(h, userHome))
 	}
 	p.Sandbox.HidePaths = hide
+	var sensitive []string
+	for _, h := range p.Risk.SensitivePaths {
+		if isTilde(h) && userHome == "" {
+			continue
+		}
+		sensitive = append(sensitive, expandHome(h, userHome))
+	}
+	p.Risk.SensitivePaths = nonNil(sensitive)
 	if p.Confirmation.Via == "" {
 		p.Confirmation.Via = ViaFlag
 	}

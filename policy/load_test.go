@@ -39,6 +39,8 @@ func defaultPolicy() *Policy {
 		IdlePeriod:   5 * time.Minute,
 		Audit:        Audit{RetainDays: 90},
 		MaxChanges:   100000,
+		MaxPending:   50,
+		Risk:         Risk{MaxDeletes: 20, SensitivePaths: []string{}},
 		Sandbox:      SandboxPolicy{HidePaths: []string{}},
 		Confirmation: Confirmation{Via: ViaFlag, Approvers: []string{}},
 	}

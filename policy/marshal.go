@@ -51,6 +51,14 @@ func (p *Policy) Marshal() []byte {
 		pair("plan_expiry", strNode(FormatDuration(p.PlanExpiry)), "Pending plans expire after this; a descriptor created longer ago is a stale intent."),
 		pair("idle_period", strNode(FormatDuration(p.IdlePeriod)), "The user_idle precondition: no terminal input for this long."),
 		pair("max_changes", intNode(p.MaxChanges), "The most changes one plan may hold; a dry run that makes more is rejected."),
+		pair("max_pending", intNode(p.MaxPending), "The most plans that may wait for a person."),
+		pair("risk", mapping(
+			pair("max_deletes", intNode(p.Risk.MaxDeletes), ""),
+			pair("sensitive_paths", strList(p.Risk.SensitivePaths), ""),
+		), "act's own grading: more deletes than this, or a change under one of these\npaths, makes a plan HIGH."),
+		pair("redact", mapping(
+			pair("pii", boolNode(p.Redact.PII), ""),
+		), "Also redact e-mail addresses and phone numbers in commands' output."),
 		pair("audit", mapping(
 			pair("retain_days", intNode(p.Audit.RetainDays), "How many days audit records are kept."),
 		), ""),

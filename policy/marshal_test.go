@@ -36,6 +36,9 @@ func custom() *Policy {
 		IdlePeriod:   2*time.Hour + 3*time.Microsecond + 4,
 		Audit:        Audit{RetainDays: 3650},
 		MaxChanges:   7,
+		MaxPending:   3,
+		Risk:         Risk{MaxDeletes: 5, SensitivePaths: []string{"/srv/**", "/etc/app"}},
+		Redact:       Redact{PII: true},
 		Sandbox:      SandboxPolicy{HidePaths: []string{"/srv/secret", "/etc/app/token"}},
 		Confirmation: Confirmation{Via: ViaSigned, Approvers: []string{"alice@example.org ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKfA"}, ApproversFile: "/etc/act/allowed_signers"},
 	}
@@ -121,6 +124,16 @@ plan_expiry: 24h
 idle_period: 5m
 # The most changes one plan may hold; a dry run that makes more is rejected.
 max_changes: 100000
+# The most plans that may wait for a person.
+max_pending: 50
+# act's own grading: more deletes than this, or a change under one of these
+# paths, makes a plan HIGH.
+risk:
+  max_deletes: 20
+  sensitive_paths: []
+# Also redact e-mail addresses and phone numbers in commands' output.
+redact:
+  pii: false
 audit:
   # How many days audit records are kept.
   retain_days: 90
@@ -156,7 +169,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"sandbox":{"hide_paths":[]},"confirmation":{"via":"flag","approvers":[]}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[]},"confirmation":{"via":"flag","approvers":[]}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

@@ -94,6 +94,12 @@ type Policy struct {
 	Audit Audit `json:"audit"`
 	// MaxChanges is the most changes one plan may hold.
 	MaxChanges int64 `json:"max_changes"`
+	// MaxPending is the most plans that may wait for a person.
+	MaxPending int64 `json:"max_pending"`
+	// Risk tunes act's own risk assessment.
+	Risk Risk `json:"risk"`
+	// Redact says what else is redacted from captured output.
+	Redact Redact `json:"redact"`
 	// Sandbox holds what the sandbox hides besides its defaults.
 	Sandbox SandboxPolicy `json:"sandbox"`
 	// Confirmation says what counts as a person's confirmation.
@@ -123,6 +129,20 @@ type Confirmation struct {
 	// Approvers are allowed_signers lines: the list, then the file's.
 	Approvers     []string `json:"approvers"`
 	ApproversFile string   `json:"approvers_file,omitempty"`
+}
+
+// Risk is the policy's risk section: more deleted paths than MaxDeletes,
+// or a change under one of SensitivePaths (globs, "~" expanded), grade a
+// plan HIGH.
+type Risk struct {
+	MaxDeletes     int64    `json:"max_deletes"`
+	SensitivePaths []string `json:"sensitive_paths"`
+}
+
+// Redact is the policy's redact section.
+type Redact struct {
+	// PII also redacts e-mail addresses and phone numbers.
+	PII bool `json:"pii"`
 }
 
 // SandboxPolicy is the policy's sandbox section.
@@ -175,6 +195,9 @@ type policyJSON struct {
 	IdlePeriod   string        `json:"idle_period"`
 	Audit        Audit         `json:"audit"`
 	MaxChanges   int64         `json:"max_changes"`
+	MaxPending   int64         `json:"max_pending"`
+	Risk         Risk          `json:"risk"`
+	Redact       Redact        `json:"redact"`
 	Sandbox      SandboxPolicy `json:"sandbox"`
 	Confirmation Confirmation  `json:"confirmation"`
 }
@@ -192,6 +215,9 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		IdlePeriod:   FormatDuration(p.IdlePeriod),
 		Audit:        p.Audit,
 		MaxChanges:   p.MaxChanges,
+		MaxPending:   p.MaxPending,
+		Risk:         Risk{MaxDeletes: p.Risk.MaxDeletes, SensitivePaths: nonNil(p.Risk.SensitivePaths)},
+		Redact:       p.Redact,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths)},
 		Confirmation: Confirmation{Via: p.Confirmation.Via, Approvers: nonNil(p.Confirmation.Approvers), ApproversFile: p.Confirmation.ApproversFile},
 	})
@@ -225,6 +251,9 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		IdlePeriod:   durs[2],
 		Audit:        j.Audit,
 		MaxChanges:   j.MaxChanges,
+		MaxPending:   j.MaxPending,
+		Risk:         Risk{MaxDeletes: j.Risk.MaxDeletes, SensitivePaths: nonNil(j.Risk.SensitivePaths)},
+		Redact:       j.Redact,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths)},
 		Confirmation: Confirmation{Via: j.Confirmation.Via, Approvers: nonNil(j.Confirmation.Approvers), ApproversFile: j.Confirmation.ApproversFile},
 	}

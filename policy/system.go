@@ -122,6 +122,24 @@ func tighten(sys, user *Policy) *Policy {
 		p.MaxChanges = sys.MaxChanges
 		set("max_changes", true)
 	}
+	if sys.MaxPending < p.MaxPending {
+		p.MaxPending = sys.MaxPending
+		set("max_pending", true)
+	}
+	if sys.Risk.MaxDeletes < p.Risk.MaxDeletes {
+		p.Risk.MaxDeletes = sys.Risk.MaxDeletes
+		set("risk.max_deletes", true)
+	}
+	for _, s := range sys.Risk.SensitivePaths {
+		if !slices.Contains(p.Risk.SensitivePaths, s) {
+			p.Risk.SensitivePaths = append(p.Risk.SensitivePaths, s)
+			set("risk.sensitive_paths", true)
+		}
+	}
+	if sys.Redact.PII && !p.Redact.PII {
+		p.Redact.PII = true
+		set("redact.pii", true)
+	}
 	if sys.Audit.RetainDays > p.Audit.RetainDays {
 		p.Audit.RetainDays = sys.Audit.RetainDays
 		set("audit.retain_days", true)
