@@ -1,6 +1,6 @@
 package main
 
-// End-to-end tests of promotion (SPEC §4, §5), through the test CLI in
+// End-to-end tests of promotion (docs/promotion.md), through the test CLI in
 // separate processes, on real files: a crash matrix that SIGKILLs act at
 // every crash point of an apply, a rollback and a recovery; apply → rollback
 // round trips for every operation kind, on the state dir's filesystem and on

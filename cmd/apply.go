@@ -2,21 +2,24 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
-	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
@@ -37,6 +40,11 @@ func newApplyCommand(env *Env) *cli.Command {
    (cooldown_on_repeat). --confirm gives it; on a terminal act asks; otherwise
    the plan stays pending (exit 7) for "act apply PLAN_ID --confirm".
 
+EXAMPLES:
+   act apply d.yaml
+   act apply 3f2a9c0e1b7d4a65 --confirm
+   act --json apply d.yaml
+
 EXIT STATUS:
    0 applied (or already applied), 1 error, 2 usage, 3 invalid descriptor,
    4 blocked by policy, 5 precondition failed, 6 dry run rejected,
@@ -44,11 +52,14 @@ EXIT STATUS:
    9 no such plan`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
+			&cli.StringFlag{Name: "signature", Usage: "a signed approval: the ssh-keygen -Y sign signature (namespace act-approval) of the plan's digest"},
+			&cli.StringFlag{Name: "sign-with", Usage: "sign the approval now with this SSH key (a private key, or the .pub of one in ssh-agent or on a security key)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("apply takes exactly one descriptor or plan id, got %d arguments", c.NArg())
 			}
+			env.signature, env.signWith = c.String("signature"), c.String("sign-with")
 			return runApply(c.Context, env, c.Args().First(), c.Bool("confirm"))
 		},
 	}
@@ -100,7 +111,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			p = pre.Reuse
 			fillPlan(res, p)
 			res.Warnings = append(res.Warnings, jsonProblem{Rule: "apply.reused-plan", Message: fmt.Sprintf(
-				"promoting the saved plan %s of this action (made %s): its commands are not run again", p.ID, p.CreatedAt.UTC().Format(time.RFC3339))})
+				"promoting plan %s, made of this same descriptor at %s, instead of planning it again", p.ID, p.CreatedAt.UTC().Format(time.RFC3339))})
 		default:
 			if p, err = buildPlan(ctx, env, res, ck, g); err != nil {
 				// Another act may have promoted this very action meanwhile,
@@ -117,13 +128,19 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 				return env.finish(res, "succeeded", err, nil)
 			}
 		}
-		if !env.json {
+		// A read that changes nothing prints only what it read. In a
+		// terminal the plan is shown once it is known whether a person
+		// must confirm it (then paged, before the question).
+		if !env.json && !env.interactive() && !(len(p.Changes) == 0 && len(p.Read) > 0) {
 			renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
 			fmt.Fprintln(env.Stdio.Out)
 			shot = true
 		}
 	} else {
 		if !plan.IsID(arg) {
+			if a, aerr := rollback.LoadAction(state.Dir{Root: home}, arg); aerr == nil {
+				return env.finish(res, "succeeded", fmt.Errorf("%s is an action id, not a plan id: it is %s (plan %s); act show %s says more: %w", arg, a.State, a.PlanID, arg, plan.ErrNotFound), nil)
+			}
 			return env.finish(res, "succeeded", fmt.Errorf("%s is neither a descriptor file nor a plan id: %w", arg, plan.ErrNotFound), nil)
 		}
 		if p, err = rollback.LoadPlan(state.Dir{Root: home}, arg); err != nil {
@@ -137,6 +154,91 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		g = env.gate(pol)
 		doc = planLocator(p)
 	}
+	ap := gate.Approval{}
+	if confirmed {
+		ap = gate.NewApproval(gate.ViaFlag)
+	}
+	if env.signature != "" || env.signWith != "" {
+		if ap, err = env.signedApproval(ctx, gate.PlanDigest(p)); err != nil {
+			return env.finish(res, "succeeded", err, nil)
+		}
+	}
+	askPerson := func(p *plan.Plan, why []string) (gate.Approval, bool) {
+		if !env.interactive() || g.Via() == gate.ViaSigned {
+			return gate.Approval{}, false
+		}
+		// The whole diff first, paged when it is longer than the terminal:
+		// a person approves what they have seen.
+		env.full = true
+		env.showPaged(func(w io.Writer) {
+			renderPlan(w, newStyles(env, env.Stdio.Out), env, p)
+			fmt.Fprintln(w)
+		})
+		shot = true
+		if ask(env, fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", strings.Join(why, "; "), p.ID)) {
+			return gate.NewApproval(gate.ViaTerminal), true
+		}
+		return gate.Approval{}, false
+	}
+	// A FILE_READ's content is read again, checked against the plan's
+	// digest of it: the plan never kept it.
+	reads, err := g.ReadBack(p)
+	if err != nil {
+		return env.finish(res, "succeeded", err, nil)
+	}
+	out, err := promoteSaved(ctx, res, g, p, doc, ap, askPerson, env.progress("applying"))
+	if out != nil {
+		env.recovered = append(env.recovered, out.Recovered...)
+	}
+	if err == nil && out.AlreadyApplied {
+		return alreadyApplied(env, res, out.Action)
+	}
+	if len(reads) > 0 {
+		res.Data = map[string]any{"read": reads}
+	}
+	readOnly := len(p.Changes) == 0 && len(p.Read) > 0
+	return env.finish(res, "succeeded", err, func(w io.Writer, st styles) {
+		if !shot && !readOnly {
+			renderPlan(w, st, env, p)
+			fmt.Fprintln(w)
+		}
+		// A FILE_READ's result is the file itself, on stdout.
+		for _, r := range reads {
+			if !isTerminal(env.rawOut) {
+				// A script reading a file gets its bytes as they are; a
+				// terminal gets them escaped, like everything else.
+				w.(interface{ Flush() error }).Flush()
+				env.rawOut.Write(r.Content)
+			} else {
+				w.Write(r.Content)
+			}
+			if r.Truncated {
+				fmt.Fprintf(env.Stdio.Err, "act: %s: only the first %d bytes are shown\n", r.Path, plan.MaxReadContent)
+			}
+		}
+		if len(p.Changes) == 0 {
+			if len(reads) == 0 {
+				fmt.Fprintln(w, "Applied: nothing to change.")
+			}
+			return
+		}
+		c, m, dl := diff.Summary(p.Changes)
+		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
+		fmt.Fprintf(w, "Roll back with: act rollback %s\n", p.ActionID)
+	})
+}
+
+// An asker asks a person to confirm plan p for the reasons why, and
+// returns the approval given, or false.
+type asker func(p *plan.Plan, why []string) (gate.Approval, bool)
+
+// promoteSaved is apply of the saved plan p, every decision the gate's:
+// Admit decides now (expired, blocked, what needs a person), Approve checks
+// ap, or what ask obtains when ap is not enough (nil never asks), a missing
+// confirmation leaves the plan pending (gate.Queue) and is a queued
+// statusError, and Promote promotes. res gets the policy's decision and, when
+// queued, the reasons. The CLI and the MCP server both apply through it.
+func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, doc problemLocator, ap gate.Approval, ask asker, progress rollback.Progress) (*rollback.Outcome, error) {
 	adm, err := g.Admit(p)
 	if adm != nil {
 		res.Mode, res.ModeSource, res.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
@@ -146,58 +248,38 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	var probs problem.List
 	switch {
 	case errors.As(err, &expired):
-		return env.finish(res, "succeeded", &statusError{status: "expired", code: 8, rule: gate.RuleExpired, err: err}, nil)
+		return nil, &statusError{status: "expired", code: 8, rule: gate.RuleExpired, err: err}
 	case errors.As(err, &probs):
-		return env.finish(res, "succeeded", doc(probs), nil)
+		return nil, doc(probs)
 	case err != nil:
-		return env.finish(res, "succeeded", err, nil)
-	}
-	ap := gate.Approval{}
-	if confirmed {
-		ap = gate.NewApproval(gate.ViaFlag)
+		return nil, err
 	}
 	if len(adm.Confirm) > 0 {
-		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil {
-			if !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err) {
-				if !shot {
-					renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
-					fmt.Fprintln(env.Stdio.Out)
-				}
-				if ask(env, fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", strings.Join(adm.Confirm, "; "), p.ID)) {
-					ap, err = g.Approve(adm.Confirm, p.ID, gate.NewApproval(gate.ViaTerminal))
-				}
+		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil && ask != nil {
+			if given, ok := ask(p, adm.Confirm); ok {
+				ap, err = g.Approve(adm.Confirm, p.ID, given)
 			}
 		}
 		var need *gate.ConfirmationRequired
 		if errors.As(err, &need) {
-			if qerr := g.Queue(p); qerr != nil {
-				return env.finish(res, "succeeded", qerr, nil)
+			if qerr := g.Queue(p, need.Why); qerr != nil {
+				return nil, qerr
 			}
 			res.Reason = strings.Join(need.Why, "; ")
-			return env.finish(res, "succeeded", &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}, nil)
+			return nil, &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}
 		}
 		if err != nil {
-			return env.finish(res, "succeeded", err, nil)
+			return nil, err
 		}
 	} else if ap.Via == "" {
 		ap = gate.NewApproval(gate.ViaNone)
 	}
-	out, err := g.Promote(ctx, adm, ap, env.progress("applying"))
-	if out != nil {
-		env.recovered = append(env.recovered, out.Recovered...)
-	}
+	out, err := g.Promote(ctx, adm, ap, progress)
 	var rev *rollback.RevertedError
-	switch {
-	case errors.As(err, &rev):
+	if errors.As(err, &rev) {
 		err = &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
-	case err == nil && out.AlreadyApplied:
-		return alreadyApplied(env, res, out.Action)
 	}
-	return env.finish(res, "succeeded", err, func(w io.Writer, st styles) {
-		c, m, dl := diff.Summary(p.Changes)
-		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
-		fmt.Fprintf(w, "Roll back with: act rollback %s\n", p.ActionID)
-	})
+	return out, err
 }
 
 // promotedNow is rollback.Promoted once any promotion in progress has
@@ -223,28 +305,102 @@ func alreadyApplied(env *Env, res *result, a *rollback.Action) error {
 // problemLocator gives problems their place in a descriptor.
 type problemLocator func(problem.List) problem.List
 
-// planLocator places problems in the descriptor a plan keeps (positions
-// are found only when there are problems).
+// planLocator places problems in the descriptor file a plan was made
+// from, when that file still holds the same descriptor; otherwise they name
+// only the field (a position in the plan's canonical JSON would point at
+// the wrong line of a file).
 func planLocator(p *plan.Plan) problemLocator {
 	return func(l problem.List) problem.List {
-		doc, probs := document.Parse(p.File, p.Descriptor)
-		if probs != nil {
-			return l
+		if p.File != "" && p.File != "-" {
+			if data, err := os.ReadFile(p.File); err == nil {
+				if d, doc, probs := descriptors.Load(p.File, data); probs == nil {
+					if _, digest, err := plan.Canonical(d); err == nil && digest == p.DescriptorDigest {
+						return locate(doc, l)
+					}
+				}
+			}
 		}
-		return locate(doc, l)
+		return l
 	}
 }
 
-// ask prints question on stderr and reads a y/yes from stdin.
+// signedApproval reads the signature --signature names, or has ssh-keygen
+// make one with the key --sign-with names (a security key then asks for
+// its touch on the terminal), over digest.
+func (env *Env) signedApproval(ctx context.Context, digest string) (gate.Approval, error) {
+	ap := gate.NewApproval(gate.ViaSigned)
+	ap.Digest = digest
+	var err error
+	if env.signature != "" {
+		ap.Signature, err = os.ReadFile(env.signature)
+	} else {
+		ap.Signature, err = sshsig.SignWithKeygen(ctx, env.signWith, sshsig.Message(digest), sshsig.Namespace, env.Stdio.Err)
+	}
+	return ap, err
+}
+
+// showPaged writes what render writes to standard output, through the
+// user's pager ($PAGER, else less) when it is longer than the terminal.
+func (env *Env) showPaged(render func(w io.Writer)) {
+	var buf bytes.Buffer
+	render(&buf)
+	out, ok := env.rawOut.(*os.File)
+	rows := 0
+	if ok {
+		if ws, err := unix.IoctlGetWinsize(int(out.Fd()), unix.TIOCGWINSZ); err == nil {
+			rows = int(ws.Row)
+		}
+	}
+	if rows == 0 || bytes.Count(buf.Bytes(), []byte("\n")) < rows-2 {
+		env.Stdio.Out.Write(buf.Bytes())
+		return
+	}
+	pager := env.Getenv("PAGER")
+	if pager == "" {
+		pager = "less -R -F -X"
+	}
+	var safe bytes.Buffer
+	tw := newTermWriter(&safe, env.nonce, styleCodes(out, env.Getenv("NO_COLOR") != ""))
+	tw.Write(buf.Bytes())
+	tw.Flush()
+	c := exec.Command("sh", "-c", pager)
+	c.Stdin, c.Stdout, c.Stderr = &safe, out, env.rawErr
+	if err := c.Run(); err != nil {
+		env.Stdio.Out.Write(buf.Bytes()) // no pager: the plain text, all of it
+	}
+}
+
+// interactive reports whether a person may be asked: act runs in a
+// terminal (standard input and error are terminals) and prints no JSON.
+func (env *Env) interactive() bool {
+	return !env.json && isTerminal(env.Stdio.In) && isTerminal(env.rawErr)
+}
+
+// ask prints question and reads a y/yes from the controlling terminal
+// (/dev/tty), not standard input: that is the answer a "terminal"
+// confirmation counts. Without a controlling terminal the answer is no.
 func ask(env *Env, question string) bool {
-	fmt.Fprint(env.Stdio.Err, question)
-	line, _ := bufio.NewReader(env.Stdio.In).ReadString('\n')
+	tty := env.TTY
+	if tty == nil {
+		tty = openTTY
+	}
+	rw, err := tty()
+	if err != nil {
+		return false
+	}
+	defer rw.Close()
+	tw := newTermWriter(rw, env.nonce, nil)
+	fmt.Fprint(tw, question)
+	tw.Flush()
+	line, _ := bufio.NewReader(rw).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
 		return true
 	}
 	return false
 }
+
+func openTTY() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
 
 // isTerminal reports whether f is a terminal.
 func isTerminal(f any) bool {

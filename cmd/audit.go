@@ -20,10 +20,17 @@ func newAuditCommand(env *Env) *cli.Command {
 		return filepath.Join(d, "audit"), err
 	}
 	return &cli.Command{
-		Name:  "audit",
-		Usage: "verify and inspect the signed audit log",
+		Name:      "audit",
+		Usage:     "verify and inspect the signed audit log",
+		UsageText: "act audit verify|checkpoint|show|pubkey",
 		Description: `The audit log (<home>/audit, docs/audit.md) holds one signed record per
    decision act made.
+
+EXAMPLES:
+   act audit verify
+   act audit checkpoint > saved.cp; act audit verify --since saved.cp
+   act audit show 12
+   act audit pubkey --note
 
 EXIT STATUS:
    0 success, 1 error or a damaged log (the first bad record is named), 2 usage`,

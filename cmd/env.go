@@ -15,8 +15,24 @@ import (
 )
 
 // stateDir resolves the state directory: --home, $ACT_HOME,
-// $XDG_STATE_HOME/act, ~/.local/state/act (SPEC §7).
+// $XDG_STATE_HOME/act, ~/.local/state/act (docs/policy.md).
 func (env *Env) stateDir() (string, error) {
+	if env.pinned == nil {
+		pinned, err := policy.SystemStateDir(env.homeDir())
+		if err != nil {
+			return "", err
+		}
+		env.pinned = &pinned
+	}
+	if *env.pinned != "" {
+		// The system policy pins it: --home and ACT_HOME may only name it.
+		for _, asked := range []string{env.home, env.Getenv("ACT_HOME")} {
+			if a, _ := filepath.Abs(asked); asked != "" && a != *env.pinned {
+				return "", fmt.Errorf("the system policy %s pins the state directory to %s; --home and ACT_HOME cannot choose %s", policy.SystemFile, *env.pinned, asked)
+			}
+		}
+		return *env.pinned, nil
+	}
 	dir := env.home
 	if dir == "" {
 		dir = env.Getenv("ACT_HOME")

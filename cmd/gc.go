@@ -23,6 +23,10 @@ func newGCCommand(env *Env) *cli.Command {
    when (docs/audit.md). Every gc is itself recorded. (Plans, layers and
    backups past retention are not removed yet.)
 
+EXAMPLES:
+   act gc
+   act --json gc
+
 EXIT STATUS:
    0 success, 1 error, 2 usage`,
 		Action: func(c *cli.Context) error {

@@ -4,7 +4,7 @@
 //
 // It is the only package that imports urfave/cli or lipgloss, reads os.Args
 // or the environment, prompts, or chooses exit codes. Exit codes are decided
-// in exactly one place, [exitCode], from the table of SPEC §8:
+// in exactly one place, [exitCode], from the table of docs/exit-codes.md:
 //
 //	0 success
 //	1 error: I/O, internal, environment, invalid policy file
@@ -51,8 +51,23 @@ type Env struct {
 	// UserHome returns the current user's home directory from the passwd
 	// database (not $HOME).
 	UserHome func() string
+	// TTY opens the controlling terminal, where act asks for a person's
+	// confirmation; nil means /dev/tty.
+	TTY func() (io.ReadWriteCloser, error)
 	// NewID returns a fresh plan id; nil means random.
 	NewID func() string
+
+	// stat and full say how much of a plan to print (--stat, --full).
+	stat, full bool
+	// signature and signWith are apply's --signature and --sign-with.
+	signature, signWith string
+	// pinned is the state dir the system policy pins ("" none), once read.
+	pinned *string
+	// rawOut and rawErr are the streams under Stdio.Out and Stdio.Err,
+	// which escape what could drive a terminal (termWriter); nonce marks
+	// act's own colours in that text.
+	rawOut, rawErr io.Writer
+	nonce          []byte
 
 	// Set from the global flags.
 	home       string
@@ -80,6 +95,8 @@ func Main(args []string, stdio Stdio) int {
 
 // MainEnv is [Main] with an explicit environment.
 func MainEnv(args []string, env *Env) (code int) {
+	env.wrapOutput()
+	defer env.flushOutput()
 	defer func() {
 		// act never shows a Go panic: an internal error is exit 1 with one line.
 		if r := recover(); r != nil {
@@ -93,9 +110,28 @@ func MainEnv(args []string, env *Env) (code int) {
 		env.json = wantsJSON(args)
 		return env.fail(err)
 	}
-	if len(argv) == 1 {
-		cli.HelpPrinter(env.Stdio.Err, cli.AppHelpTemplate, app)
+	switch {
+	case len(argv) == 1:
+		// act alone: the command list, on stderr, as a usage error.
+		app.Setup()
+		cli.HelpPrinter(env.Stdio.Err, appHelpTemplate, app)
 		return 2
+	case argv[1] == "version" && len(argv) == 2:
+		fmt.Fprintf(env.Stdio.Out, "act %s\n", Version)
+		return 0
+	case argv[1] == "help":
+		// act help [COMMAND]: the same as act [COMMAND] --help.
+		if len(argv) > 3 {
+			return env.fail(usagef("help takes at most one command, got %d", len(argv)-2))
+		}
+		if len(argv) == 3 {
+			if findCommand(app.Commands, argv[2]) == nil {
+				return env.fail(usagef("unknown command %q; run 'act --help' for the list", argv[2]))
+			}
+			argv = []string{argv[0], argv[2], "--help"}
+		} else {
+			argv = []string{argv[0], "--help"}
+		}
 	}
 	if err := app.RunContext(context.Background(), argv); err != nil {
 		return env.fail(err)
@@ -114,16 +150,24 @@ func newApp(env *Env) *cli.App {
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
 		},
 		Commands: []*cli.Command{
+			newNewCommand(env),
 			newValidateCommand(env),
 			newPlanCommand(env),
 			newShowCommand(env),
 			newApplyCommand(env),
 			newRollbackCommand(env),
+			newPendingCommand(env),
+			newDenyCommand(env),
+			newHistoryCommand(env),
 			newRecoverCommand(env),
 			newSchemaCommand(env),
 			newPolicyCommand(env),
 			newAuditCommand(env),
 			newGCCommand(env),
+			newCompletionCommand(env),
+			newManCommand(env),
+			newIDsCommand(env),
+			newMCPCommand(env),
 		},
 		Reader:                env.Stdio.In,
 		Writer:                env.Stdio.Out,
@@ -160,6 +204,8 @@ USAGE:
 
 COMMANDS:{{range .VisibleCommands}}
    {{join .Names ", "}}{{"\t"}}{{.Usage}}{{end}}
+   help [COMMAND]{{"\t"}}how to use act or one command
+   version{{"\t"}}print act's version
 
 GLOBAL OPTIONS:{{range .VisibleFlags}}
    {{.}}{{end}}
@@ -171,7 +217,7 @@ EXIT STATUS:
 `
 
 const commandHelpTemplate = `NAME:
-   act {{.HelpName}} - {{.Usage}}
+   {{.HelpName}} - {{.Usage}}
 
 USAGE:
    {{.UsageText}}
@@ -223,7 +269,7 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		return nil, usagef("no command given")
 	}
 	cmd := findCommand(app.Commands, word)
-	if cmd == nil && word != "help" {
+	if cmd == nil && word != "help" && word != "version" {
 		return nil, usagef("unknown command %q; run 'act --help' for the list", word)
 	}
 	chain := []string{word}
@@ -338,12 +384,33 @@ func (env *Env) fail(err error) int {
 	}
 	if env.json {
 		writeJSON(env.Stdio.Out, &result{Status: statusFor(code, ""), ExitCode: code,
-			Errors: []jsonProblem{{Rule: ruleFor(code), Message: err.Error()}}})
+			Errors: []jsonProblem{{Rule: ruleFor(code), Message: err.Error()}}, Warnings: []jsonProblem{}})
 	}
 	prefix := "act: error: "
-	fmt.Fprintf(env.Stdio.Err, "%s%s\n", prefix, err)
-	if code == 2 {
-		fmt.Fprintln(env.Stdio.Err, "act: hint: run 'act --help' for usage")
+	fmt.Fprintf(env.Stdio.Err, "%s%s\n", prefix, escapeLine(err.Error()))
+	for _, h := range hintsFor(err) {
+		fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", h)
 	}
 	return code
+}
+
+// wrapOutput puts a termWriter over standard output and error: the one
+// place text reaches a terminal.
+func (env *Env) wrapOutput() {
+	if env.rawOut != nil {
+		return
+	}
+	env.nonce = newNonce()
+	env.rawOut, env.rawErr = env.Stdio.Out, env.Stdio.Err
+	noColor := env.Getenv("NO_COLOR") != ""
+	env.Stdio.Out = newTermWriter(env.rawOut, env.nonce, styleCodes(env.rawOut, noColor))
+	env.Stdio.Err = newTermWriter(env.rawErr, env.nonce, styleCodes(env.rawErr, noColor))
+}
+
+func (env *Env) flushOutput() {
+	for _, w := range []io.Writer{env.Stdio.Out, env.Stdio.Err} {
+		if tw, ok := w.(*termWriter); ok {
+			tw.Flush()
+		}
+	}
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -39,6 +40,27 @@ func TestExitCodeTable(t *testing.T) {
 	for code, want := range map[int]string{0: "valid", 1: "error", 2: "error", 3: "invalid", 4: "blocked", 5: "failed", 6: "rejected", 9: "not_found"} {
 		if got := statusFor(code, "valid"); got != want {
 			t.Errorf("statusFor(%d) = %q, want %q", code, got, want)
+		}
+	}
+}
+
+// TestEveryCommandHelp checks that every command's help has a one-line
+// summary, a usage line, examples and its exit status.
+func TestEveryCommandHelp(t *testing.T) {
+	app := NewApp()
+	for _, c := range app.VisibleCommands() {
+		if c.Name == "policy" {
+			continue // its help is the policy layers'; checked there
+		}
+		switch {
+		case c.Usage == "" || strings.Contains(c.Usage, "\n"):
+			t.Errorf("%s: no one-line summary", c.Name)
+		case !strings.HasPrefix(c.UsageText, "act "+c.Name):
+			t.Errorf("%s: usage %q does not start with act %s", c.Name, c.UsageText, c.Name)
+		case !strings.Contains(c.Description, "EXAMPLES:\n   act "):
+			t.Errorf("%s: no examples", c.Name)
+		case !strings.Contains(c.Description, "EXIT STATUS:\n   0"):
+			t.Errorf("%s: no exit status", c.Name)
 		}
 	}
 }

@@ -20,20 +20,27 @@ func newPlanCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "plan",
 		Usage:     "dry-run a descriptor into a layer, show the diff and save a plan",
-		UsageText: "act plan [--json] DESCRIPTOR|-",
+		UsageText: "act plan [--json] [--stat|--full] DESCRIPTOR|-",
 		Description: `Validates the descriptor (as validate does), checks its preconditions on
    the real filesystem, carries out its operation into a copy-on-write layer,
    diffs the layer against the real tree and refuses any change the descriptor
    did not declare. The real tree is never touched. The plan is saved under
    the state directory; apply promotes it.
 
+EXAMPLES:
+   act plan d.yaml
+   act new FILE_WRITE --path ~/proj/NOTES.md | act plan -
+   act --json plan d.yaml | jq .changes
+
 EXIT STATUS:
    0 planned, 1 error, 2 usage, 3 invalid descriptor, 4 blocked by policy,
    5 precondition failed, 6 dry run rejected`,
+		Flags: diffFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("plan takes exactly one descriptor (a file or -), got %d arguments", c.NArg())
 			}
+			env.stat, env.full = c.Bool("stat"), c.Bool("full")
 			res, p, err := runPlan(c.Context, env, c.Args().First())
 			return env.finish(res, "planned", err, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p)
@@ -48,23 +55,31 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, er
 	if err != nil {
 		return res, nil, err
 	}
+	p, err := planChecked(ctx, env, res, ck)
+	return res, p, err
+}
+
+// planChecked is plan after the checks: the gate's rules before a dry run,
+// the dry run, and the warnings a later apply will answer for. The CLI and
+// the MCP server both plan through it.
+func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan.Plan, error) {
 	g := env.gate(ck.pol)
 	_, digest, err := plan.Canonical(ck.d)
 	if err != nil {
-		return res, nil, err
+		return nil, err
 	}
 	pre, err := g.BeforePlan(ctx, ck.d, digest, false)
 	if err != nil {
-		return res, nil, withPositions(ck, err)
+		return nil, withPositions(ck, err)
 	}
 	p, err := buildPlan(ctx, env, res, ck, g)
 	if err != nil {
-		return res, nil, err
+		return nil, err
 	}
 	for _, why := range pre.Refusals {
 		res.Warnings = append(res.Warnings, jsonProblem{Rule: gate.RuleConfirmationRequired, Field: "action_id", Message: "apply will need a person's confirmation: " + why})
 	}
-	return res, p, nil
+	return p, nil
 }
 
 // buildPlan dry-runs a checked descriptor, grading its changes with the
@@ -84,6 +99,7 @@ func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.
 		NewID:    env.NewID,
 		Host:     plan.DefaultHost(),
 		Assess:   g.Assessor(ck.d),
+		Homes:    []string{env.homeDir(), env.UserHome()},
 	})
 	if err != nil {
 		if rerr := g.Refused(ctx, ck.d, digest, err); rerr != nil {
@@ -114,6 +130,7 @@ func fillPlan(res *result, p *plan.Plan) {
 	res.ActionID, res.ActionType, res.RiskLevel = p.ActionID, p.ActionType, p.RiskLevel
 	res.Mode, res.ModeSource, res.Reason = p.Mode, p.ModeSource, p.Reason
 	res.Changes = p.Changes
+	res.Commands = p.Commands
 	if p.RiskAssessed != "" {
 		res.Risk = &gate.Risk{Declared: descriptors.RiskLevel(p.RiskLevel), Assessed: descriptors.RiskLevel(p.RiskAssessed), Reasons: p.RiskReasons}
 	}
@@ -123,13 +140,13 @@ func fillPlan(res *result, p *plan.Plan) {
 }
 
 // renderPlan prints a plan's changes, a unified diff for text files, and the
-// summary line of SPEC §3.7.
+// summary line of docs/lifecycle.md.
 func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 	stateDir, _ := env.stateDir()
 	// Commands run in the sandbox: what ran and what it said (capped and
 	// redacted when it was captured).
 	for _, c := range p.Commands {
-		fmt.Fprintf(w, "%s %s\n", st.bold.Render("$ "+strings.Join(c.Argv, " ")),
+		fmt.Fprintf(w, "%s %s\n", st.bold.Render("$ "+shellJoin(c.Argv)),
 			st.faint.Render(fmt.Sprintf("(exit %d, %d ms)", c.ExitCode, c.WallMs)))
 		for _, out := range []struct {
 			text string
@@ -150,10 +167,22 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 		fmt.Fprintln(w)
 	}
 	var diffs []plan.FileDiff
-	if p.State != plan.Applied && p.State != plan.RolledBack {
+	if !env.stat && p.State != plan.Applied && p.State != plan.RolledBack {
 		diffs = plan.TextDiffs(stateDir, p) // else the layer was promoted: its content is no longer there to diff
 	}
+	// The output is bounded unless --full (or paged for a person to
+	// confirm): so many change lines, so many lines of diff in all; what
+	// is left out is counted and said.
+	maxChanges, maxDiffLines := maxShownChanges, maxShownDiffLines
+	if env.full {
+		maxChanges, maxDiffLines = len(p.Changes), -1
+	}
+	diffLines, diffsLeft := 0, 0
 	for i, c := range p.Changes {
+		if i == maxChanges {
+			fmt.Fprintf(w, "… and %s not shown: act show %s --full prints them all, --json lists them\n", plural(len(p.Changes)-i, "more change"), p.ID)
+			break
+		}
 		style, sign := st.modify, "~"
 		switch c.Kind {
 		case diff.Create:
@@ -161,11 +190,22 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 		case diff.Delete:
 			style, sign = st.remove, "-"
 		}
-		fmt.Fprintf(w, "%s %s\n", style.Render(fmt.Sprintf("%s %s %s %s", sign, c.Kind, c.Type, c.Path)), st.faint.Render(describe(c)))
+		line := fmt.Sprintf("%s %s %s %s", sign, c.Kind, c.Type, escapeLine(c.Path))
+		if desc := describe(c); desc != "" {
+			fmt.Fprintf(w, "%s %s\n", style.Render(line), st.faint.Render(desc))
+		} else {
+			fmt.Fprintf(w, "%s\n", style.Render(line))
+		}
 		if diffs == nil {
 			continue
 		}
 		d := diffs[i]
+		if n := strings.Count(d.Text, "\n"); d.Text != "" && maxDiffLines >= 0 && diffLines+n > maxDiffLines {
+			diffsLeft++
+			continue
+		} else {
+			diffLines += n
+		}
 		switch {
 		case d.Err != nil:
 			fmt.Fprintf(w, "    (no diff: %v)\n", d.Err)
@@ -187,12 +227,15 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 			}
 		}
 	}
+	if diffsLeft > 0 {
+		fmt.Fprintf(w, "(the diffs of %s were left out, beyond %d lines: act show %s --full prints them)\n", plural(diffsLeft, "file"), maxShownDiffLines, p.ID)
+	}
 	c, m, d := diff.Summary(p.Changes)
 	if len(p.Changes) > 0 {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s  Plan id: %s\n", st.bold.Render(fmt.Sprintf("Plan: %d to create, %d to modify, %d to delete.", c, m, d)), p.ID)
-	if p.RiskAssessed != "" && p.RiskAssessed != p.RiskLevel {
+	if descriptors.RiskLevel(p.RiskAssessed).Rank() > descriptors.RiskLevel(p.RiskLevel).Rank() {
 		fmt.Fprintf(w, "%s\n", st.warn.Render(fmt.Sprintf("Risk: declared %s, assessed %s by act:", p.RiskLevel, p.RiskAssessed)))
 		for _, r := range p.RiskReasons {
 			fmt.Fprintf(w, "  - %s\n", r)
@@ -222,7 +265,7 @@ func describe(c diff.Change) string {
 			parts = append(parts, num(c.SizeAfter)+" bytes")
 		}
 		if c.LinkAfter != nil {
-			parts = append(parts, "→ "+*c.LinkAfter)
+			parts = append(parts, "→ "+escapeLine(*c.LinkAfter))
 		}
 	case diff.Delete:
 		parts = append(parts, "mode "+str(c.ModeBefore))
@@ -237,8 +280,51 @@ func describe(c diff.Change) string {
 			parts = append(parts, num(c.SizeBefore)+" → "+num(c.SizeAfter)+" bytes")
 		}
 		if c.LinkAfter != nil {
-			parts = append(parts, "→ "+*c.LinkAfter)
+			parts = append(parts, "→ "+escapeLine(*c.LinkAfter))
 		}
 	}
+	if len(parts) == 0 {
+		return ""
+	}
 	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// What plan, apply and show print at most, unless --full.
+const (
+	maxShownChanges   = 1000
+	maxShownDiffLines = 2000
+)
+
+// shellJoin quotes argv as a POSIX shell would need it typed.
+func shellJoin(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = shellQuote(a)
+	}
+	return escapeLine(strings.Join(out, " "))
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// diffFlags are the flags of the commands that print a plan.
+func diffFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "stat", Usage: "the changes without their diffs"},
+		&cli.BoolFlag{Name: "full", Usage: "every change and every diff, however many"},
+	}
 }

@@ -3,6 +3,8 @@ package cmd
 import (
 	"encoding/json"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -33,7 +35,16 @@ EXIT STATUS:
 				if err != nil {
 					return env.finish(res, "ok", err, nil)
 				}
-				res.Data = json.RawMessage(b)
+				data := map[string]any{"policy": json.RawMessage(b)}
+				if pol.System != nil {
+					data["system"] = pol.System.File
+					data["sources"] = pol.Sources
+					if pol.System.StateDir != "" {
+						data["state_dir"] = pol.System.StateDir
+					}
+					data["user_policy"] = pol.System.UserPolicy
+				}
+				res.Data = data
 			}
 			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
 				w.Write(pol.Marshal())
@@ -42,7 +53,23 @@ EXIT STATUS:
 					src += " " + res.Policy.File
 				}
 				io.WriteString(env.Stdio.Err, "act: policy from "+src+"\n")
+				if pol.System != nil {
+					io.WriteString(env.Stdio.Err, "act: bounded by the system policy "+pol.System.File+", which decided: "+sourcesList(pol.Sources)+"\n")
+				}
 			})
 		},
 	}
+}
+
+// sourcesList names the settings the system policy decided, sorted.
+func sourcesList(src map[string]string) string {
+	var names []string
+	for k := range src {
+		names = append(names, k)
+	}
+	if len(names) == 0 {
+		return "nothing (the user's settings are all as strict)"
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }

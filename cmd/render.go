@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
-
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
@@ -42,9 +39,12 @@ type result struct {
 	Policy     *policyOrigin `json:"policy,omitempty"`
 	Changes    []diff.Change `json:"changes,omitempty"`
 	Summary    *summary      `json:"summary,omitempty"`
-	Errors     []jsonProblem `json:"errors"`
-	Warnings   []jsonProblem `json:"warnings"`
-	Data       any           `json:"data,omitempty"`
+	// Commands are the commands and verification the dry run ran, with
+	// their exit codes, times and (capped, redacted) output.
+	Commands []plan.CommandResult `json:"commands,omitempty"`
+	Errors   []jsonProblem        `json:"errors"`
+	Warnings []jsonProblem        `json:"warnings"`
+	Data     any                  `json:"data,omitempty"`
 	// Recovered lists crashed promotions this command recovered first.
 	Recovered []rollback.Recovery `json:"recovered,omitempty"`
 }
@@ -69,7 +69,7 @@ type rendered struct{ code int }
 
 func (r *rendered) Error() string { return fmt.Sprintf("exit status %d", r.code) }
 
-// exitCode is the one place an error becomes an exit code (SPEC §8).
+// exitCode is the one place an error becomes an exit code (docs/exit-codes.md).
 func exitCode(err error) int {
 	var (
 		r  *rendered
@@ -146,18 +146,23 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 		}
 		st := newStyles(env, env.Stdio.Err)
 		for _, w := range res.Warnings {
-			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.warn.Render("warning:"), w.Error())
+			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.warn.Render("warning:"), escapeLine(w.Error()))
 		}
+		defer func() {
+			for _, h := range hintsFor(err) {
+				fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", h)
+			}
+		}()
 		if len(probs) > 0 {
 			for _, p := range probs {
-				fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), p.Error())
+				fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), escapeLine(p.Error()))
 			}
 		} else if err != nil {
-			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), err)
+			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), escapeLine(err.Error()))
 			var le *policy.LoadError
 			if errors.As(err, &le) {
 				for _, p := range le.Problems {
-					fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), p.Error())
+					fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), escapeLine(p.Error()))
 				}
 			}
 		}
@@ -176,24 +181,16 @@ func writeJSON(w io.Writer, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// styles are the lipgloss styles of one output stream: colours on a
-// terminal, plain text when piped or when NO_COLOR is set.
+// styles are act's colours: each wraps text in markers the termWriter of
+// env's output turns into the colour, or drops (piped, NO_COLOR).
 type styles struct {
-	create, modify, remove, err, warn, bold, faint lipgloss.Style
+	create, modify, remove, err, warn, bold, faint style
 }
 
-func newStyles(env *Env, w io.Writer) styles {
-	r := lipgloss.NewRenderer(w)
-	if env.Getenv("NO_COLOR") != "" {
-		r.SetColorProfile(termenv.Ascii)
-	}
+func newStyles(env *Env, _ io.Writer) styles {
+	n := env.nonce
 	return styles{
-		create: r.NewStyle().Foreground(lipgloss.Color("2")),
-		modify: r.NewStyle().Foreground(lipgloss.Color("3")),
-		remove: r.NewStyle().Foreground(lipgloss.Color("1")),
-		err:    r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
-		warn:   r.NewStyle().Foreground(lipgloss.Color("3")).Bold(true),
-		bold:   r.NewStyle().Bold(true),
-		faint:  r.NewStyle().Faint(true),
+		create: style{styleCreate, n}, modify: style{styleModify, n}, remove: style{styleRemove, n},
+		err: style{styleErr, n}, warn: style{styleWarn, n}, bold: style{styleBold, n}, faint: style{styleFaint, n},
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 )
 
@@ -23,6 +24,10 @@ func newRollbackCommand(env *Env) *cli.Command {
    all or nothing, journaled like apply. If a path changed since the apply,
    rollback refuses and lists them; --force restores anyway after saving the
    current versions (printed), and needs --confirm or a yes at the terminal.
+
+EXAMPLES:
+   act rollback 0b5e1c9a-2d4f-4e8a-9c3b-7a6d5e4f3c21
+   act rollback 0b5e1c9a-2d4f-4e8a-9c3b-7a6d5e4f3c21 --force --confirm
 
 EXIT STATUS:
    0 rolled back, 1 error, 2 usage, 7 --force not confirmed,
@@ -47,13 +52,19 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 		return env.finish(res, "rolled_back", err, nil)
 	}
 	g := env.gate(pol)
+	if plan.IsID(id) {
+		// A plan id where an action id belongs: say which one it is.
+		if p, perr := plan.Load(g.Home.Root, id); perr == nil {
+			return env.finish(res, "rolled_back", fmt.Errorf("%s is a plan id, not an action id; its action id is %s: act rollback %s: %w", id, p.ActionID, p.ActionID, plan.ErrNotFound), nil)
+		}
+	}
 	ap := gate.Approval{}
 	if confirmed {
 		ap = gate.NewApproval(gate.ViaFlag)
 	}
 	out, err := g.Rollback(ctx, id, force, ap, env.progress("rolling back"))
 	var need *gate.ConfirmationRequired
-	if errors.As(err, &need) && !env.json && isTerminal(env.Stdio.In) && isTerminal(env.Stdio.Err) {
+	if errors.As(err, &need) && env.interactive() {
 		if ask(env, fmt.Sprintf("Roll back %s even where paths changed since the apply (their current versions are saved)? [y/N] ", id)) {
 			out, err = g.Rollback(ctx, id, force, gate.NewApproval(gate.ViaTerminal), env.progress("rolling back"))
 		}
@@ -77,7 +88,7 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 		res.Data = map[string]any{"saved": out.Action.Saved}
 	}
 	return env.finish(res, "rolled_back", err, func(w io.Writer, st styles) {
-		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Rolled back %s: %d changes restored.", id, len(out.Action.Changes))))
+		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Rolled back %s: %s restored.", id, plural(len(out.Action.Changes), "change"))))
 		for _, s := range out.Action.Saved {
 			fmt.Fprintf(w, "Saved the version of %s found at rollback to %s\n", s.Path, s.Copy)
 		}
@@ -92,6 +103,10 @@ func newRecoverCommand(env *Env) *cli.Command {
 		Description: `Every act command does this first; recover does only this. A promotion
    that had not committed is undone, one that had is completed: the tree ends
    fully before or fully after, never between.
+
+EXAMPLES:
+   act recover
+   act --json recover
 
 EXIT STATUS:
    0 success (nothing to do, or recovered), 1 error, 2 usage`,
@@ -119,7 +134,7 @@ EXIT STATUS:
 }
 
 // recoverFirst recovers, before any command runs, a promotion a crash left
-// part-way (SPEC §4: "recovered on the next act command"). A failure is not
+// part-way (docs/promotion.md: "recovered on the next act command"). A failure is not
 // this command's: it is left for apply, rollback and recover to report.
 // While another act process holds the lock it does not wait.
 func (env *Env) recoverFirst() {
@@ -132,4 +147,12 @@ func (env *Env) recoverFirst() {
 	if err != nil {
 		fmt.Fprintf(env.Stdio.Err, "act: warning: recovery of an interrupted promotion failed: %v\n", err)
 	}
+}
+
+// plural is "1 change", "2 changes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

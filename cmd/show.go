@@ -1,12 +1,14 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
@@ -16,18 +18,25 @@ func newShowCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print a saved plan or an applied action",
-		UsageText: "act show [--json] PLAN_ID|ACTION_ID",
+		UsageText: "act show [--json] [--stat|--full] PLAN_ID|ACTION_ID",
 		Description: `Prints a saved plan as plan printed it: each change, a unified diff for
    text files, and the summary line, with the plan's state (planned, pending,
    applied, rolled_back). Given an action id, prints where the action stands
    (applied or rolled back, when) and the changes its apply made.
 
+EXAMPLES:
+   act show 3f2a9c0e1b7d4a65
+   act show 0b5e1c9a-2d4f-4e8a-9c3b-7a6d5e4f3c21
+   act --json show 3f2a9c0e1b7d4a65
+
 EXIT STATUS:
    0 success, 1 error, 2 usage, 9 no such plan or action`,
+		Flags: diffFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("show takes exactly one plan or action id, got %d arguments", c.NArg())
 			}
+			env.stat, env.full = c.Bool("stat"), c.Bool("full")
 			res := &result{}
 			stateDir, err := env.stateDir()
 			if err != nil {
@@ -41,20 +50,47 @@ EXIT STATUS:
 			if err != nil {
 				return env.finish(res, "ok", err, nil)
 			}
+			g, err := env.newGate(res)
+			if err != nil {
+				return env.finish(res, "ok", err, nil)
+			}
 			fillPlan(res, p)
-			res.Data = map[string]any{"state": p.State}
+			status := g.Status(p)
+			saved := *p
+			saved.Changes = nil // they are the result's changes[]
+			res.Data = map[string]any{"state": status, "plan": &saved, "digest": gate.PlanDigest(p)}
 			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p)
-				fmt.Fprintf(w, "State: %s\n", p.State)
+				fmt.Fprintf(w, "State: %s\n", status)
+				switch {
+				case status == gate.Pending:
+					for _, why := range p.ConfirmReasons {
+						fmt.Fprintf(w, "Waits for a person: %s\n", escapeLine(why))
+					}
+					fmt.Fprintf(w, "Digest (what a signed approval signs): %s\n", gate.PlanDigest(p))
+					fmt.Fprintf(w, "Approve with: act apply %s --confirm   Refuse with: act deny %s\n", p.ID, p.ID)
+				case status == gate.Denied && p.DeniedAt != nil:
+					fmt.Fprintf(w, "Denied at %s", p.DeniedAt.UTC().Format(time.RFC3339))
+					if p.DenyReason != "" {
+						fmt.Fprintf(w, ": %s", p.DenyReason)
+					}
+					fmt.Fprintln(w)
+				}
 			})
 		},
 	}
 }
 
-// showAction prints the record of an applied action.
+// showAction prints the record of an applied action: what it was for, the
+// commands its plan ran, how it was approved, what it changed and where
+// it stands.
 func showAction(env *Env, res *result, stateDir, id string) error {
-	a, err := rollback.LoadAction(state.Dir{Root: stateDir}, id)
+	home := state.Dir{Root: stateDir}
+	a, err := rollback.LoadAction(home, id)
 	if err != nil {
+		if plan.IsID(id) {
+			err = fmt.Errorf("%s looks like a plan id, but no such plan is saved: %w", id, plan.ErrNotFound)
+		}
 		return env.finish(res, "ok", err, nil)
 	}
 	res.ActionID, res.PlanID, res.ActionType, res.Changes = a.ActionID, a.PlanID, a.ActionType, a.Changes
@@ -65,15 +101,41 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 	if len(a.Saved) > 0 {
 		data["saved"] = a.Saved
 	}
+	if a.Approval != nil {
+		data["approval"] = a.Approval
+	}
+	p, perr := plan.Load(stateDir, a.PlanID) // the plan may be gone (gc)
+	var intent string
+	if perr == nil {
+		res.Commands = p.Commands
+		res.RiskLevel = p.RiskLevel
+		var d struct {
+			IntentSummary string `json:"intent_summary"`
+		}
+		if json.Unmarshal(p.Descriptor, &d) == nil {
+			intent = d.IntentSummary
+			data["intent_summary"] = intent
+		}
+	}
 	res.Data = data
 	return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
 		fmt.Fprintf(w, "Action %s (%s), plan %s\n", a.ActionID, a.ActionType, a.PlanID)
-		fmt.Fprintf(w, "Applied at %s\n", a.AppliedAt.UTC().Format(time.RFC3339))
+		if intent != "" {
+			fmt.Fprintf(w, "Intent: %s\n", escapeLine(intent))
+		}
+		for _, c := range res.Commands {
+			fmt.Fprintf(w, "$ %s (exit %d, %d ms)\n", shellJoin(c.Argv), c.ExitCode, c.WallMs)
+		}
+		fmt.Fprintf(w, "Applied at %s", a.AppliedAt.UTC().Format(time.RFC3339))
+		if ap := a.Approval; ap != nil && ap.Via != "none" {
+			fmt.Fprintf(w, ", confirmed by %s (%s)", orUID(ap), ap.Via)
+		}
+		fmt.Fprintln(w)
 		if a.RolledBackAt != nil {
 			fmt.Fprintf(w, "Rolled back at %s\n", a.RolledBackAt.UTC().Format(time.RFC3339))
 		}
 		for _, c := range a.Changes {
-			fmt.Fprintf(w, "  %s %s %s\n", c.Kind, c.Type, c.Path)
+			fmt.Fprintf(w, "  %s %s %s\n", c.Kind, c.Type, escapeLine(c.Path))
 		}
 		for _, s := range a.Saved {
 			fmt.Fprintf(w, "Saved at rollback: %s → %s\n", s.Path, s.Copy)

@@ -21,6 +21,11 @@ func newValidateCommand(env *Env) *cli.Command {
    checks it against the CUE schema and the static rules, and resolves the host
    policy's mode for it. Nothing is read from or written to the declared scope.
 
+EXAMPLES:
+   act validate d.yaml
+   cat d.json | act validate -
+   act --json validate d.yaml | jq '.errors[].rule'
+
 EXIT STATUS:
    0 valid, 1 error (I/O, invalid policy file), 2 usage,
    3 invalid descriptor, 4 blocked by policy`,
@@ -38,15 +43,15 @@ EXIT STATUS:
 	}
 }
 
-// runValidate runs the checks of SPEC §2 in order and stops at the first
+// runValidate runs the checks of docs/rules.md in order and stops at the first
 // layer that fails, reporting every problem of that layer.
 func runValidate(env *Env, arg string) (*result, error) {
 	res := &result{}
-	_, err := env.check(res, arg)
+	_, err := env.checkFor(res, arg, false)
 	return res, err
 }
 
-// checked is a descriptor that passed every check of SPEC §2.
+// checked is a descriptor that passed every check of docs/rules.md.
 type checked struct {
 	d        *descriptors.Descriptor
 	doc      *document.Document
@@ -58,6 +63,12 @@ type checked struct {
 // check reads the descriptor arg and runs parse, schema, rules and policy,
 // filling res as it goes.
 func (env *Env) check(res *result, arg string) (*checked, error) {
+	return env.checkFor(res, arg, true)
+}
+
+// checkFor is check; acting is false for validate, which only looks at
+// the descriptor (a stale intent is then a warning).
+func (env *Env) checkFor(res *result, arg string, acting bool) (*checked, error) {
 	pol, err := env.loadPolicy(res)
 	if err != nil {
 		return nil, err
@@ -66,6 +77,14 @@ func (env *Env) check(res *result, arg string) (*checked, error) {
 	if err != nil {
 		return nil, err
 	}
+	return env.checkData(res, pol, name, data, acting)
+}
+
+// checkData runs parse, schema, rules and policy pol on a descriptor's
+// bytes (name is the name positions use), filling res as it goes: the
+// checks of check, for a descriptor that came from elsewhere than a file
+// (the MCP server's tool arguments).
+func (env *Env) checkData(res *result, pol *policy.Policy, name string, data []byte, acting bool) (*checked, error) {
 	res.File = name
 	d, doc, probs := descriptors.Load(name, data)
 	if probs != nil {
@@ -86,6 +105,20 @@ func (env *Env) check(res *result, arg string) (*checked, error) {
 	}
 	dec := pol.Decide(d, env.Now())
 	res.Mode, res.ModeSource, res.Reason = string(dec.Mode), dec.Source, dec.Reason
+	if !acting {
+		// A stale intent stops a plan or an apply, not a look at the
+		// descriptor: validate warns (so an old example still validates).
+		var rest problem.List
+		for _, b := range dec.Blocked {
+			if b.Rule == policy.RuleStaleIntent {
+				b.Message += "; act plan and act apply refuse it (exit 4)"
+				res.Warnings = append(res.Warnings, locate(doc, problem.List{b})...)
+				continue
+			}
+			rest = append(rest, b)
+		}
+		dec.Blocked = rest
+	}
 	if len(dec.Blocked) > 0 {
 		return nil, locate(doc, dec.Blocked)
 	}
@@ -110,7 +143,7 @@ func locate(doc *document.Document, probs problem.List) problem.List {
 	return out
 }
 
-// loadPolicy resolves the host policy (SPEC §7) and records where it came
+// loadPolicy resolves the host policy (docs/policy.md) and records where it came
 // from in res.
 func (env *Env) loadPolicy(res *result) (*policy.Policy, error) {
 	stateDir, err := env.stateDir()

@@ -2,7 +2,7 @@ package descriptors
 
 // This file holds Check and the rules on the descriptor as a whole. The
 // rules on each field family live beside it: check_path.go (path form and
-// scope), check_forbidden.go (seed 001 §14), check_operation.go (what each
+// scope), check_forbidden.go (docs/descriptor.md), check_operation.go (what each
 // action type's operation names), check_command.go (argv),
 // check_composite.go (steps) and check_pattern.go (sets of effect patterns,
 // and the cap on wildcards). Every rule id is listed in rules.go.
@@ -50,7 +50,7 @@ const (
 	MaxFutureSkew = 5 * time.Minute
 )
 
-// Check applies the static rules of SPEC §2.3 to d, a descriptor that has
+// Check applies the static rules of docs/rules.md to d, a descriptor that has
 // passed [Load]; doc is the document it was loaded from and gives every
 // problem its position (nil: problems without positions). It returns every
 // broken rule, sorted by position, or nil.
@@ -185,7 +185,7 @@ func (c *checker) checkSandbox() {
 }
 
 // sandboxReason says why an action of type t at risk r needs a sandbox, or
-// "" when it does not (seed 001 §4.3, §9; SPEC §2.3).
+// "" when it does not (docs/rules.md).
 func sandboxReason(t ActionType, r RiskLevel) string {
 	switch t {
 	case CommandExecution, PackageInstall, PackageRemove, FileDelete, DirectoryDelete:

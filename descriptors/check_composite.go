@@ -1,6 +1,6 @@
 package descriptors
 
-// Composite rules (seed 001 §13, SPEC §1):
+// Composite rules (docs/descriptor.md):
 //   - each step is checked on its own, against the scope, resources,
 //     sandbox and rollback it inherits from the descriptor;
 //   - the descriptor is depth 1, its steps depth 2; no step may stand deeper

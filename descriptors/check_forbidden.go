@@ -1,6 +1,6 @@
 package descriptors
 
-// Forbidden patterns (seed 001 §14, SPEC §2.3):
+// Forbidden patterns (docs/rules.md):
 //
 //   - host access: a scope that takes in a host system directory itself
 //     ("/", "/etc", "/usr", "/boot", "/proc", "/sys", "/dev" and the other

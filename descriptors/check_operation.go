@@ -6,7 +6,7 @@ package descriptors
 // covered by an effect of the right kind) and what the schema cannot say
 // about each operation's fields.
 //
-// Effect kinds by operation (SPEC §1):
+// Effect kinds by operation (docs/descriptor.md):
 //
 //	FILE_WRITE         path: create, or modify (create only with create_only)
 //	FILE_DELETE        each path: delete

@@ -1,6 +1,6 @@
 package descriptors
 
-// Path rules (SPEC §2.3):
+// Path rules (docs/rules.md):
 //   - every path is absolute and clean: no "..", "." or empty ("//")
 //     element, no trailing "/", no NUL;
 //   - wildcards only where a field takes globs (effects, FILE_DELETE paths,
@@ -99,7 +99,7 @@ func (c *checker) checkPathRules(f []string, s string, glob bool, absRule, clean
 }
 
 // checkScope checks scope.filesystem.paths: form, wildcards only with
-// recursive, and the forbidden roots of seed 001 §14.
+// recursive, and the forbidden roots of docs/descriptor.md.
 func (c *checker) checkScope() {
 	fs := c.d.Scope.Filesystem
 	for i, s := range fs.Paths {

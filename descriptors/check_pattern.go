@@ -160,7 +160,7 @@ func EffectMatches(kind, pattern, p string) bool {
 }
 
 // An EffectMatcher says whether the filesystem effects of a descriptor (or
-// a step) declare a change, for the plan's effects check (SPEC §3.6): a
+// a step) declare a change, for the plan's effects check (docs/lifecycle.md): a
 // change of kind "create", "modify" or "delete" to a path is declared when
 // an effect of the same kind matches the path, or, for a delete, matches one
 // of its ancestors (a deleted directory covers its contents). Paths are

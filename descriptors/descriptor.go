@@ -1,5 +1,5 @@
 // Package descriptors holds the Action Descriptor: its Go types, strict
-// loading (parse, CUE schema, typed decode) and the static rules of SPEC §2.3.
+// loading (parse, CUE schema, typed decode) and the static rules of docs/rules.md.
 //
 // Nothing here touches the filesystem beyond what the caller passes in:
 // [Load] takes bytes, [Check] takes a [CheckOptions] describing the host.
@@ -10,7 +10,7 @@ import "encoding/json"
 // ActionType is the descriptor's action_type.
 type ActionType string
 
-// The action types of seed 001 §4.3.
+// The action types of docs/descriptor.md.
 const (
 	FileRead           ActionType = "FILE_READ"
 	FileWrite          ActionType = "FILE_WRITE"
@@ -58,8 +58,8 @@ func (r RiskLevel) Rank() int {
 	return -1
 }
 
-// A Descriptor is a parsed, schema-valid Action Descriptor (seed 001 §3–§12
-// and the extensions of SPEC §1).
+// A Descriptor is a parsed, schema-valid Action Descriptor (docs/descriptor.md
+// and the extensions of docs/descriptor.md).
 type Descriptor struct {
 	DescriptorVersion string        `json:"descriptor_version"`
 	ActionID          string        `json:"action_id"`
@@ -100,7 +100,7 @@ type Step struct {
 	Op Operation `json:"-"`
 }
 
-// Scope is where the action applies (seed 001 §5).
+// Scope is where the action applies (docs/descriptor.md).
 type Scope struct {
 	Filesystem FilesystemScope `json:"filesystem"`
 	Network    Required        `json:"network"`
@@ -118,7 +118,7 @@ type Required struct {
 	Required bool `json:"required"`
 }
 
-// Resources are the hard caps of seed 001 §6.
+// Resources are the hard caps of docs/descriptor.md.
 type Resources struct {
 	MaxCPUMs      int64 `json:"max_cpu_ms"`
 	MaxMemoryMB   int64 `json:"max_memory_mb"`
@@ -126,8 +126,8 @@ type Resources struct {
 	MaxDurationMs int64 `json:"max_duration_ms"`
 }
 
-// Preconditions must hold on the real machine before a plan (seed 001 §7 and
-// SPEC §1).
+// Preconditions must hold on the real machine before a plan (docs/descriptor.md and
+// docs/descriptor.md).
 type Preconditions struct {
 	PathsExist       []string          `json:"paths_exist"`
 	NetworkAvailable bool              `json:"network_available"`
@@ -137,7 +137,7 @@ type Preconditions struct {
 	MinFreeDiskMB    *int64            `json:"min_free_disk_mb,omitempty"`
 }
 
-// Effects is what the action claims it will change (seed 001 §8).
+// Effects is what the action claims it will change (docs/descriptor.md).
 type Effects struct {
 	Filesystem        FilesystemEffects `json:"filesystem"`
 	Network           bool              `json:"network"`
@@ -151,7 +151,7 @@ type FilesystemEffects struct {
 	Delete []string `json:"delete"`
 }
 
-// Sandbox declares the sandbox behaviour (seed 001 §9).
+// Sandbox declares the sandbox behaviour (docs/descriptor.md).
 type Sandbox struct {
 	Required     bool   `json:"required"`
 	SandboxType  string `json:"sandbox_type"`
@@ -159,21 +159,21 @@ type Sandbox struct {
 	MaxRuns      int64  `json:"max_runs"`
 }
 
-// Rollback declares rollback semantics (seed 001 §10).
+// Rollback declares rollback semantics (docs/descriptor.md).
 type Rollback struct {
 	Supported     bool   `json:"supported"`
 	RollbackType  string `json:"rollback_type"`
 	RollbackScope string `json:"rollback_scope"`
 }
 
-// Confirmation declares the confirmation requirements (seed 001 §11).
+// Confirmation declares the confirmation requirements (docs/descriptor.md).
 type Confirmation struct {
 	Required         bool   `json:"required"`
 	Reason           string `json:"reason"`
 	CooldownOnRepeat bool   `json:"cooldown_on_repeat"`
 }
 
-// Audit is the agent's logging request (seed 001 §12). Retention is the
+// Audit is the agent's logging request (docs/descriptor.md). Retention is the
 // host's: RetainDays is recorded, never obeyed.
 type Audit struct {
 	Log        bool   `json:"log"`

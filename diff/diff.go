@@ -41,8 +41,8 @@ const (
 	TypeSymlink = "symlink"
 )
 
-// A Change describes one path created, modified or deleted (SPEC §3.5 and
-// the changes[] of §8). A change of type (a file replaced by a directory,
+// A Change describes one path created, modified or deleted (docs/lifecycle.md and
+// the changes[] of --json, docs/exit-codes.md). A change of type (a file replaced by a directory,
 // say) is two changes at the same path: a delete of the old type, then a
 // create of the new one.
 //

@@ -2,8 +2,12 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/user"
 	"slices"
@@ -14,6 +18,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
@@ -44,6 +49,7 @@ func Rules() []plan.Rule {
 		{ID: RuleMaxRuns, Summary: "the sandbox already ran this action id's commands sandbox.max_runs times", Layer: problem.Policy},
 		{ID: RuleExpired, Summary: "the plan is older than the policy's plan expiry: plan again", Layer: problem.Conflict},
 		{ID: RuleDenied, Summary: "a person denied the plan", Layer: problem.Conflict},
+		{ID: RuleMaxPending, Summary: "as many plans as the policy allows already wait for a person", Layer: problem.Policy},
 	}
 }
 
@@ -100,18 +106,14 @@ func (e *ExpiredError) Error() string {
 		e.PlanID, policy.FormatDuration(e.Age.Truncate(time.Second)), policy.FormatDuration(e.Expiry))
 }
 
-// An Approval is how a person confirmed, kept with the action record.
+// An Approval is how a person confirmed: the record kept with the action
+// (who, how; rollback.Approval) and what was offered to check it.
 type Approval struct {
-	// Via is "flag" (--confirm), "terminal" (a yes at the controlling
-	// terminal), "signed" (an SSH signature) or "none" (none was needed).
-	Via  string `json:"via"`
-	UID  int    `json:"uid"`
-	User string `json:"user,omitempty"`
-	// Principal and KeyFingerprint name the signer of a signed approval.
-	Principal      string `json:"principal,omitempty"`
-	KeyFingerprint string `json:"key_fingerprint,omitempty"`
-	// Signature is the armored signature offered, checked by Approve.
+	rollback.Approval
+	// Signature is the armored signature offered, of Digest (PlanDigest
+	// of the plan), checked by Approve.
 	Signature []byte `json:"-"`
+	Digest    string `json:"-"`
 }
 
 // The ways a person can confirm.
@@ -124,7 +126,7 @@ const (
 
 // NewApproval returns an approval of kind via by the user running act.
 func NewApproval(via string) Approval {
-	a := Approval{Via: via, UID: os.Getuid()}
+	a := Approval{Approval: rollback.Approval{Via: via, UID: os.Getuid()}}
 	if u, err := user.LookupId(strconv.Itoa(a.UID)); err == nil {
 		a.User = u.Username
 	}
@@ -159,11 +161,7 @@ func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 	if err != nil || (a != nil && reuse) {
 		return pre, err // apply answers "already applied"; plan goes on
 	}
-	canon, _, err := plan.Canonical(d)
-	if err != nil {
-		return nil, err
-	}
-	if err := g.cooldownBlock(canon); err != nil {
+	if err := g.cooldownBlock(plan.CooldownKey(d)); err != nil {
 		return nil, err
 	}
 	at, err := loadAttempts(g.Home, d.ActionID)
@@ -196,7 +194,7 @@ func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 		if max := int(d.Sandbox.MaxRuns); at.Runs >= max {
 			return problem.List{{
 				Rule: RuleMaxRuns, Field: "sandbox.max_runs", Layer: problem.Policy,
-				Message: fmt.Sprintf("the sandbox already ran the commands of action %s %d times, its max_runs is %d: give a new action a new action_id", d.ActionID, at.Runs, max),
+				Message: fmt.Sprintf("the sandbox already ran the commands of action %s %s, its max_runs is %d: give a new action a new action_id", d.ActionID, plural(at.Runs, "time"), max),
 			}}
 		}
 		at.Runs++
@@ -211,8 +209,8 @@ func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 func refusalReasons(refusals []Refusal, digest string) []string {
 	var why []string
 	for _, r := range refusals {
-		if r.Code == 5 || r.Digest != digest {
-			what := map[int]string{4: "blocked by the policy", 5: "stopped by a failed precondition", 6: "rejected at its dry run"}[r.Code]
+		if r.Code == 5 || r.Rule == RuleDenied || r.Digest != digest {
+			what := map[int]string{4: "blocked by the policy", 5: "stopped by a failed precondition", 6: "rejected at its dry run", 8: "denied by a person"}[r.Code]
 			why = append(why, fmt.Sprintf("this action id was %s at %s (%s); it is planned again", what, r.At.UTC().Format(time.RFC3339), r.Rule))
 		}
 	}
@@ -237,10 +235,16 @@ func (g *Gate) Refused(ctx context.Context, d *descriptors.Descriptor, digest st
 	})
 }
 
+// maxKeptPlans is how many of an action id's plans its record lists.
+const maxKeptPlans = 16
+
 // Planned records a saved plan of its action id, for reuse.
 func (g *Gate) Planned(ctx context.Context, p *plan.Plan) error {
 	return updateAttempts(ctx, g.Home, p.ActionID, func(at *attempts) error {
 		at.Plans = append(at.Plans, p.ID)
+		if n := len(at.Plans); n > maxKeptPlans {
+			at.Plans = at.Plans[n-maxKeptPlans:] // reuse wants the newest
+		}
 		return nil
 	})
 }
@@ -279,7 +283,11 @@ func (g *Gate) decide(d *descriptors.Descriptor, r Risk) policy.Decision {
 }
 
 func (g *Gate) riskRules() RiskRules {
-	return RiskRules{Home: g.UserHome, MaxDeletes: DefaultMaxDeletes}
+	r := RiskRules{Home: g.UserHome, MaxDeletes: int(g.Policy.Risk.MaxDeletes), SensitivePaths: g.Policy.Risk.SensitivePaths}
+	if r.MaxDeletes <= 0 {
+		r.MaxDeletes = DefaultMaxDeletes
+	}
+	return r
 }
 
 // An Admission is the gate's verdict on promoting a saved plan now.
@@ -299,12 +307,19 @@ type Admission struct {
 // the reasons BeforePlan found (nil when promoting a saved plan by id: they
 // are looked up again).
 func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
+	if p.State == plan.Denied {
+		msg := fmt.Sprintf("plan %s was denied at %s", p.ID, p.DeniedAt.UTC().Format(time.RFC3339))
+		if p.DenyReason != "" {
+			msg += ": " + p.DenyReason
+		}
+		return nil, problem.List{{Rule: RuleDenied, Field: "plan_id", Layer: problem.Conflict, Message: msg + "; plan the action again (a person must confirm it)"}}
+	}
 	if p.State == plan.Planned || p.State == plan.Pending {
 		if age := g.Now().Sub(p.CreatedAt); age > g.Policy.PlanExpiry {
 			return nil, &ExpiredError{PlanID: p.ID, Age: age, Expiry: g.Policy.PlanExpiry}
 		}
 	}
-	d, err := descriptors.LoadSaved(p.Descriptor, p.DescriptorDigest)
+	d, err := descriptors.LoadSaved(p.Descriptor, p.StoredDigest())
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: its descriptor no longer loads: %w", p.ID, err)
 	}
@@ -322,7 +337,7 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 	if p.State == plan.Applied || p.State == plan.RolledBack {
 		return adm, nil // promote once answers; nothing to confirm
 	}
-	if err := g.cooldownBlock(p.Descriptor); err != nil {
+	if err := g.cooldownBlock(p.CooldownKey); err != nil {
 		return adm, err
 	}
 	if adm.Decision.Mode == policy.Confirm {
@@ -335,8 +350,7 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 		}
 		adm.Confirm = append(adm.Confirm, r)
 	}
-	key, _ := rollback.CooldownKey(p.Descriptor)
-	if at, id, ok := rollback.LastRollback(g.Home, key); ok {
+	if at, id, ok := rollback.LastRollback(g.Home, p.CooldownKey); ok {
 		adm.Confirm = append(adm.Confirm, fmt.Sprintf("the same action (%s) was rolled back at %s", id, at.UTC().Format(time.RFC3339)))
 	}
 	at, err := loadAttempts(g.Home, p.ActionID)
@@ -350,8 +364,7 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 
 // cooldownBlock refuses (exit 4) the same action as one rolled back less
 // than the policy's cooldown ago.
-func (g *Gate) cooldownBlock(canon []byte) error {
-	key, _ := rollback.CooldownKey(canon)
+func (g *Gate) cooldownBlock(key string) error {
 	at, id, ok := rollback.LastRollback(g.Home, key)
 	if !ok {
 		return nil
@@ -367,7 +380,56 @@ func (g *Gate) cooldownBlock(canon []byte) error {
 }
 
 // Via is what the host's policy counts as a person's confirmation.
-func (g *Gate) Via() string { return ViaFlag }
+func (g *Gate) Via() string {
+	if v := g.Policy.Confirmation.Via; v != "" {
+		return v
+	}
+	return ViaFlag
+}
+
+// PlanDigest is what a signed approval of p signs (as sshsig.Message of
+// it): the sha256 of the plan's id, its descriptor's digest and its
+// changes, so a signature approves exactly the reviewed diff.
+func PlanDigest(p *plan.Plan) string {
+	b, _ := json.Marshal(struct {
+		PlanID           string        `json:"plan_id"`
+		DescriptorDigest string        `json:"descriptor_digest"`
+		Changes          []diff.Change `json:"changes"`
+	}{p.ID, p.DescriptorDigest, p.Changes})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// approvers returns the policy's allowed signers.
+func (g *Gate) approvers() ([]sshsig.AllowedSigner, error) {
+	text := strings.Join(g.Policy.Confirmation.Approvers, "\n")
+	if f := g.Policy.Confirmation.ApproversFile; f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("the policy's approvers_file: %w", err)
+		}
+		text += "\n" + string(b)
+	}
+	return sshsig.ParseAllowedSigners(strings.NewReader(text))
+}
+
+// verifySigned checks a signed approval of plan digest against the
+// policy's approvers, and fills in who signed.
+func (g *Gate) verifySigned(ap *Approval, digest string) error {
+	signers, err := g.approvers()
+	if err != nil {
+		return err
+	}
+	if len(signers) == 0 {
+		return errors.New("the host policy asks for signed confirmations but lists no approvers")
+	}
+	got, err := sshsig.Verify(ap.Signature, sshsig.Message(digest), sshsig.Namespace, signers)
+	if err != nil {
+		return err
+	}
+	ap.Principal, ap.KeyFingerprint = got.Principal, got.KeyFingerprint
+	return nil
+}
 
 // Approve checks ap against what the host counts as a person's
 // confirmation, when adm needs one; it returns the approval to record.
@@ -386,6 +448,16 @@ func (g *Gate) Approve(why []string, planID string, ap Approval) (Approval, erro
 		return ap, nil
 	case g.Via() == ViaTerminal && ap.Via == ViaTerminal:
 		return ap, nil
+	case g.Via() == ViaSigned && ap.Via == ViaSigned:
+		if ap.Digest == "" {
+			need.Refused = "a signed approval names no plan"
+			return ap, need
+		}
+		if err := g.verifySigned(&ap, ap.Digest); err != nil {
+			need.Refused = "the signature does not approve this plan: " + err.Error()
+			return ap, need
+		}
+		return ap, nil
 	}
 	need.Refused = fmt.Sprintf("the host policy counts only %s as a person's confirmation, and this was %s", viaWords(g.Via()), viaWords(ap.Via))
 	return ap, need
@@ -403,13 +475,17 @@ func viaWords(via string) string {
 	return via
 }
 
-// Queue leaves p pending a person's confirmation.
-func (g *Gate) Queue(p *plan.Plan) error {
+// Queue leaves p pending a person's confirmation, for the reasons why —
+// unless as many plans as the policy allows wait already (exit 4).
+func (g *Gate) Queue(p *plan.Plan, why []string) error {
 	to, err := Next(State(p.State), EventQueue)
 	if err != nil {
 		return err
 	}
-	p.State = plan.State(to)
+	if err := g.queueLimit(p); err != nil {
+		return err
+	}
+	p.State, p.ConfirmReasons = plan.State(to), why
 	return plan.Update(g.Home.Root, p)
 }
 
@@ -421,7 +497,7 @@ func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progres
 	return rollback.Apply(ctx, g.Home, adm.Plan, rollback.Options{
 		Now:      g.Now,
 		Progress: progress,
-		Approval: approvalRecord(ap),
+		Approval: &ap.Approval,
 		Preconditions: func() problem.List {
 			return plan.CheckPreconditions(adm.Descriptor, host, g.Now(), g.Policy.IdlePeriod)
 		},
@@ -439,6 +515,46 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 	return rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress})
 }
 
-func approvalRecord(ap Approval) *rollback.Approval {
-	return &rollback.Approval{Via: ap.Via, UID: ap.UID, User: ap.User, Principal: ap.Principal, KeyFingerprint: ap.KeyFingerprint}
+// A ReadOut is what a FILE_READ gives at apply: the file's content as it
+// is now, which is what the plan recorded.
+type ReadOut struct {
+	Path      string `json:"path"`
+	Content   []byte `json:"content"`
+	Truncated bool   `json:"truncated"`
+}
+
+// ReadBack reads again the files p's FILE_READ operations read at plan
+// time: the plan keeps only their digests, never their content. A file
+// changed since is a conflict (exit 8, apply.stale).
+func (g *Gate) ReadBack(p *plan.Plan) ([]ReadOut, error) {
+	var out []ReadOut
+	for _, r := range p.Read {
+		f, err := os.Open(r.Resolved)
+		if err != nil {
+			return nil, problem.List{{Rule: rollback.RuleStale, Field: r.Path, Layer: problem.Conflict,
+				Message: fmt.Sprintf("%s cannot be read now: %v; plan again", r.Path, err)}}
+		}
+		data, sum, err := readAll(f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if sum != r.SHA256 {
+			return nil, problem.List{{Rule: rollback.RuleStale, Field: r.Path, Layer: problem.Conflict,
+				Message: fmt.Sprintf("%s changed since the plan read it (sha256 %.12s, not %.12s); plan again", r.Path, sum, r.SHA256)}}
+		}
+		o := ReadOut{Path: r.Path, Content: data}
+		if len(data) > plan.MaxReadContent {
+			o.Content, o.Truncated = data[:plan.MaxReadContent], true
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// readAll reads f whole and returns its content and sha256 (hex).
+func readAll(f *os.File) ([]byte, string, error) {
+	h := sha256.New()
+	data, err := io.ReadAll(io.TeeReader(f, h))
+	return data, hex.EncodeToString(h.Sum(nil)), err
 }

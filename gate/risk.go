@@ -112,7 +112,7 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 				add("makes a new executable", c.Path)
 			}
 		}
-		if why, ok := RunsCodeLater(c.Path, rules.Home); ok {
+		if why, ok := descriptors.RunsCodeLater(c.Path, []string{rules.Home}); ok {
 			add("changes a file that runs code later ("+why+")", c.Path)
 		}
 		for _, g := range rules.SensitivePaths {
@@ -123,10 +123,10 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 		}
 	}
 	if deletes > 0 {
-		raise(descriptors.RiskMedium, "it deletes %d paths", deletes)
+		raise(descriptors.RiskMedium, "it deletes %s", plural(deletes, "path"))
 	}
 	if deletes > max {
-		raise(descriptors.RiskHigh, "it deletes %d paths, more than the host's %d", deletes, max)
+		raise(descriptors.RiskHigh, "it deletes %s, more than the host's %d", plural(deletes, "path"), max)
 	}
 	for _, f := range findings {
 		list := strings.Join(f.paths[:min(len(f.paths), shown)], ", ")
@@ -149,4 +149,11 @@ func modeBits(s string) uint32 {
 		m = m<<3 | uint32(ch-'0')
 	}
 	return m
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

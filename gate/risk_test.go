@@ -34,7 +34,7 @@ func TestAssess(t *testing.T) {
 		{"a plain write", descriptors.FileWrite, []diff.Change{file("/p/a.txt", "create", "", "0644")}, descriptors.RiskLow, ""},
 		{"a command", descriptors.CommandExecution, nil, descriptors.RiskMedium, "runs a command"},
 		{"a package manager", descriptors.PackageInstall, nil, descriptors.RiskMedium, "package manager"},
-		{"one delete", descriptors.FileWrite, []diff.Change{file("/p/a.txt", "delete", "0644", "")}, descriptors.RiskMedium, "deletes 1 paths"},
+		{"one delete", descriptors.FileWrite, []diff.Change{file("/p/a.txt", "delete", "0644", "")}, descriptors.RiskMedium, "deletes 1 path"},
 		{"many deletes", descriptors.FileDelete, many, descriptors.RiskHigh, "more than the host's 20"},
 		{"setuid", descriptors.FileWrite, []diff.Change{file("/p/sh", "modify", "0755", "4755")}, descriptors.RiskHigh, "setuid"},
 		{"a new executable", descriptors.FileWrite, []diff.Change{file("/p/run", "create", "", "0755")}, descriptors.RiskHigh, "new executable"},

@@ -94,5 +94,8 @@ func updateAttempts(ctx context.Context, home state.Dir, id string, f func(*atte
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(name, append(b, '\n'), 0o600)
+	// Not fsynced: a dry run's record costs no durable write (a plan is
+	// not durable either until apply); a power cut may lose the last
+	// update, never tear it.
+	return atomicfile.Replace(name, append(b, '\n'), 0o600)
 }

@@ -583,7 +583,7 @@ func runAttack(t *testing.T, c attackCase, who, dir, other string, pol *policy.P
 	}
 	start := time.Now()
 	p, err := Build(context.Background(), d, Options{
-		StateDir: stateDir, Policy: pol, Decision: dec, File: "d.yaml",
+		StateDir: stateDir, Policy: pol, Decision: dec, File: "d.yaml", Homes: []string{w.home},
 		Now:   func() time.Time { return buildNow },
 		NewID: func() string { return buildID },
 		Host: Host{

@@ -58,6 +58,9 @@ type sandboxCommander struct {
 	workDir string
 	network bool
 	limits  isolate.Limits
+	hide    []string
+	// pii also redacts e-mail addresses and phone numbers (redact.pii).
+	pii bool
 }
 
 // Command implements Commander.
@@ -92,15 +95,15 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 	}
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envList(env), Stdin: []byte(stdin),
-		Scopes: scopes, AllowNetwork: s.network, Limits: s.limits,
+		Scopes: scopes, AllowNetwork: s.network, Limits: s.limits, Hide: s.hide,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput,
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := &CommandResult{
-		Field: problem.FieldPath(f...), Argv: argv, ExitCode: res.ExitCode,
-		Stdout: redact.String(string(res.Stdout)), Stderr: redact.String(string(res.Stderr)),
+		Field: problem.FieldPath(f...), Argv: s.redactArgv(argv), ExitCode: res.ExitCode,
+		Stdout: s.redact(string(res.Stdout)), Stderr: s.redact(string(res.Stderr)),
 		StdoutCut: res.StdoutCut, StderrCut: res.StderrCut,
 		WallMs: res.Usage.Wall.Milliseconds(), CPUMs: res.Usage.CPU.Milliseconds(),
 		Caps: map[string]string{},
@@ -153,6 +156,11 @@ func (r *runner) command(f []string, what string, argv []string, workdir string,
 		return err
 	}
 	r.res.Commands = append(r.res.Commands, *res)
+	if res.Caps[string(isolate.CapMemory)] == isolate.MemoryPerProcess && !r.memNoted {
+		// Say which mechanism holds: the plan shows it was not aggregate.
+		r.memNoted = true
+		r.note("op.memory-per-process", field(f), "", "resources.max_memory_mb bounds each process of the command, not all together: no memory cgroup is writable for this user (act as root, or a delegated cgroup, bounds them together)")
+	}
 	switch {
 	case res.CapHit != "":
 		return opErr("op.cap-exceeded", f, shown, nil, "the %s was stopped by a cap: %s", what, res.CapHit)
@@ -188,9 +196,11 @@ func lastLines(s string, n int) string {
 // go.mod, …) is kept.
 //
 // The variables that choose where packages come from (a mirror, a private
-// registry, no network at all) are passed on from act's environment:
-// [sourceVars].
-func packageEnv() map[string]string {
+// registry, no network at all) are passed on from act's environment, each
+// manager only its own ([sourceVars]): a registry's credentials in pip's
+// settings are nothing npm's install scripts need to see. Whatever of them
+// the manager prints or writes is redacted before it is stored or shown.
+func packageEnv(manager string) map[string]string {
 	path := os.Getenv("PATH")
 	if path == "" {
 		path = defaultPath
@@ -207,7 +217,7 @@ func packageEnv() map[string]string {
 		"GOCACHE":                       "/tmp/.gocache",
 		"GOFLAGS":                       "-modcacherw",
 	}
-	for _, k := range sourceVars {
+	for _, k := range sourceVars[manager] {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v
 		}
@@ -215,12 +225,12 @@ func packageEnv() map[string]string {
 	return env
 }
 
-// sourceVars are the package managers' settings of where packages come
-// from, which a package operation takes from act's environment.
-var sourceVars = []string{
-	"GOPROXY", "GOPRIVATE", "GONOPROXY", "GONOSUMDB", "GOSUMDB", "GOINSECURE",
-	"npm_config_registry", "NPM_CONFIG_REGISTRY",
-	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX",
+// sourceVars are each package manager's settings of where packages come
+// from, which its operations take from act's environment.
+var sourceVars = map[string][]string{
+	"go":  {"GOPROXY", "GOPRIVATE", "GONOPROXY", "GONOSUMDB", "GOSUMDB", "GOINSECURE"},
+	"npm": {"npm_config_registry", "NPM_CONFIG_REGISTRY"},
+	"pip": {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX"},
 }
 
 // packageArgv is the command a package operation runs.
@@ -249,4 +259,33 @@ func packageArgv(t descriptors.ActionType, op descriptors.PackageOp) []string {
 		}
 	}
 	return append(argv, op.Packages...)
+}
+
+// redactedArgv is argv as the plan records and shows it: each argument
+// with the secrets redaction recognises masked.
+func redactedArgv(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = redact.String(a)
+	}
+	return out
+}
+
+// redact removes secrets from captured output, and personal data too when
+// the policy asks for it.
+func (s *sandboxCommander) redact(out string) string {
+	if s.pii {
+		return redact.PII(out)
+	}
+	return redact.String(out)
+}
+
+func (s *sandboxCommander) redactArgv(argv []string) []string {
+	out := redactedArgv(argv)
+	if s.pii {
+		for i := range out {
+			out[i] = redact.PII(out[i])
+		}
+	}
+	return out
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // CheckEffects compares the changes of a dry run with the effects d declares
-// (SPEC §3.6). Every change must match a declared effect of the same kind —
+// (docs/lifecycle.md). Every change must match a declared effect of the same kind —
 // globs allowed, and a declared delete covers everything below it. It
 // returns one Rejected problem per undeclared change, and a warning per
 // declared effect that did not happen.

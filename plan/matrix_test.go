@@ -1,6 +1,6 @@
 package plan
 
-// The convergence matrix (issue 4 part 8, STYLE.md §(d)): every file
+// The convergence matrix (every file state against every operation): every file
 // operation act carries out × every prior state of the path it targets,
 // s/t in a scope s.
 //

@@ -1,6 +1,6 @@
 package plan
 
-// Operations carried out by act (SPEC §1, §3.3). [RunOps] carries out a
+// Operations carried out by act (docs/descriptor.md, docs/sandbox.md). [RunOps] carries out a
 // descriptor's file operations through a [sandbox.System]: into a layer
 // for a plan, and the same code on any other System. The rules:
 //
@@ -103,8 +103,10 @@ type ReadResult struct {
 	Size     int64  `json:"size"`
 	SHA256   string `json:"sha256"`
 	// Content is the file's first MaxReadContent bytes; Truncated says
-	// whether there was more.
-	Content   []byte `json:"content"`
+	// whether there was more. It is never saved with the plan (a file
+	// read may hold secrets): apply reads the file again, checked against
+	// SHA256.
+	Content   []byte `json:"-"`
 	Truncated bool   `json:"truncated"`
 }
 
@@ -118,7 +120,7 @@ type Note struct {
 }
 
 // An OpError is an operation that cannot be carried out on the tree as it
-// is (SPEC §8: exit 6). Rule is a stable id from [OpRules] (or
+// is (docs/exit-codes.md: exit 6). Rule is a stable id from [OpRules] (or
 // path.outside-scope, the static rule's); Field is the descriptor field
 // path of the value at fault, e.g. {"steps", "2", "operation", "from"};
 // Path is the path concerned; Msg one plain sentence; Err the cause, if
@@ -207,6 +209,7 @@ var opRules = []descriptors.Rule{
 	{ID: "op.config-key-absent", Summary: "warning: a CONFIG_CHANGE unsets a key that is not in the file"},
 	{ID: "op.directory-exists", Summary: "warning: a DIRECTORY_CREATE with parents found the directory already there"},
 	{ID: "op.glob-no-match", Summary: "warning: a FILE_DELETE glob matched nothing"},
+	{ID: "op.memory-per-process", Summary: "warning: max_memory_mb bounds each process of the command, not all together (no writable memory cgroup)"},
 }
 
 // RunOps carries out the operation of d, or the steps of a composite in
@@ -290,6 +293,8 @@ type runner struct {
 	fetch   Fetcher
 	maxBody int64
 	exec    Commander
+	// memNoted: the note that the memory cap is per process was made.
+	memNoted bool
 }
 
 func (r *runner) runSteps(f []string, steps []descriptors.Step) error {
@@ -345,7 +350,7 @@ func (r *runner) run(f []string, t descriptors.ActionType, op descriptors.Operat
 			}
 			argv = append([]string{py, "-m"}, argv...)
 		}
-		return r.command(f, "package manager", argv, o.Workdir, packageEnv(), "")
+		return r.command(f, "package manager", argv, o.Workdir, packageEnv(o.Manager), "")
 	}
 	return fmt.Errorf("%s: %s: %w", problem.FieldPath(f...), t, ErrNotFileOperation)
 }

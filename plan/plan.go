@@ -1,4 +1,4 @@
-// Package plan builds and stores plans (SPEC §3): it checks the
+// Package plan builds and stores plans (docs/lifecycle.md): it checks the
 // preconditions on the real filesystem, carries out the descriptor's
 // operations into a layer (a [sandbox.LayerSystem] over the real tree, so
 // the real tree is never touched), diffs the layer against the real tree,
@@ -45,6 +45,8 @@ const (
 	Applied State = "applied"
 	// RolledBack: the plan was promoted, then rolled back.
 	RolledBack State = "rolled_back"
+	// Denied: a person refused the plan; its layer is gone.
+	Denied State = "denied"
 )
 
 // A Plan is a saved dry run.
@@ -53,16 +55,20 @@ type Plan struct {
 	ActionID string `json:"action_id"`
 	// DescriptorDigest is the sha256 of the descriptor's canonical JSON
 	// (keys sorted), so reformatting a descriptor does not change it.
-	DescriptorDigest string          `json:"descriptor_digest"`
-	Descriptor       json.RawMessage `json:"descriptor"`
-	File             string          `json:"file"`
-	ActionType       string          `json:"action_type"`
-	RiskLevel        string          `json:"risk_level"`
-	CreatedAt        time.Time       `json:"created_at"`
-	State            State           `json:"state"`
-	Mode             string          `json:"mode"`
-	ModeSource       string          `json:"mode_source"`
-	Reason           string          `json:"reason"`
+	DescriptorDigest string `json:"descriptor_digest"`
+	// Descriptor is the canonical descriptor with the secrets it carried
+	// redacted (atRest); StoredDescriptorDigest is its digest when that
+	// changed it.
+	Descriptor             json.RawMessage `json:"descriptor"`
+	StoredDescriptorDigest string          `json:"stored_descriptor_digest,omitempty"`
+	File                   string          `json:"file"`
+	ActionType             string          `json:"action_type"`
+	RiskLevel              string          `json:"risk_level"`
+	CreatedAt              time.Time       `json:"created_at"`
+	State                  State           `json:"state"`
+	Mode                   string          `json:"mode"`
+	ModeSource             string          `json:"mode_source"`
+	Reason                 string          `json:"reason"`
 	// Changes are the layer's changes with their pre-images (the *_before
 	// fields; null for absent).
 	Changes  []diff.Change     `json:"changes"`
@@ -80,7 +86,26 @@ type Plan struct {
 	// (docs/risk.md); RiskLevel is the agent's.
 	RiskAssessed string   `json:"risk_assessed,omitempty"`
 	RiskReasons  []string `json:"risk_reasons,omitempty"`
+	// ScopeRoots pin every directory from / to each scope root, as the
+	// plan found them (ScopeRootIDs).
+	ScopeRoots []PathID `json:"scope_roots,omitempty"`
+	// Scope is the descriptor's scope paths, CooldownKey the identity of
+	// the action for cooldown_on_repeat (its type, scope and effects) and
+	// CooldownOnRepeat its setting: the facts apply and rollback need,
+	// taken from the typed descriptor once, at plan time.
+	Scope            []string `json:"scope"`
+	CooldownKey      string   `json:"cooldown_key"`
+	CooldownOnRepeat bool     `json:"cooldown_on_repeat,omitempty"`
+	// ConfirmReasons say why the plan waits for a person (pending).
+	ConfirmReasons []string `json:"confirm_reasons,omitempty"`
+	// DeniedAt and DenyReason record a person's refusal.
+	DeniedAt   *time.Time `json:"denied_at,omitempty"`
+	DenyReason string     `json:"deny_reason,omitempty"`
 }
+
+// RuleTooManyChanges: a dry run made more changes than the policy's
+// max_changes.
+const RuleTooManyChanges = "plan.too-many-changes"
 
 // An Assessment is what [Options.Assess] says of a dry run's changes:
 // act's risk grading and the policy's decision with it.
@@ -131,9 +156,12 @@ type Options struct {
 	// Assess, if set, grades the changes before the plan is saved; its
 	// decision replaces Decision.
 	Assess AssessFunc
+	// Homes are the user's home directories ($HOME and the passwd
+	// entry's), whose credential stores the sandbox hides.
+	Homes []string
 }
 
-// Build runs SPEC §3 steps 2–7 for an already validated descriptor whose
+// Build runs docs/lifecycle.md steps 2–7 for an already validated descriptor whose
 // policy decision is not blocked. Its errors are a problem.List of layer
 // Precondition (exit 5) or Rejected (exit 6), or an ordinary error.
 func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan, error) {
@@ -157,7 +185,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	committed := false
 	defer func() {
 		if !committed {
-			os.RemoveAll(tmp)
+			sandbox.RemoveAll(tmp) // a command may have left 000 or 555 directories
 		}
 	}()
 	layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(tmp, "layer"))
@@ -173,15 +201,22 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		runOpts.Exec = &sandboxCommander{
 			layer: layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(tmp, "work"),
 			network: d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
+			hide:    HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths),
+			pii:     opts.Policy.Redact.PII,
 			limits:  isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB},
 		}
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
 	if runOpts.Exec != nil {
-		os.RemoveAll(filepath.Join(tmp, "work"))
+		sandbox.RemoveAll(filepath.Join(tmp, "work"))
 	}
 	if err != nil {
 		return nil, opProblems(err)
+	}
+	// Extended attributes a command set are not promoted: dropped from
+	// the layer before the diff (which does not show them).
+	if err := dropXattrs(layer.UpperDir()); err != nil {
+		return nil, fmt.Errorf("the layer's extended attributes: %w", err)
 	}
 	// The layer's size is summed while the diff runs: both only read it.
 	type du struct {
@@ -203,6 +238,13 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		return nil, size.err
 	}
 	rejected, warnings := CheckEffects(d, changes)
+	rejected = append(rejected, checkSpecialModes(changes)...)
+	if max := opts.Policy.MaxChanges; max > 0 && int64(len(changes)) > max {
+		rejected = append(rejected, problem.Problem{
+			Rule: RuleTooManyChanges, Field: "effects", Layer: problem.Rejected,
+			Message: fmt.Sprintf("the dry run made %d changes, more than the policy's max_changes of %d", len(changes), max),
+		})
+	}
 	if len(rejected) == 0 {
 		rejected = checkPromotable(changes, opts.StateDir)
 	}
@@ -222,13 +264,19 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		}
 		opts.Decision = assessed.Decision
 	}
+	roots, err := ScopeRootIDs(d.Scope.Filesystem.Paths)
+	if err != nil {
+		return nil, fmt.Errorf("scope roots: %w", err)
+	}
+	stored, redacted := atRest(canon)
 	p := &Plan{
-		ID: id, ActionID: d.ActionID, DescriptorDigest: digest, Descriptor: canon,
+		ID: id, ActionID: d.ActionID, DescriptorDigest: digest, Descriptor: stored,
 		File: opts.File, ActionType: string(d.ActionType), RiskLevel: string(d.RiskLevel),
 		CreatedAt: now.UTC(), State: Planned,
 		Mode: string(opts.Decision.Mode), ModeSource: opts.Decision.Source, Reason: opts.Decision.Reason,
 		Changes: changes, Warnings: warnings, LayerBytes: layerBytes,
-		RiskAssessed: assessed.RiskAssessed, RiskReasons: assessed.RiskReasons,
+		RiskAssessed: assessed.RiskAssessed, RiskReasons: assessed.RiskReasons, ScopeRoots: roots,
+		Scope: d.Scope.Filesystem.Paths, CooldownKey: CooldownKey(d), CooldownOnRepeat: d.Confirmation.CooldownOnRepeat,
 	}
 	if res != nil {
 		p.Read = res.Read
@@ -239,6 +287,9 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 				Rule: n.Rule, Field: problem.FieldPath(n.Field...), Message: n.Msg, Layer: problem.Rejected,
 			})
 		}
+	}
+	if redacted {
+		p.StoredDescriptorDigest = sha256Hex(stored)
 	}
 	if p.Changes == nil {
 		p.Changes = []diff.Change{}
@@ -330,4 +381,16 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// CooldownKey identifies an action for cooldown_on_repeat: the digest of
+// its type, scope and effects (any action id).
+func CooldownKey(d *descriptors.Descriptor) string {
+	h := sha256.New()
+	for _, part := range []any{d.ActionType, d.Scope, d.Effects} {
+		b, _ := json.Marshal(part)
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -249,6 +249,12 @@ steps:
 		Changes: p.Changes, Warnings: []problem.Problem{},
 		LayerBytes: int64(len("1.4.0\n") + len("binary\x00\x01") + len(config)),
 	}
+	roots, err := ScopeRootIDs(d.Scope.Filesystem.Paths)
+	if err != nil || len(roots) < 2 || roots[0].Path != "/" || roots[len(roots)-1].Path != e.s {
+		t.Fatalf("ScopeRootIDs = %v, %v; want / … %s", roots, err, e.s)
+	}
+	wantPlan.ScopeRoots = roots
+	wantPlan.Scope, wantPlan.CooldownKey = d.Scope.Filesystem.Paths, CooldownKey(d)
 	if d := cmp.Diff(wantPlan, p); d != "" {
 		t.Errorf("Build() mismatch (-want +got):\n%s", d)
 	}

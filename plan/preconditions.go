@@ -40,7 +40,7 @@ func DefaultHost() Host {
 }
 
 // CheckPreconditions evaluates d's preconditions on the real filesystem
-// (SPEC §3.2) and returns one problem per precondition that does not hold,
+// (docs/descriptor.md) and returns one problem per precondition that does not hold,
 // or nil. idle is the policy's idle period for user_idle.
 func CheckPreconditions(d *descriptors.Descriptor, host Host, now time.Time, idle time.Duration) problem.List {
 	var probs problem.List

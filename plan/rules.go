@@ -27,6 +27,9 @@ func Rules() []Rule {
 		{"effects.undeclared-change", "the dry run changed a path that no declared effect of the same kind matches", problem.Rejected},
 		{"effects.not-happened", "warning: a declared effect did not happen in the dry run", problem.Rejected},
 		{"resources.disk-cap-exceeded", "the dry run wrote more than resources.max_disk_mb", problem.Rejected},
+		{RulePlanTooLarge, "the plan's record would be larger than act keeps for one plan (64 MiB)", problem.Rejected},
+		{RuleTooManyChanges, "the dry run made more changes than the policy's max_changes", problem.Rejected},
+		{RuleSpecialMode, "the dry run made a file setuid, setgid or sticky (act never promotes one)", problem.Rejected},
 	}
 	for _, r := range OpRules() {
 		out = append(out, Rule{ID: r.ID, Summary: r.Summary, Layer: problem.Rejected})

@@ -14,6 +14,12 @@ import (
 	"github.com/act-project/act/internal/problem"
 )
 
+// MaxPlanRecord bounds a saved plan's record (plan.json), in bytes.
+const MaxPlanRecord = 64 << 20
+
+// RulePlanTooLarge: a plan's record would exceed MaxPlanRecord.
+const RulePlanTooLarge = "plan.record-too-large"
+
 // ErrNotFound is returned for an unknown plan id.
 var ErrNotFound = errors.New("not found")
 
@@ -37,6 +43,10 @@ func save(tmp, plans string, p *Plan) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
+	}
+	if len(b) > MaxPlanRecord {
+		return problem.List{{Rule: RulePlanTooLarge, Field: "effects", Layer: problem.Rejected,
+			Message: fmt.Sprintf("the plan's record would be %d bytes, more than act keeps for one plan (%d)", len(b), MaxPlanRecord)}}
 	}
 	if err := os.WriteFile(filepath.Join(tmp, "plan.json"), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("save plan: %w", err)
@@ -94,3 +104,21 @@ func Update(stateDir string, p *Plan) error {
 // UpperDir is the upper directory of plan id's layer: the real absolute path
 // p lives at UpperDir + p.
 func UpperDir(stateDir, id string) string { return filepath.Join(LayerDir(stateDir, id), "upper") }
+
+// List returns the ids of every saved plan under stateDir, in no order.
+func List(stateDir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(stateDir, "plans"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range ents {
+		if IsID(e.Name()) {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids, nil
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/parallel"
+	"github.com/act-project/act/internal/redact"
 )
 
 // A FileDiff is the outcome of [TextDiff] for one change.
@@ -24,6 +25,10 @@ func TextDiffs(stateDir string, p *Plan) []FileDiff {
 	parallel.Do(len(out), parallel.CPUs(), 4, func(_, i int) {
 		d := &out[i]
 		d.Text, d.Cut, d.Binary, d.Err = TextDiff(stateDir, p, p.Changes[i])
+		// A line of a file is text act prints: a credential in it (a
+		// registry URL with a password a package manager wrote into a
+		// lock file, say) is redacted like a command's output.
+		d.Text = redact.String(d.Text)
 	})
 	return out
 }

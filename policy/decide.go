@@ -64,6 +64,31 @@ func (e element) field(names ...string) []string {
 // created_at older than the plan expiry (policy.stale-intent). Steps count
 // for the type-specific blocks.
 func (p *Policy) Decide(d *descriptors.Descriptor, now time.Time) Decision {
+	dec := p.decide(d, now)
+	if p.floor == nil {
+		return dec
+	}
+	// Bounded by the system policy: the stricter mode, every block of
+	// either (once).
+	sys := p.floor.decide(d, now)
+	if sys.Mode.Rank() > dec.Mode.Rank() {
+		dec.Mode, dec.Source, dec.Reason = sys.Mode, sys.Source+" (system policy)", sys.Reason+" (the system policy)"
+	}
+	seen := map[string]bool{}
+	for _, b := range dec.Blocked {
+		seen[b.Rule+"\x00"+b.Field] = true
+	}
+	for _, b := range sys.Blocked {
+		if !seen[b.Rule+"\x00"+b.Field] {
+			b.Message += " (the system policy)"
+			dec.Blocked = append(dec.Blocked, b)
+		}
+	}
+	return dec
+}
+
+// decide is Decide for this layer alone.
+func (p *Policy) decide(d *descriptors.Descriptor, now time.Time) Decision {
 	elems := elements(d)
 	var dec Decision
 	var b blocks
@@ -83,7 +108,7 @@ func (p *Policy) Decide(d *descriptors.Descriptor, now time.Time) Decision {
 	}
 
 	for i, sp := range d.Scope.Filesystem.Paths {
-		if !p.UnderAllowedRoot(sp) {
+		if !p.underOwnRoot(sp) {
 			b.add(RuleOutsideRoots, []string{"scope", "filesystem", "paths", strconv.Itoa(i)},
 				"%s is outside every root the host policy allows (%s)", sp, rootsList(p.AllowedRoots))
 		}
@@ -126,7 +151,7 @@ func (p *Policy) Decide(d *descriptors.Descriptor, now time.Time) Decision {
 				"the URL has no host the host policy could allow")
 			continue
 		}
-		if !p.HostAllowed(u.Hostname()) {
+		if !p.ownHostAllowed(u.Hostname()) {
 			b.add(RuleNetworkHost, e.field("operation", "url"),
 				"host %s is not in the host policy's network.allowed_hosts (%s)", u.Hostname(), hostsList(p.Network.AllowedHosts))
 		}

@@ -128,6 +128,32 @@ func (e *LoadError) Unwrap() error {
 // A named file (--policy or ACT_POLICY) that cannot be read, or any policy
 // file that is invalid, is a [*LoadError]: there is no fallback.
 func Load(opts LoadOptions) (*Policy, Origin, error) {
+	sys, _, err := loadSystem(opts.UserHome)
+	if err != nil {
+		return nil, Origin{}, err
+	}
+	if sys != nil && !sys.System.UserPolicy {
+		// The host forbids per-user policies: one named is an error, the
+		// state dir's is not read.
+		if opts.Flag != "" || opts.Env != "" {
+			name := opts.Flag
+			if name == "" {
+				name = opts.Env
+			}
+			return nil, Origin{}, &LoadError{File: name, Source: OriginSystem, Err: fmt.Errorf(
+				"the system policy %s forbids per-user policies (user_policy: false): drop --policy and ACT_POLICY", SystemFile)}
+		}
+		opts.Home = ""
+	}
+	user, origin, err := loadUser(opts)
+	if err != nil || sys == nil {
+		return user, origin, err
+	}
+	return tighten(sys, user), origin, nil
+}
+
+// loadUser is Load without the system layer.
+func loadUser(opts LoadOptions) (*Policy, Origin, error) {
 	var origin Origin
 	switch {
 	case opts.Flag != "":
@@ -178,6 +204,15 @@ func Default(userHome string) (*Policy, error) {
 // expands "~". Fields the file leaves out take the default's values. An
 // invalid file is a [*LoadError].
 func Parse(name string, data []byte, userHome string) (*Policy, error) {
+	return parse(name, data, userHome, false)
+}
+
+// RuleSystemOnly: a key only the system policy may set (state_dir,
+// user_policy) in another layer.
+const RuleSystemOnly = "policy.system-only"
+
+// parse is Parse; system allows the keys only the system policy may set.
+func parse(name string, data []byte, userHome string, system bool) (*Policy, error) {
 	userHome = cleanHome(userHome)
 	base, err := defaultValue()
 	if err != nil {
@@ -194,11 +229,45 @@ func Parse(name string, data []byte, userHome string) (*Policy, error) {
 		v = doc.Value()
 	}
 	probs = check(name, doc, v, userHome)
+	m, _ := v.(map[string]any)
+	sys := &System{File: name, UserPolicy: true}
+	for _, k := range []string{"state_dir", "user_policy"} {
+		val, ok := m[k]
+		if !ok {
+			continue
+		}
+		if !system {
+			pos := problem.Pos{}
+			if doc != nil {
+				pos = doc.Pos(k)
+			}
+			probs = append(probs, problem.Problem{Rule: RuleSystemOnly, Field: k, File: name, Line: pos.Line, Column: pos.Column,
+				Message: fmt.Sprintf("only the system policy (%s) may set %s", SystemFile, k), Layer: problem.Rule})
+			continue
+		}
+		switch k {
+		case "state_dir":
+			sys.StateDir, _ = val.(string)
+		case "user_policy":
+			sys.UserPolicy, _ = val.(bool)
+		}
+		delete(m, k)
+	}
 	if len(probs) > 0 {
 		probs.Sort()
 		return nil, &LoadError{File: name, Problems: probs}
 	}
-	return build(v.(map[string]any), base, userHome)
+	p, err := build(m, base, userHome)
+	if err != nil {
+		return nil, err
+	}
+	if system {
+		if sys.StateDir != "" {
+			sys.StateDir = expandHome(sys.StateDir, userHome)
+		}
+		p.System = sys
+	}
+	return p, nil
 }
 
 var (
@@ -308,6 +377,31 @@ func build(file, base map[string]any, userHome string) (*Policy, error) {
 		roots = append(roots, expandHome(r, userHome))
 	}
 	p.AllowedRoots = roots
+	hide := []string{}
+	for _, h := range p.Sandbox.HidePaths {
+		if isTilde(h) && userHome == "" {
+			continue // "~" unknown: nothing of the user's to hide
+		}
+		hide = append(hide, expandHome(h, userHome))
+	}
+	p.Sandbox.HidePaths = hide
+	var sensitive []string
+	for _, h := range p.Risk.SensitivePaths {
+		if isTilde(h) && userHome == "" {
+			continue
+		}
+		sensitive = append(sensitive, expandHome(h, userHome))
+	}
+	p.Risk.SensitivePaths = nonNil(sensitive)
+	if p.Confirmation.Via == "" {
+		p.Confirmation.Via = ViaFlag
+	}
+	if f := p.Confirmation.ApproversFile; f != "" {
+		if isTilde(f) {
+			f = expandHome(f, userHome)
+		}
+		p.Confirmation.ApproversFile = f
+	}
 	return p, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/document"
@@ -32,11 +33,16 @@ func defaultPolicy() *Policy {
 			},
 			Types: map[descriptors.ActionType]Mode{},
 		},
-		Network:    Network{AllowedHosts: []string{}, SandboxNetwork: false},
-		Cooldown:   time.Hour,
-		PlanExpiry: 24 * time.Hour,
-		IdlePeriod: 5 * time.Minute,
-		Audit:      Audit{RetainDays: 90},
+		Network:      Network{AllowedHosts: []string{}, SandboxNetwork: false},
+		Cooldown:     time.Hour,
+		PlanExpiry:   24 * time.Hour,
+		IdlePeriod:   5 * time.Minute,
+		Audit:        Audit{RetainDays: 90},
+		MaxChanges:   100000,
+		MaxPending:   50,
+		Risk:         Risk{MaxDeletes: 20, SensitivePaths: []string{}},
+		Sandbox:      SandboxPolicy{HidePaths: []string{}},
+		Confirmation: Confirmation{Via: ViaFlag, Approvers: []string{}},
 	}
 }
 
@@ -52,7 +58,7 @@ func TestDefaultValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(defaultPolicy(), got); d != "" {
+	if d := cmp.Diff(defaultPolicy(), got, cmpopts.IgnoreUnexported(Policy{})); d != "" {
 		t.Errorf("Default() mismatch (-want +got):\n%s", d)
 	}
 }
@@ -136,7 +142,7 @@ func TestLoadResolution(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load() error: %v", err)
 			}
-			if d := cmp.Diff(tt.want, got); d != "" {
+			if d := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Policy{})); d != "" {
 				t.Errorf("Load() policy mismatch (-want +got):\n%s", d)
 			}
 			if d := cmp.Diff(tt.wantOrigin, origin); d != "" {
@@ -245,7 +251,7 @@ func TestParseMerge(t *testing.T) {
 			}
 			want := defaultPolicy()
 			tt.want(want)
-			if d := cmp.Diff(want, got); d != "" {
+			if d := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Policy{})); d != "" {
 				t.Errorf("Parse() mismatch (-want +got):\n%s", d)
 			}
 		})
@@ -350,7 +356,7 @@ func TestLoadInvalid(t *testing.T) {
 					t.Errorf("problem %+v: want file %q and a message", pr, name)
 				}
 			}
-			if d := cmp.Diff(tt.want, got); d != "" {
+			if d := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Policy{})); d != "" {
 				t.Errorf("problems mismatch (-want +got):\n%s\n%v", d, le.Problems)
 			}
 			var list problem.List

@@ -50,8 +50,21 @@ func (p *Policy) Marshal() []byte {
 		pair("cooldown", strNode(FormatDuration(p.Cooldown)), "Refuse the same action for this long after a rollback (Go duration)."),
 		pair("plan_expiry", strNode(FormatDuration(p.PlanExpiry)), "Pending plans expire after this; a descriptor created longer ago is a stale intent."),
 		pair("idle_period", strNode(FormatDuration(p.IdlePeriod)), "The user_idle precondition: no terminal input for this long."),
+		pair("max_changes", intNode(p.MaxChanges), "The most changes one plan may hold; a dry run that makes more is rejected."),
+		pair("max_pending", intNode(p.MaxPending), "The most plans that may wait for a person."),
+		pair("risk", mapping(
+			pair("max_deletes", intNode(p.Risk.MaxDeletes), ""),
+			pair("sensitive_paths", strList(p.Risk.SensitivePaths), ""),
+		), "act's own grading: more deletes than this, or a change under one of these\npaths, makes a plan HIGH."),
+		pair("redact", mapping(
+			pair("pii", boolNode(p.Redact.PII), ""),
+		), "Also redact e-mail addresses and phone numbers in commands' output."),
 		pair("audit", mapping(
 			pair("retain_days", intNode(p.Audit.RetainDays), "How many days audit records are kept."),
+		), ""),
+		pair("confirmation", confirmationNode(p.Confirmation), ""),
+		pair("sandbox", mapping(
+			pair("hide_paths", strList(p.Sandbox.HidePaths), "More paths hidden from sandboxed commands, besides act's state dir and\nthe usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …)."),
 		), ""),
 	)
 	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: marshalHeader, Content: []*yaml.Node{root}}
@@ -105,4 +118,15 @@ func intNode(i int64) *yaml.Node {
 
 func boolNode(b bool) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}
+}
+
+func confirmationNode(c Confirmation) *yaml.Node {
+	m := mapping(
+		pair("via", strNode(c.Via), "What counts as a person's confirmation: flag (--confirm, or a yes at the\nterminal), terminal (only a yes at the controlling terminal), signed (an\nSSH signature by an approver)."),
+		pair("approvers", strList(c.Approvers), "Approvers of signed confirmations: allowed_signers lines."),
+	)
+	if c.ApproversFile != "" {
+		m.Content = append(m.Content, pair("approvers_file", strNode(c.ApproversFile), "").key, strNode(c.ApproversFile))
+	}
+	return m
 }

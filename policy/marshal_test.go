@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/document"
@@ -29,11 +30,17 @@ func custom() *Policy {
 				descriptors.FileRead: Allow, descriptors.NetworkRequest: Confirm, descriptors.MultiStepComposite: Deny,
 			},
 		},
-		Network:    Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true},
-		Cooldown:   0,
-		PlanExpiry: 90*time.Minute + 1500*time.Millisecond,
-		IdlePeriod: 2*time.Hour + 3*time.Microsecond + 4,
-		Audit:      Audit{RetainDays: 3650},
+		Network:      Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true},
+		Cooldown:     0,
+		PlanExpiry:   90*time.Minute + 1500*time.Millisecond,
+		IdlePeriod:   2*time.Hour + 3*time.Microsecond + 4,
+		Audit:        Audit{RetainDays: 3650},
+		MaxChanges:   7,
+		MaxPending:   3,
+		Risk:         Risk{MaxDeletes: 5, SensitivePaths: []string{"/srv/**", "/etc/app"}},
+		Redact:       Redact{PII: true},
+		Sandbox:      SandboxPolicy{HidePaths: []string{"/srv/secret", "/etc/app/token"}},
+		Confirmation: Confirmation{Via: ViaSigned, Approvers: []string{"alice@example.org ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKfA"}, ApproversFile: "/etc/act/allowed_signers"},
 	}
 }
 
@@ -67,7 +74,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load(Marshal()) error: %v\n%s", err, out)
 			}
-			if d := cmp.Diff(tt.policy, got); d != "" {
+			if d := cmp.Diff(tt.policy, got, cmpopts.IgnoreUnexported(Policy{})); d != "" {
 				t.Errorf("Load(Marshal()) mismatch (-want +got):\n%s\n%s", d, out)
 			}
 			// Printing again gives the same bytes.
@@ -115,9 +122,32 @@ cooldown: 1h
 plan_expiry: 24h
 # The user_idle precondition: no terminal input for this long.
 idle_period: 5m
+# The most changes one plan may hold; a dry run that makes more is rejected.
+max_changes: 100000
+# The most plans that may wait for a person.
+max_pending: 50
+# act's own grading: more deletes than this, or a change under one of these
+# paths, makes a plan HIGH.
+risk:
+  max_deletes: 20
+  sensitive_paths: []
+# Also redact e-mail addresses and phone numbers in commands' output.
+redact:
+  pii: false
 audit:
   # How many days audit records are kept.
   retain_days: 90
+confirmation:
+  # What counts as a person's confirmation: flag (--confirm, or a yes at the
+  # terminal), terminal (only a yes at the controlling terminal), signed (an
+  # SSH signature by an approver).
+  via: flag
+  # Approvers of signed confirmations: allowed_signers lines.
+  approvers: []
+sandbox:
+  # More paths hidden from sandboxed commands, besides act's state dir and
+  # the usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …).
+  hide_paths: []
 `
 	if d := cmp.Diff(want, string(defaultPolicy().Marshal())); d != "" {
 		t.Errorf("Marshal() mismatch (-want +got):\n%s", d)
@@ -134,12 +164,12 @@ func TestJSONRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(data, got); err != nil {
 			t.Fatal(err)
 		}
-		if d := cmp.Diff(p, got); d != "" {
+		if d := cmp.Diff(p, got, cmpopts.IgnoreUnexported(Policy{})); d != "" {
 			t.Errorf("JSON round trip mismatch (-want +got):\n%s\n%s", d, data)
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[]},"confirmation":{"via":"flag","approvers":[]}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

@@ -1,6 +1,6 @@
 // Package policy loads the host's policy and decides, for an Action
 // Descriptor, the mode it runs in (allow, confirm or deny) and what blocks it
-// (SPEC §2.4 and §7).
+// (docs/policy.md).
 //
 // # Loading
 //
@@ -64,7 +64,7 @@ func (m Mode) Rank() int {
 	return 2
 }
 
-// Where a decision's mode comes from (SPEC §7: type override → risk default).
+// Where a decision's mode comes from (docs/policy.md: type override → risk default).
 const (
 	SourceTypeOverride = "type override"
 	SourceRiskDefault  = "risk default"
@@ -92,6 +92,64 @@ type Policy struct {
 	IdlePeriod time.Duration `json:"idle_period"`
 	// Audit holds the retention of the audit log.
 	Audit Audit `json:"audit"`
+	// MaxChanges is the most changes one plan may hold.
+	MaxChanges int64 `json:"max_changes"`
+	// MaxPending is the most plans that may wait for a person.
+	MaxPending int64 `json:"max_pending"`
+	// Risk tunes act's own risk assessment.
+	Risk Risk `json:"risk"`
+	// Redact says what else is redacted from captured output.
+	Redact Redact `json:"redact"`
+	// Sandbox holds what the sandbox hides besides its defaults.
+	Sandbox SandboxPolicy `json:"sandbox"`
+	// Confirmation says what counts as a person's confirmation.
+	Confirmation Confirmation `json:"confirmation"`
+
+	// System is the system layer's own settings, when there is one.
+	System *System `json:"-"`
+	// Sources names, for each setting the system policy decided (it was
+	// stricter than the user's), OriginSystem.
+	Sources map[string]string `json:"-"`
+	// floor is the system policy this one is bounded by: Decide,
+	// UnderAllowedRoot and HostAllowed consult it too.
+	floor *Policy
+}
+
+// The ways a person can confirm, least strict first.
+const (
+	ViaFlag     = "flag"
+	ViaTerminal = "terminal"
+	ViaSigned   = "signed"
+)
+
+// Confirmation is the policy's confirmation section.
+type Confirmation struct {
+	// Via is ViaFlag, ViaTerminal or ViaSigned.
+	Via string `json:"via"`
+	// Approvers are allowed_signers lines: the list, then the file's.
+	Approvers     []string `json:"approvers"`
+	ApproversFile string   `json:"approvers_file,omitempty"`
+}
+
+// Risk is the policy's risk section: more deleted paths than MaxDeletes,
+// or a change under one of SensitivePaths (globs, "~" expanded), grade a
+// plan HIGH.
+type Risk struct {
+	MaxDeletes     int64    `json:"max_deletes"`
+	SensitivePaths []string `json:"sensitive_paths"`
+}
+
+// Redact is the policy's redact section.
+type Redact struct {
+	// PII also redacts e-mail addresses and phone numbers.
+	PII bool `json:"pii"`
+}
+
+// SandboxPolicy is the policy's sandbox section.
+type SandboxPolicy struct {
+	// HidePaths are more paths the sandbox hides from commands: absolute,
+	// with "~" expanded.
+	HidePaths []string `json:"hide_paths"`
 }
 
 // ResourceCaps are the policy's caps on a descriptor's resources.
@@ -128,14 +186,20 @@ type Audit struct {
 // policyJSON is Policy with durations as Go duration strings ("1h"), the
 // form of the policy file.
 type policyJSON struct {
-	AllowedRoots []string     `json:"allowed_roots"`
-	ResourceCaps ResourceCaps `json:"resource_caps"`
-	Modes        ModeTable    `json:"modes"`
-	Network      Network      `json:"network"`
-	Cooldown     string       `json:"cooldown"`
-	PlanExpiry   string       `json:"plan_expiry"`
-	IdlePeriod   string       `json:"idle_period"`
-	Audit        Audit        `json:"audit"`
+	AllowedRoots []string      `json:"allowed_roots"`
+	ResourceCaps ResourceCaps  `json:"resource_caps"`
+	Modes        ModeTable     `json:"modes"`
+	Network      Network       `json:"network"`
+	Cooldown     string        `json:"cooldown"`
+	PlanExpiry   string        `json:"plan_expiry"`
+	IdlePeriod   string        `json:"idle_period"`
+	Audit        Audit         `json:"audit"`
+	MaxChanges   int64         `json:"max_changes"`
+	MaxPending   int64         `json:"max_pending"`
+	Risk         Risk          `json:"risk"`
+	Redact       Redact        `json:"redact"`
+	Sandbox      SandboxPolicy `json:"sandbox"`
+	Confirmation Confirmation  `json:"confirmation"`
 }
 
 // MarshalJSON encodes p with the field names of the policy file and
@@ -150,6 +214,12 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		PlanExpiry:   FormatDuration(p.PlanExpiry),
 		IdlePeriod:   FormatDuration(p.IdlePeriod),
 		Audit:        p.Audit,
+		MaxChanges:   p.MaxChanges,
+		MaxPending:   p.MaxPending,
+		Risk:         Risk{MaxDeletes: p.Risk.MaxDeletes, SensitivePaths: nonNil(p.Risk.SensitivePaths)},
+		Redact:       p.Redact,
+		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths)},
+		Confirmation: Confirmation{Via: p.Confirmation.Via, Approvers: nonNil(p.Confirmation.Approvers), ApproversFile: p.Confirmation.ApproversFile},
 	})
 }
 
@@ -180,6 +250,12 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		PlanExpiry:   durs[1],
 		IdlePeriod:   durs[2],
 		Audit:        j.Audit,
+		MaxChanges:   j.MaxChanges,
+		MaxPending:   j.MaxPending,
+		Risk:         Risk{MaxDeletes: j.Risk.MaxDeletes, SensitivePaths: nonNil(j.Risk.SensitivePaths)},
+		Redact:       j.Redact,
+		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths)},
+		Confirmation: Confirmation{Via: j.Confirmation.Via, Approvers: nonNil(j.Confirmation.Approvers), ApproversFile: j.Confirmation.ApproversFile},
 	}
 	return nil
 }
@@ -201,6 +277,14 @@ func (p *Policy) ModeFor(t descriptors.ActionType, r descriptors.RiskLevel) (Mod
 // one of the allowed roots, comparing whole path elements: /tmpx is not
 // under /tmp.
 func (p *Policy) UnderAllowedRoot(path string) bool {
+	if p.floor != nil && !p.floor.UnderAllowedRoot(path) {
+		return false
+	}
+	return p.underOwnRoot(path)
+}
+
+// underOwnRoot is UnderAllowedRoot for this layer alone.
+func (p *Policy) underOwnRoot(path string) bool {
 	for _, root := range p.AllowedRoots {
 		if pathglob.Within(path, root) {
 			return true
@@ -212,6 +296,14 @@ func (p *Policy) UnderAllowedRoot(path string) bool {
 // HostAllowed reports whether NETWORK_REQUEST may reach host, per
 // network.allowed_hosts.
 func (p *Policy) HostAllowed(host string) bool {
+	if p.floor != nil && !p.floor.HostAllowed(host) {
+		return false
+	}
+	return p.ownHostAllowed(host)
+}
+
+// ownHostAllowed is HostAllowed for this layer alone.
+func (p *Policy) ownHostAllowed(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	if host == "" {
 		return false

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,8 +49,10 @@ type Action struct {
 	Approval *Approval `json:"approval,omitempty"`
 }
 
-// An Approval records who confirmed a promotion and how: "none" (none was
-// needed), "flag", "terminal" or "signed" (with the signer).
+// An Approval records who confirmed a promotion and how: Via is "none"
+// (none was needed), "flag" (--confirm), "terminal" (a yes at the
+// controlling terminal) or "signed" (an SSH signature, whose signer
+// Principal and KeyFingerprint name).
 type Approval struct {
 	Via            string `json:"via"`
 	UID            int    `json:"uid"`
@@ -85,6 +88,7 @@ const (
 	RuleAlreadyRolled   = "rollback.already-rolled-back"
 	RuleBackupChanged   = "rollback.backup-changed"
 	RulePreconditionNow = "apply.precondition-failed"
+	RuleScopeMoved      = "apply.scope-moved"
 )
 
 // RuleCooldown blocks (exit 4) a repeat of a rolled-back action during the
@@ -102,6 +106,7 @@ func Rules() []plan.Rule {
 		{ID: RuleLayerChanged, Summary: "the plan's saved layer no longer holds what the plan recorded", Layer: c},
 		{ID: RuleOtherContent, Summary: "the action id was already applied with another descriptor", Layer: c},
 		{ID: RuleWasRolledBack, Summary: "the action id was applied and rolled back: an action id is promoted at most once", Layer: c},
+		{ID: RuleScopeMoved, Summary: "a directory on the way to a scope root was replaced (by a symbolic link, say) since the plan", Layer: c},
 		{ID: RuleTargetChanged, Summary: "a path the apply changed has changed since; rollback --force restores anyway, keeping the current version (not when the directory that holds it is gone)", Layer: c},
 		{ID: RuleBackupChanged, Summary: "the pre-image the apply kept in the state directory's backups is gone or no longer what it was: rollback cannot restore it", Layer: c},
 		{ID: RuleAlreadyRolled, Summary: "the action was already rolled back", Layer: c},
@@ -182,7 +187,7 @@ type Outcome struct {
 	Recovered []Recovery
 }
 
-// Promoted applies the promote-once rule (SPEC §4) to action id with
+// Promoted applies the promote-once rule (docs/promotion.md) to action id with
 // descriptor digest: (nil, nil) if the id was never promoted; the action if
 // it was, with this same digest (already applied: nothing to do); a
 // Conflict otherwise (other content, or rolled back).
@@ -222,7 +227,7 @@ func lockAndRecover(ctx context.Context, home state.Dir, now func() time.Time) (
 }
 
 // Apply promotes plan p onto the real tree, all or nothing, under the
-// state-dir lock (SPEC §4). Its errors: a problem.List of layer Conflict
+// state-dir lock (docs/promotion.md). Its errors: a problem.List of layer Conflict
 // (exit 8; nothing changed) or Precondition, a *RevertedError (a failure
 // part-way, undone), or an ordinary error.
 func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Outcome, error) {
@@ -257,13 +262,14 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 			probs = append(probs, conflict(RuleStale, c.Path, "%s changed since the plan: %s", c.Path, why))
 		}
 	}
-	gone, err := goneParents(p.Changes, p.Descriptor)
+	gone, err := goneParents(p.Changes, p.Scope)
 	if err != nil {
 		return out, err
 	}
 	for _, g := range gone {
 		probs = append(probs, conflict(RuleStale, g.dir, "%s changed since the plan: %s", g.dir, g.why))
 	}
+	probs = append(probs, scopeMoved(p, "the plan")...)
 	if opts.Preconditions != nil {
 		for _, pr := range opts.Preconditions() {
 			pr.Message = "no longer holds (" + pr.Rule + "): " + pr.Message
@@ -324,7 +330,10 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 		if !isPut(c) {
 			return "", nil
 		}
-		return after(c).mismatch(layer + c.Path)
+		if why, err := after(c).mismatch(layer + c.Path); why != "" || err != nil {
+			return why, err
+		}
+		return layerIdentity(layer + c.Path)
 	})
 	var early, ops, late []Op
 	var probs problem.List
@@ -501,8 +510,8 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time) (*Action, 
 		if a.Saved, err = keepBackups(home, b); err != nil {
 			return nil, err
 		}
-		if key, on := CooldownKey(p.Descriptor); on {
-			if err := writeCooldown(home, key, b.ActionID, *a.RolledBackAt); err != nil {
+		if p.CooldownOnRepeat && p.CooldownKey != "" {
+			if err := writeCooldown(home, p.CooldownKey, b.ActionID, *a.RolledBackAt); err != nil {
 				return nil, err
 			}
 		}
@@ -591,4 +600,47 @@ func removeJournal(path string) error {
 		return err
 	}
 	return atomicfile.SyncDir(filepath.Dir(path))
+}
+
+// scopeMoved reports each directory from / to a scope root of p that is no
+// longer what the plan found (docs/sandbox-promotion.md): a promotion or
+// rollback through it would land wherever it now leads.
+func scopeMoved(p *plan.Plan, since string) problem.List {
+	moved := plan.CheckScopeRootIDs(p.ScopeRoots)
+	var probs problem.List
+	for _, id := range p.ScopeRoots {
+		if why, ok := moved[id.Path]; ok {
+			probs = append(probs, conflict(RuleScopeMoved, id.Path, "%s changed since %s: %s; nothing was changed", id.Path, since, why))
+		}
+	}
+	return probs
+}
+
+// layerIdentity says why the layer entry at name may not be promoted even
+// though its type, mode and content are the plan's: a regular file with
+// more than one link (a hard link to a file outside the layer would be
+// promoted still shared with it), one owned by another user, or an
+// extended attribute the plan dropped (docs/sandbox-promotion.md).
+func layerIdentity(name string) (string, error) {
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return "", err
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode().IsRegular() && st.Nlink > 1 {
+		return fmt.Sprintf("it has %d links: it is shared with a file outside the layer", st.Nlink), nil
+	}
+	if uid := uint32(os.Geteuid()); st.Uid != uid {
+		// The sandbox maps only the caller's id: anything else was put
+		// there from outside it, and would be promoted with its owner.
+		return fmt.Sprintf("it is owned by uid %d, not by the user running act (%d)", st.Uid, uid), nil
+	}
+	names, err := plan.ForeignXattrs(name)
+	if err != nil {
+		return "", err
+	}
+	if len(names) > 0 {
+		return fmt.Sprintf("it has extended attributes the plan did not (%s)", strings.Join(names, ", ")), nil
+	}
+	return "", nil
 }

@@ -3,7 +3,6 @@ package rollback
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -209,11 +208,7 @@ type goneDir struct{ dir, why string }
 // Directories that are changes themselves are left out (the promotion makes
 // or restores them first), as are those above the scope roots, which may
 // be symlinks of the host's own. Each directory is looked at once.
-func goneParents(changes []diff.Change, descriptor []byte) ([]goneDir, error) {
-	scope, err := scopeOf(descriptor)
-	if err != nil {
-		return nil, err
-	}
+func goneParents(changes []diff.Change, scope []string) ([]goneDir, error) {
 	roots := scopeRoots(scope)
 	own := map[string]bool{}
 	for _, c := range changes {
@@ -284,21 +279,6 @@ func rootOf(roots []string, p string) (string, bool) {
 		}
 	}
 	return best, ok
-}
-
-// scopeOf returns the scope paths of a plan's canonical descriptor.
-func scopeOf(descriptor []byte) ([]string, error) {
-	var d struct {
-		Scope struct {
-			Filesystem struct {
-				Paths []string `json:"paths"`
-			} `json:"filesystem"`
-		} `json:"scope"`
-	}
-	if err := json.Unmarshal(descriptor, &d); err != nil {
-		return nil, fmt.Errorf("the plan's descriptor: %w", err)
-	}
-	return d.Scope.Filesystem.Paths, nil
 }
 
 // addedEntries returns, sorted, the entries now in the directories the

@@ -2,8 +2,6 @@ package rollback
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +21,7 @@ import (
 )
 
 // Rollback restores the pre-images of everything action id's apply changed
-// (SPEC §5), all or nothing, journaled like apply. A path changed since the
+// (docs/promotion.md), all or nothing, journaled like apply. A path changed since the
 // apply is a Conflict (exit 8) unless opts.Force, which saves the current
 // version first (Outcome.Action.Saved). An unknown id is
 // [plan.ErrNotFound].
@@ -75,7 +73,10 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	if err != nil {
 		return out, err
 	}
-	gone, err := goneParents(a.Changes, p.Descriptor)
+	if moved := scopeMoved(p, "the apply"); len(moved) > 0 {
+		return out, moved
+	}
+	gone, err := goneParents(a.Changes, p.Scope)
 	if err != nil {
 		return out, err
 	}
@@ -272,8 +273,9 @@ func saveOps(home state.Dir, a *Action, changed map[string]string) ([]Op, error)
 	return ops, nil
 }
 
-// Recover ends every promotion and rollback a crash left unfinished (SPEC
-// §4): one that had not committed is undone, one that had is completed.
+// Recover ends every promotion and rollback a crash left unfinished
+// (docs/promotion.md): one that had not committed is undone, one that had
+// is completed.
 // Every act command that changes the tree calls it first, under the lock;
 // `act recover` calls it alone.
 func Recover(ctx context.Context, home state.Dir, now func() time.Time) ([]Recovery, error) {
@@ -354,30 +356,6 @@ func recoverLocked(home state.Dir, now func() time.Time) ([]Recovery, error) {
 		}
 	}
 	return out, nil
-}
-
-// CooldownKey identifies an action for cooldown_on_repeat: the digest of
-// its type, scope and effects (any action id). on is the descriptor's
-// confirmation.cooldown_on_repeat. canon is the descriptor as canonical
-// JSON, as plans keep it.
-func CooldownKey(canon []byte) (key string, on bool) {
-	var d struct {
-		ActionType   json.RawMessage `json:"action_type"`
-		Scope        json.RawMessage `json:"scope"`
-		Effects      json.RawMessage `json:"effects"`
-		Confirmation struct {
-			CooldownOnRepeat bool `json:"cooldown_on_repeat"`
-		} `json:"confirmation"`
-	}
-	if err := json.Unmarshal(canon, &d); err != nil {
-		return "", false
-	}
-	h := sha256.New()
-	for _, part := range []json.RawMessage{d.ActionType, d.Scope, d.Effects} {
-		h.Write(part)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)), d.Confirmation.CooldownOnRepeat
 }
 
 type cooldown struct {

@@ -13,8 +13,20 @@ import (
 	"path/filepath"
 )
 
-// WriteFile atomically replaces name with data and mode perm.
-func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
+// WriteFile atomically and durably replaces name with data and mode perm.
+func WriteFile(name string, data []byte, perm fs.FileMode) error {
+	return write(name, data, perm, true)
+}
+
+// Replace atomically replaces name with data and mode perm, without making
+// it durable: a reader sees the old content or the new, and a power cut
+// may lose the change (never tear it). For records whose loss costs
+// little, written where an fsync would cost much.
+func Replace(name string, data []byte, perm fs.FileMode) error {
+	return write(name, data, perm, false)
+}
+
+func write(name string, data []byte, perm fs.FileMode, durable bool) (err error) {
 	dir := filepath.Dir(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
 	if err != nil {
@@ -33,14 +45,19 @@ func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 	if err = f.Chmod(perm); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp, err)
+	if durable {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", tmp, err)
+		}
 	}
 	if err = f.Close(); err != nil {
 		return err
 	}
 	if err = os.Rename(tmp, name); err != nil {
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	return SyncDir(dir)
 }

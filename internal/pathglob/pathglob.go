@@ -1,5 +1,5 @@
 // Package pathglob matches absolute, clean slash-separated paths against the
-// globs of Action Descriptors (SPEC §2.3) and compares globs with each other.
+// globs of Action Descriptors (docs/rules.md) and compares globs with each other.
 //
 // # Syntax
 //

@@ -14,7 +14,7 @@ import (
 )
 
 // Layer is the check that produced a problem. The order of the constants is
-// the order of the checks (SPEC §2).
+// the order of the checks (docs/rules.md).
 type Layer int
 
 const (
@@ -22,19 +22,19 @@ const (
 	Parse Layer = iota
 	// Schema problems: the document does not satisfy the CUE schema.
 	Schema
-	// Rule problems: a static rule of SPEC §2.3 is broken.
+	// Rule problems: a static rule of docs/rules.md is broken.
 	Rule
 	// Policy problems: the host's policy blocks the action.
 	Policy
 	// Precondition problems: a precondition does not hold on the real
-	// machine (SPEC §3.2).
+	// machine (docs/descriptor.md).
 	Precondition
 	// Rejected problems: the dry run was rejected: an undeclared effect, a
-	// cap exceeded, an operation that cannot be carried out (SPEC §3.6).
+	// cap exceeded, an operation that cannot be carried out (docs/lifecycle.md).
 	Rejected
 	// Conflict problems: the real tree or act's records disagree with what
 	// apply or rollback expects: a stale plan, an action id already
-	// promoted with other content, a rollback target changed (SPEC §4, §5).
+	// promoted with other content, a rollback target changed (docs/promotion.md).
 	Conflict
 )
 

@@ -1,5 +1,5 @@
 // Package redact removes secrets from captured command output before it is
-// stored in a plan, shown or written to the audit log (SPEC §3.7): values
+// stored in a plan, shown or written to the audit log (docs/lifecycle.md): values
 // whose key names a secret ("password=…", "api_key: …", "Authorization:
 // Bearer …"), and well-known token shapes wherever they stand (private key
 // blocks, AWS access keys, GitHub, Slack, Stripe and Google tokens, JWTs,
@@ -80,3 +80,26 @@ func String(s string) string {
 
 // Bytes is [String] for byte slices.
 func Bytes(b []byte) []byte { return []byte(String(string(b))) }
+
+var piiPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		// E-mail addresses.
+		regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`),
+		// Phone numbers: an optional +country code, an area code in
+		// parentheses and groups of digits, or groups of three or four
+		// digits after the first (so that dates, versions and addresses
+		// such as 2026-11-24, 1.2.3 or 10.0.0.1 stay).
+		regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?\(\d{2,5}\)[ .-]?\d{2,4}(?:[ .-]?\d{2,4}){1,3}\b|(?:\+\d{1,3}[ .-]?)?\b\d{2,4}(?:[ .-]\d{3,4}){2,3}\b`),
+	}
+})
+
+// PII returns s with e-mail addresses and phone numbers replaced by [Mask]
+// as well as every secret [String] removes: for captured output, where the
+// host policy asks for it (redact.pii).
+func PII(s string) string {
+	s = String(s)
+	for _, re := range piiPatterns() {
+		s = re.ReplaceAllString(s, Mask)
+	}
+	return s
+}

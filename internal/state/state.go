@@ -3,7 +3,7 @@
 //
 // # Layout
 //
-// The state directory (SPEC §7: --home, $ACT_HOME, $XDG_STATE_HOME/act or
+// The state directory (docs/policy.md: --home, $ACT_HOME, $XDG_STATE_HOME/act or
 // ~/.local/state/act, resolved by cmd) holds:
 //
 //	plans/     saved plans, one directory per plan id

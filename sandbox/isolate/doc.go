@@ -1,6 +1,6 @@
 // Package isolate runs one command in a throw-away sandbox built from kernel
 // namespaces, so that the command can change nothing but the layers of its
-// scopes, reach no network, and outlive nothing (SPEC §3.3).
+// scopes, reach no network, and outlive nothing (docs/sandbox.md).
 //
 // # How it runs
 //
@@ -20,9 +20,11 @@
 // minimal /dev with a private /dev/shm, each scope as an overlay (lower = the
 // real directory, mounted userxattr and volatile) at its real path, and a
 // fresh /proc. It then stays as PID 1: it forks the command (no
-// capabilities, no_new_privs, rlimits), reaps every orphan and exits when
-// the command's main process ends — which kills whatever the command left
-// behind, so nothing runs in the background.
+// capabilities, no_new_privs, rlimits, no descriptor but 0–2, a session
+// keyring of its own and the seccomp filter of docs/sandbox-process.md),
+// reaps every orphan and exits when the command's main process ends —
+// which kills whatever the command left behind, so nothing runs in the
+// background.
 //
 // # The layers and the disk cap
 //

@@ -457,7 +457,7 @@ func TestNobodyEnforcement(t *testing.T) {
 		t.Errorf("uid %q", res.Stdout)
 	}
 	t.Log(res.Enforcement)
-	if res.Enforcement[CapMemory] != "RLIMIT_AS" || res.Enforcement[CapProcs] != "RLIMIT_NPROC" {
+	if res.Enforcement[CapMemory] != MemoryPerProcess || res.Enforcement[CapProcs] != "RLIMIT_NPROC" {
 		t.Errorf("enforcement %v", res.Enforcement)
 	}
 }

@@ -19,6 +19,9 @@
 //     ends) or writes "E<message>\n" on the spec socket and exits 125.
 //   - The parent reads the socket to EOF: "S<wait status>\n" from init is the
 //     command's status; no message means init was killed.
+//   - The message letters are the MSG_ defines below; run_linux.go names
+//     the same letters (msg* constants), and TestProtocolAgrees compares
+//     the two lists.
 //   - The spec arrives as key NUL value NUL records (see spec.go), with the
 //     sandbox's cgroups as open "tasks" files (SCM_RIGHTS, announced by the
 //     record "cgroups"), which init joins before it forks anything.
@@ -47,6 +50,9 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/keyctl.h>
+#include <linux/landlock.h>
+#include <linux/netlink.h>
 #include <stddef.h>
 #include <dirent.h>
 #include <stdint.h>
@@ -62,33 +68,64 @@
 #define MAX_ITEMS 16384
 #define MAX_CGROUPS 8
 
+// The messages on the spec socket, one a line: the letter, then its text.
+#define MSG_PID 'P'         // first process: init's PID
+#define MSG_UNAVAILABLE 'U' // first process: the namespaces could not be made
+#define MSG_SETUP 'E'       // the sandbox could not be built or the command not started
+#define MSG_COPY 'C'        // init: the layer could not be copied out
+#define MSG_DISK 'D'        // init: the disk cap's tmpfs after the run
+#define MSG_STATUS 'S'      // init: the command's wait status
+
 extern char **environ;
 
 static int sock = -1;
-// fail_kind is the first byte of fail's message: 'E' (the sandbox could not
-// be built or the command not started), 'U' (the namespaces could not be
-// made: isolation is unavailable) or 'C' (the layer could not be copied out
+// fail_kind is the first byte of fail's message: MSG_SETUP (the sandbox
+// could not be built or the command not started), MSG_UNAVAILABLE (the
+// namespaces could not be made, or this architecture has no seccomp filter:
+// isolation is unavailable) or MSG_COPY (the layer could not be copied out
 // after the command ran).
-static char fail_kind = 'E';
+static char fail_kind = MSG_SETUP;
+
+// FAIL_BUF is the size of fail's line: the letter, the message (cut to fit),
+// ": " and the errno's text, and the newline.
+#define FAIL_BUF 4096
+
+// fail_line formats fail's line into buf (FAIL_BUF bytes) and returns its
+// length: the message is cut where it does not fit (the errno's text is
+// always kept whole), and a newline in it becomes a space, so the line is
+// one line of text without NUL.
+static int fail_line(char *buf, int e, const char *fmt, va_list ap) {
+	// Room for the message: what is left after the letter, ": ", the
+	// errno's text (below 60 bytes in glibc) and the newline.
+	const int room = FAIL_BUF - 80;
+	buf[0] = fail_kind;
+	int n = vsnprintf(buf + 1, room, fmt, ap);
+	if (n < 0)
+		n = 0;
+	if (n > room - 1)
+		n = room - 1; // what vsnprintf wrote, its NUL excluded
+	n += 1;
+	if (e) {
+		int m = snprintf(buf + n, FAIL_BUF - n - 1, ": %s", strerror(e));
+		if (m > 0)
+			n += m < FAIL_BUF - n - 2 ? m : FAIL_BUF - n - 2;
+	}
+	for (int i = 1; i < n; i++)
+		if (buf[i] == '\n' || buf[i] == '\r' || buf[i] == 0)
+			buf[i] = ' ';
+	buf[n++] = '\n';
+	return n;
+}
 
 // fail reports a setup error to the parent and exits; it never returns.
 __attribute__((noreturn, format(printf, 1, 2))) static void fail(const char *fmt, ...) {
-	char buf[4096];
-	int n, e = errno;
+	char buf[FAIL_BUF];
+	int e = errno;
 	va_list ap;
 
-	buf[0] = fail_kind;
 	va_start(ap, fmt);
-	n = vsnprintf(buf + 1, sizeof buf - 64, fmt, ap);
+	int n = fail_line(buf, e, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if (n > (int)sizeof buf - 64)
-		n = sizeof buf - 64;
-	n += 1;
-	if (e)
-		n += snprintf(buf + n, sizeof buf - n, ": %s", strerror(e));
-	buf[n++] = '\n';
 	if (sock >= 0) {
 		ssize_t r = write(sock, buf, n);
 		(void)r;
@@ -102,6 +139,10 @@ struct scope {
 	int upperrw; // with a disk cap: a writable detached clone of upper's mount
 	int index;
 };
+
+#define MAX_HIDE 256
+// HIDE_EMPTY is the empty file bind-mounted over a file to hide.
+#define HIDE_EMPTY "/dev/.act-hidden"
 
 struct spec {
 	const char *argv[MAX_ITEMS + 1];
@@ -117,6 +158,8 @@ struct spec {
 	int ncgroups;
 	long long want_cgroups;
 	long long cpu_s, as_bytes, nproc, disk_bytes;
+	const char *hide[MAX_HIDE]; // paths to mask (docs/sandbox-filesystem.md)
+	int nhide;
 };
 
 static struct spec sp;
@@ -222,7 +265,17 @@ static void read_spec(int fd) {
 			s->upper = val;
 		else if (!strcmp(key, "work") && s)
 			s->work = val;
-		else if (!strcmp(key, "net"))
+		else if (!strcmp(key, "hide")) {
+			if (sp.nhide == MAX_HIDE) {
+				errno = 0;
+				fail("spec: more than %d paths to hide", MAX_HIDE);
+			}
+			if (val[0] != '/') {
+				errno = 0;
+				fail("spec: hide %s: not absolute", val);
+			}
+			sp.hide[sp.nhide++] = val;
+		} else if (!strcmp(key, "net"))
 			sp.net = 1;
 		else if (!strcmp(key, "probe"))
 			sp.probe = 1;
@@ -613,13 +666,18 @@ static void copy_entry(int sfd, int dfd, const char *name, const struct stat *st
 		close(in);
 		close(out);
 	} else if (S_ISLNK(st->st_mode)) {
-		char target[PATH_MAX + 1];
-		ssize_t n = readlinkat(sfd, name, target, sizeof target);
+		// On the heap: copy_entry is a frame of the recursion, which
+		// MAX_DEPTH levels of must fit init's stack.
+		char *target = malloc(PATH_MAX + 1);
+		if (!target)
+			fail("%s: out of memory", what);
+		ssize_t n = readlinkat(sfd, name, target, PATH_MAX + 1);
 		if (n < 0 || n > PATH_MAX)
 			fail("%s: readlink %s", what, name);
 		target[n] = 0;
 		if (symlinkat(target, dfd, name) < 0)
 			fail("%s: symlink %s", what, name);
+		free(target);
 		utimensat(dfd, name, times, AT_SYMLINK_NOFOLLOW);
 	} else if ((S_ISCHR(st->st_mode) && st->st_rdev == 0) || S_ISFIFO(st->st_mode)) {
 		// A whiteout (character device 0/0), or a FIFO the command made.
@@ -702,7 +760,13 @@ static uint64_t scope_hash(const struct scope *s) {
 // binds t over /tmp.
 static void setup_disk(void) {
 	char opts[128], p[64];
-	snprintf(opts, sizeof opts, "mode=0755,size=%lld", sp.disk_bytes);
+	// Inodes count too: every file, however empty, costs the host an inode
+	// and a directory entry when the layer is copied back. One inode per
+	// KiB of the cap (at least 1024): 30,000 empty files do not fit in 1 MiB.
+	long long inodes = sp.disk_bytes / 1024;
+	if (inodes < 1024)
+		inodes = 1024;
+	snprintf(opts, sizeof opts, "mode=0755,size=%lld,nr_inodes=%lld", sp.disk_bytes, inodes);
 	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		fail("mount a tmpfs of %lld bytes (the disk cap)", sp.disk_bytes);
 	if ((diskfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -751,7 +815,7 @@ static int scope_depth_cmp(const void *a, const void *b) {
 // Nothing else runs in the namespace now.
 static void copy_out(void) {
 	char p[64];
-	fail_kind = 'C';
+	fail_kind = MSG_COPY;
 	umask(0);
 	more_files();
 	qsort(sp.scopes, sp.nscopes, sizeof sp.scopes[0], scope_depth_cmp);
@@ -766,7 +830,7 @@ static void copy_out(void) {
 		close(u);
 		close(d);
 	}
-	fail_kind = 'E';
+	fail_kind = MSG_SETUP;
 }
 
 static const char *devices[] = {"null", "zero", "full", "random", "urandom", "tty"};
@@ -776,6 +840,40 @@ static void make_writable(const char *path) {
 	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_RDONLY};
 	if (mount_setattr(AT_FDCWD, path, 0, &attr, sizeof attr) < 0)
 		fail("make %s writable", path);
+}
+
+// hide_paths masks what the command must not read: act's state dir, the
+// usual credential stores, the policy's sandbox.hide_paths (the parent
+// sends the list, scopes left out). A directory gets an empty tmpfs over
+// it, a file an empty file (bind-mounted from /dev's tmpfs); both end up
+// read-only with everything else, and the command, without capabilities,
+// cannot unmount them. A path that is not there, or not reachable, has
+// nothing to hide.
+static void hide_paths(void) {
+	int made = 0;
+	for (int i = 0; i < sp.nhide; i++) {
+		const char *p = sp.hide[i];
+		struct stat st;
+		if (stat(p, &st) < 0) {
+			if (errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ELOOP)
+				continue;
+			fail("stat %s (to hide it)", p);
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=2") < 0)
+				fail("hide %s", p);
+			continue;
+		}
+		if (!made) {
+			int fd = open(HIDE_EMPTY, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+			if (fd < 0)
+				fail("create %s", HIDE_EMPTY);
+			close(fd);
+			made = 1;
+		}
+		if (mount(HIDE_EMPTY, p, NULL, MS_BIND, NULL) < 0)
+			fail("hide %s", p);
+	}
 }
 
 static void setup_mounts(void) {
@@ -887,6 +985,8 @@ static void setup_mounts(void) {
 			close(s->workfd);
 	}
 
+	hide_paths();
+
 	// A /proc for this PID namespace.
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		fail("mount /proc");
@@ -909,9 +1009,19 @@ static void setup_mounts(void) {
 	// Then everything read-only, recursively (a remount would not be),
 	// and writable again only what is the sandbox's own. The overlays keep
 	// private clones of their upper dirs' mounts, which stay writable.
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID};
+	// NODEV too: read-only does not stop writes to a block device, and a
+	// device node anywhere on the host tree (a chroot, a container's root)
+	// would otherwise open. Only the minimal /dev's own nodes keep it.
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
 	if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &attr, sizeof attr) < 0)
 		fail("make / read-only (mount_setattr)");
+	for (size_t i = 0; i < NDEV; i++) {
+		char p[64];
+		struct mount_attr dev = {.attr_clr = MOUNT_ATTR_NODEV};
+		snprintf(p, sizeof p, "/dev/%s", devices[i]);
+		if (mount_setattr(AT_FDCWD, p, 0, &dev, sizeof dev) < 0 && errno != ENOENT)
+			fail("let %s be a device", p);
+	}
 	make_writable("/tmp");
 	make_writable("/dev/shm");
 	make_writable("/proc");
@@ -977,35 +1087,226 @@ static void drop_privileges(void) {
 		fail("set no_new_privs");
 }
 
-// run_command is the forked command process: limits, privileges, exec.
-// deny_unix_sockets installs a seccomp filter that refuses socket(AF_UNIX):
-// a Unix socket bound to a path (a host daemon's, anywhere the command can
-// see) is reachable whatever the network namespace, so the command may not
-// make one. socketpair(2), which reaches nothing outside, stays allowed.
-// A syscall of another architecture (the 32-bit entry points, which have
-// their own numbers) is refused the same way so the filter cannot be
-// sidestepped.
-static void deny_unix_sockets(void) {
+// ---- The seccomp filter ------------------------------------------------
+//
+// The command runs under a small seccomp filter (docs/sandbox-process.md):
+//   - a syscall of another ABI than the native one (i386 through int 0x80,
+//     x32, arm32 compat) kills the process: their numbers differ, and i386
+//     multiplexes sockets through socketcall, which the rules below would
+//     not see;
+//   - socket() is an allow-list of families: AF_INET and AF_INET6 (confined
+//     by the network namespace: loopback only unless the network is
+//     allowed) and AF_NETLINK of protocol NETLINK_ROUTE (routing queries)
+//     are allowed, AF_UNIX fails with EACCES (a socket bound to a path, a
+//     host daemon's, is reachable whatever the network namespace), a
+//     netlink protocol other than NETLINK_ROUTE with EPROTONOSUPPORT, and
+//     every other family (AF_VSOCK, AF_PACKET, AF_ALG …) with EAFNOSUPPORT;
+//   - socketpair() only as AF_UNIX SOCK_STREAM (SOCK_CLOEXEC and
+//     SOCK_NONBLOCK aside), a connected pair that cannot address a path
+//     (sendto or sendmsg with an address fails with EISCONN); a datagram
+//     pair, which can send to any path, fails with EACCES;
+//   - io_uring_setup, io_uring_enter and io_uring_register fail with ENOSYS
+//     (as if the kernel had no io_uring): its operations (IORING_OP_SOCKET,
+//     connect …) are not syscalls, so no rule here would see them;
+//   - add_key, request_key and keyctl fail with EPERM (Docker's and
+//     Flatpak's choice): keys are not namespaced, and the command has a
+//     fresh session keyring of its own anyway (join_session_keyring).
+// Everything else is allowed. The syscall numbers come from the kernel
+// headers of the architecture built for; an architecture without a filter
+// here is refused (MSG_UNAVAILABLE), so commands are not run unfiltered.
+
 #if defined(__x86_64__)
+#define FILTER_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__) && !defined(__AARCH64EB__)
+#define FILTER_ARCH AUDIT_ARCH_AARCH64
+#endif
+// (LD_ARG reads an argument's low 32 bits at its offset: little-endian.)
+
+#ifndef __NR_io_uring_setup
+#define __NR_io_uring_setup 425 // the same on x86_64 and aarch64
+#define __NR_io_uring_enter 426
+#define __NR_io_uring_register 427
+#endif
+// x32 syscalls are the native numbers with this bit; no native number has it.
+#define X32_SYSCALL_BIT 0x40000000
+
+#define LD_ARG(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[i])) // the low 32 bits
+#define RET_ERRNO(e) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (e))
+
+static void install_seccomp(void) {
+#ifdef FILTER_ARCH
+	_Static_assert(__NR_add_key + 1 == __NR_request_key && __NR_request_key + 1 == __NR_keyctl,
+		       "the key syscalls are one range");
+	_Static_assert(__NR_io_uring_setup + 1 == __NR_io_uring_enter && __NR_io_uring_enter + 1 == __NR_io_uring_register,
+		       "the io_uring syscalls are one range");
+	_Static_assert(__NR_keyctl < __NR_io_uring_setup, "the key range is below io_uring's (the jumps assume it)");
 	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), // x32 ABI
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/*  0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		/*  1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_ARCH, 1, 0),
+		/*  2 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		/*  3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/*  4 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 2), // -> 7
+		/*  5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)-1, 1, 0),    // -> 7: syscall(-1), ENOSYS
+		/*  6 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		/*  7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 8, 0),       // -> 16
+		/*  8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socketpair, 17, 0),  // -> 26
+		/*  9 */ BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, __NR_io_uring_register, 5, 0), // -> 15
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __NR_io_uring_setup, 0, 1),
+		/* 11 */ RET_ERRNO(ENOSYS),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, __NR_keyctl, 2, 0),    // -> 15
+		/* 13 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __NR_add_key, 0, 1),   // -> 15
+		/* 14 */ RET_ERRNO(EPERM),
+		/* 15 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		// socket(family, type, protocol)
+		/* 16 */ LD_ARG(0),
+		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 7, 0),    // -> 25
+		/* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 6, 0),   // -> 25
+		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 12, 0),   // -> 32
+		/* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 1, 0), // -> 22
+		/* 21 */ RET_ERRNO(EAFNOSUPPORT),
+		/* 22 */ LD_ARG(2),
+		/* 23 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NETLINK_ROUTE, 1, 0), // -> 25
+		/* 24 */ RET_ERRNO(EPROTONOSUPPORT),
+		/* 25 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		// socketpair(family, type, protocol, sv)
+		/* 26 */ LD_ARG(0),
+		/* 27 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 1, 0), // -> 29
+		/* 28 */ RET_ERRNO(EAFNOSUPPORT),
+		/* 29 */ LD_ARG(1),
+		/* 30 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)(SOCK_CLOEXEC | SOCK_NONBLOCK)),
+		/* 31 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 1, 0), // -> 33
+		/* 32 */ RET_ERRNO(EACCES),
+		/* 33 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {.len = sizeof filter / sizeof filter[0], .filter = filter};
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
 		fail("install the seccomp filter");
+#else
+	errno = 0;
+	fail_kind = MSG_UNAVAILABLE;
+	fail("no seccomp filter for this architecture (x86_64 and aarch64 only): commands are not run unfiltered");
 #endif
 }
 
+// ---- Writes only where the command may write --------------------------
+//
+// The read-only mounts stop writes to regular files and directories
+// outside the scopes, but a FIFO (or a socket file) is opened for writing
+// whatever the mount says: a host FIFO anywhere in the tree would carry
+// the command's bytes to its reader. A Landlock ruleset allows opening a
+// file for writing only beneath the scopes, /tmp, /dev (its own minimal
+// nodes, /dev/shm) and /proc (docs/sandbox-filesystem.md). On a kernel
+// without Landlock (before 5.13, or not enabled) there is nothing to
+// restrict with; the mounts still hold, and host FIFOs stay writable.
+
+static void allow_writes_beneath(int rs, const char *p) {
+	int fd = open(p, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return;
+		fail("open %s (to allow writes beneath it)", p);
+	}
+	struct landlock_path_beneath_attr pb = {.allowed_access = LANDLOCK_ACCESS_FS_WRITE_FILE, .parent_fd = fd};
+	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+		fail("landlock: allow writes beneath %s", p);
+	close(fd);
+}
+
+static void restrict_writes(void) {
+	struct landlock_ruleset_attr ra = {.handled_access_fs = LANDLOCK_ACCESS_FS_WRITE_FILE};
+	int rs = syscall(SYS_landlock_create_ruleset, &ra, sizeof ra, 0);
+	if (rs < 0) {
+		if (errno == ENOSYS || errno == EOPNOTSUPP)
+			return;
+		fail("landlock: create a ruleset");
+	}
+	allow_writes_beneath(rs, "/tmp");
+	allow_writes_beneath(rs, "/dev");
+	allow_writes_beneath(rs, "/proc");
+	for (int k = 0; k < sp.nscopes; k++)
+		allow_writes_beneath(rs, sp.scopes[k].path);
+	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
+		fail("landlock: restrict the command");
+	close(rs);
+}
+
+// join_session_keyring gives the command a new, empty session keyring
+// instead of the caller's (keys are not namespaced): with the filter's
+// refusal of keyctl it cannot read, change or plant the caller's keys.
+static void join_session_keyring(void) {
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+		fail("join a new session keyring");
+}
+
+#ifndef __NR_close_range
+#define __NR_close_range 436 // the same on x86_64 and aarch64
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+// close_inherited closes every descriptor above 2 but keep (-1: none):
+// what act inherited from its own parent (a directory, a terminal …) would
+// reach past the sandbox's mounts. close_range(2) where the kernel has it
+// (5.9), else close() of each descriptor /proc/self/fd lists, else of each
+// one below the descriptor limit.
+static void close_inherited(int keep) {
+	unsigned lo = 3;
+	if (keep >= 3) {
+		if (keep > 3 && syscall(__NR_close_range, 3u, (unsigned)keep - 1, 0u) < 0)
+			goto fallback;
+		lo = keep + 1;
+	}
+	if (syscall(__NR_close_range, lo, ~0u, 0u) == 0)
+		return;
+fallback:;
+	DIR *d = opendir("/proc/self/fd");
+	if (d) {
+		// Closing while listing: collect first, in rounds, until a
+		// listing finds nothing left to close.
+		for (int again = 1; again;) {
+			again = 0;
+			rewinddir(d);
+			struct dirent *e;
+			while ((e = readdir(d))) {
+				int fd = atoi(e->d_name);
+				if (fd > 2 && fd != keep && fd != dirfd(d)) {
+					close(fd);
+					again = 1;
+				}
+			}
+		}
+		closedir(d);
+		return;
+	}
+	struct rlimit rl;
+	long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : 65536;
+	for (long fd = 3; fd < max; fd++)
+		if (fd != keep)
+			close((int)fd);
+}
+
+// cloexec_all marks every descriptor above 2 close-on-exec, for the
+// command's exec: nothing of init's (the spec socket, the tmpfs, the
+// layers' mounts) reaches the command, and fail can still report an exec
+// failure. close_range(CLOSE_RANGE_CLOEXEC) (5.11), else fcntl on each
+// descriptor /proc/self/fd lists.
+static void cloexec_all(void) {
+	if (syscall(__NR_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		fail("list the open descriptors");
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+		if (fd > 2 && fd != dirfd(d) && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+			fail("close-on-exec descriptor %d", fd);
+	}
+	closedir(d);
+}
+
+// run_command is the forked command process: limits, privileges, exec.
 __attribute__((noreturn)) static void run_command(void) {
 	sigset_t all;
 	sigemptyset(&all);
@@ -1022,8 +1323,11 @@ __attribute__((noreturn)) static void run_command(void) {
 
 	if (sp.dir && chdir(sp.dir) < 0)
 		fail("chdir %s", sp.dir);
+	cloexec_all();
+	join_session_keyring();
 	drop_privileges();
-	deny_unix_sockets();
+	restrict_writes();
+	install_seccomp();
 	if (sp.probe)
 		_exit(0);
 
@@ -1071,11 +1375,11 @@ __attribute__((noreturn)) static void init(void) {
 			if (fstatfs(diskfd, &fs) < 0)
 				fail("statfs the tmpfs");
 			copy_out();
-			int n = snprintf(msg, sizeof msg, "D%lld %lld %lld %d\n", (long long)fs.f_bfree * fs.f_bsize,
+			int n = snprintf(msg, sizeof msg, "%c%lld %lld %lld %d\n", MSG_DISK, (long long)fs.f_bfree * fs.f_bsize,
 					 (long long)fs.f_ffree, out_bytes, out_over);
 			r = write(sock, msg, n);
 		}
-		int n = snprintf(msg, sizeof msg, "S%d\n", st);
+		int n = snprintf(msg, sizeof msg, "%c%d\n", MSG_STATUS, st);
 		r = write(sock, msg, n);
 		(void)r;
 		if (WIFEXITED(st))
@@ -1108,8 +1412,8 @@ static void enter_namespaces(int keep_net) {
 	int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
 	if (!keep_net)
 		flags |= CLONE_NEWNET;
-	// 'U': isolation is unavailable here (user namespaces refused, …).
-	fail_kind = 'U';
+	// MSG_UNAVAILABLE: isolation is unavailable here (user namespaces refused, …).
+	fail_kind = MSG_UNAVAILABLE;
 	if (unshare(flags) < 0)
 		fail("start the sandbox (new user, mount, PID, IPC, UTS, network namespaces)");
 	int fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
@@ -1123,7 +1427,7 @@ static void enter_namespaces(int keep_net) {
 	write_proc("/proc/self/uid_map", map);
 	snprintf(map, sizeof map, "%u %u 1", (unsigned)gid, (unsigned)gid);
 	write_proc("/proc/self/gid_map", map);
-	fail_kind = 'E';
+	fail_kind = MSG_SETUP;
 	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (pid < 0)
 		fail("clone the sandbox's init");
@@ -1134,7 +1438,7 @@ static void enter_namespaces(int keep_net) {
 			fail("set the parent-death signal");
 		return;
 	}
-	int n = snprintf(map, sizeof map, "P%d\n", (int)pid);
+	int n = snprintf(map, sizeof map, "%c%d\n", MSG_PID, (int)pid);
 	if (write(sock, map, n) != n)
 		_exit(SETUP_FAILED); // the parent is gone; init's spec read fails
 	_exit(0);
@@ -1155,6 +1459,7 @@ __attribute__((constructor)) static void act_nsexec(void) {
 	if (*end || fd < 3 || fd > 1024 || fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode))
 		return; // not started by Run: ignore a stray marker
 	sock = (int)fd;
+	close_inherited(sock);
 	if (fcntl(sock, F_SETFD, FD_CLOEXEC) < 0)
 		fail("spec socket");
 	enter_namespaces(keep_net);

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,30 @@ const (
 	markerNet = "_ACT_SANDBOX_NET"
 )
 
+// The messages the sandbox writes on the spec socket, one a line: the
+// letter, then its text. nsexec.c names the same letters MSG_PID …
+// MSG_STATUS (TestProtocolAgrees compares the two lists).
+const (
+	msgPID         = 'P' // the first process: init's PID
+	msgUnavailable = 'U' // the first process: the namespaces could not be made
+	msgSetup       = 'E' // the sandbox could not be built or the command not started
+	msgCopy        = 'C' // init: the layer could not be copied out
+	msgDisk        = 'D' // init: the disk cap's tmpfs after the run
+	msgStatus      = 'S' // init: the command's wait status
+)
+
+// filterArchs are the architectures nsexec.c has a seccomp filter for;
+// on any other, commands are refused (the child refuses them too).
+var filterArchs = map[string]bool{"amd64": true, "arm64": true}
+
+// archSupported says whether commands may run on the architecture goarch.
+func archSupported(goarch string) error {
+	if !filterArchs[goarch] {
+		return fmt.Errorf("%w: no seccomp filter for %s (amd64 and arm64 only): commands are not run unfiltered", ErrUnavailable, goarch)
+	}
+	return nil
+}
+
 // Run runs spec.Argv in a new sandbox and waits for it. A run that started
 // gives a Result, whatever the command's exit; an error means the sandbox
 // could not be built or the command not started (a [*SetupError], or one
@@ -32,9 +57,17 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	return run(ctx, spec, false)
 }
 
+// run is Run, or with probe the sandbox without the command (Available).
+// It goes: start the sandbox's first process, handshake (init's PID, or
+// the first process's failure), enforce (choose each cap's mechanism and
+// send init the spec), watch (the wall clock, the CPU, ctx) until init
+// ends, and collect init's report into the Result.
 func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	if !childLinked {
 		return nil, fmt.Errorf("%w: act was built without cgo, so the sandbox child is missing", ErrUnavailable)
+	}
+	if err := archSupported(runtime.GOARCH); err != nil {
+		return nil, err
 	}
 	payload, err := encode(spec, probe)
 	if err != nil {
@@ -46,7 +79,6 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		procs = DefaultMaxProcs
 	}
 
-	uid := os.Getuid()
 	// The cgroups are made while the child starts (a few mkdirs and writes
 	// in cgroupfs, in parallel with the fork and exec); init joins them
 	// through their tasks files, which it receives with the spec.
@@ -60,34 +92,77 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		cg.remove()
 	}()
 
+	sb, err := start(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer sb.parent.Close()
+	initProc, err := sb.handshake()
+	if err != nil {
+		return nil, err
+	}
+	cg = <-cgReady
+	enf, rl := enforcement(l, procs, cg, os.Getuid())
+	sb.sendSpec(rl.append(payload, l.DiskMB<<20), cg)
+	w := watch(ctx, initProc, sb.start, l, cg, enf)
+	<-sb.firstDone
+	sb.copies.Wait()
+	lines := <-sb.msgs
+	return collect(ctx, spec, w, sb, lines, procs, cg, rl, enf)
+}
+
+// started is a started sandbox, seen from the parent: its first process,
+// the parent's end of the spec socket, and what reads them.
+type started struct {
+	first          *os.Process
+	parent         *os.File
+	parentFD       int
+	start          time.Time
+	stdout, stderr *capped
+	copies         sync.WaitGroup // the output copies, done at EOF
+	firstDone      chan *os.ProcessState
+	pidCh          chan int      // init's PID, from msgPID
+	msgs           chan []string // every other line, at EOF
+}
+
+// start starts the sandbox's first process and the goroutines that read
+// its output, its messages and its end.
+func start(spec Spec) (*started, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
 	}
-	parent := os.NewFile(uintptr(fds[0]), "sandbox-spec")
+	sb := &started{
+		parent:    os.NewFile(uintptr(fds[0]), "sandbox-spec"),
+		parentFD:  fds[0],
+		stdout:    &capped{max: orDefault(spec.MaxStdout)},
+		stderr:    &capped{max: orDefault(spec.MaxStderr)},
+		firstDone: make(chan *os.ProcessState, 1),
+		pidCh:     make(chan int, 1),
+		msgs:      make(chan []string, 1),
+	}
 	child := os.NewFile(uintptr(fds[1]), "sandbox-spec-child")
-	defer parent.Close()
 
 	// The first process is started without namespaces, which lets the
 	// runtime vfork it (for a new user namespace it forks: a copy of the
 	// page tables, and copy-on-write faults in this process afterwards).
-	// Its constructor (nsexec.c) unshares the namespaces, maps its IDs and
-	// clones init as a child of this process, tells us init's PID and
-	// exits. The output goes to pipes read here until every writer has
-	// ended: init and all it started, or the first process if it failed.
-	stdout := &capped{max: orDefault(spec.MaxStdout)}
-	stderr := &capped{max: orDefault(spec.MaxStderr)}
+	// Its constructor (nsexec.c) closes every descriptor it inherited but
+	// these four, unshares the namespaces, maps its IDs and clones init as
+	// a child of this process, tells us init's PID and exits. The output
+	// goes to pipes read here until every writer has ended: init and all
+	// it started, or the first process if it failed.
 	files, err := childFiles(spec.Stdin)
 	if err != nil {
 		child.Close()
+		sb.parent.Close()
 		return nil, err
 	}
 	env := []string{marker + "=3"}
 	if spec.AllowNetwork {
 		env = append(env, markerNet+"=1")
 	}
-	start := time.Now()
-	first, err := os.StartProcess("/proc/self/exe", []string{"act-sandbox"}, &os.ProcAttr{
+	sb.start = time.Now()
+	sb.first, err = os.StartProcess("/proc/self/exe", []string{"act-sandbox"}, &os.ProcAttr{
 		Env:   env,
 		Files: []*os.File{files.in, files.outW, files.errW, child},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
@@ -98,80 +173,98 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	if err != nil {
 		files.outR.Close()
 		files.errR.Close()
+		sb.parent.Close()
 		return nil, fmt.Errorf("%w: start the sandbox: %v", ErrUnavailable, err)
 	}
-	var copies sync.WaitGroup
 	for _, c := range []struct {
 		w *capped
 		r *os.File
-	}{{stdout, files.outR}, {stderr, files.errR}} {
-		copies.Add(1)
+	}{{sb.stdout, files.outR}, {sb.stderr, files.errR}} {
+		sb.copies.Add(1)
 		go func() {
-			defer copies.Done()
+			defer sb.copies.Done()
 			_, _ = io.Copy(c.w, c.r)
 			c.r.Close()
 		}()
 	}
-	firstDone := make(chan *os.ProcessState, 1)
 	go func() {
-		st, _ := first.Wait()
-		firstDone <- st
+		st, _ := sb.first.Wait()
+		sb.firstDone <- st
 	}()
-	pidCh := make(chan int, 1)
-	msgs := make(chan []string, 1)
 	go func() {
 		var out []string
-		sc := bufio.NewScanner(parent)
+		sc := bufio.NewScanner(sb.parent)
 		for sc.Scan() {
 			m := sc.Text()
-			if pid, err := strconv.Atoi(strings.TrimPrefix(m, "P")); err == nil && strings.HasPrefix(m, "P") && pid > 0 && len(pidCh) == 0 {
-				pidCh <- pid
-				continue
+			if kind, text := message(m); kind == msgPID && len(sb.pidCh) == 0 {
+				if pid, err := strconv.Atoi(text); err == nil && pid > 0 {
+					sb.pidCh <- pid
+					continue
+				}
 			}
 			out = append(out, m)
 		}
-		msgs <- out
+		sb.msgs <- out
 	}()
-	// setupFailed ends a run whose first process failed before it cloned
-	// init or told us of it: an init, if there is one, gets no spec, ends
-	// and is reaped.
-	setupFailed := func(st *os.ProcessState) (*Result, error) {
-		_ = syscall.Shutdown(fds[0], syscall.SHUT_WR)
-		lines := <-msgs
-		select {
-		case pid := <-pidCh:
-			if p, err := os.FindProcess(pid); err == nil {
-				_, _ = p.Wait()
-			}
-		default:
-		}
-		copies.Wait()
-		for _, m := range lines {
-			switch {
-			case strings.HasPrefix(m, "U"):
-				return nil, fmt.Errorf("%w: %s%s", ErrUnavailable, m[1:], usernsHint(m[1:]))
-			case strings.HasPrefix(m, "E"):
-				return nil, &SetupError{Msg: m[1:]}
-			}
-		}
-		return nil, fmt.Errorf("%w: the sandbox's first process ended: %v", ErrUnavailable, st)
+	return sb, nil
+}
+
+// message splits a line of the sandbox into its letter and its text.
+func message(line string) (byte, string) {
+	if line == "" {
+		return 0, ""
 	}
+	return line[0], line[1:]
+}
+
+// handshake waits for init's PID, or for the first process to fail.
+func (sb *started) handshake() (*os.Process, error) {
 	var initPID int
 	select {
-	case initPID = <-pidCh:
-	case st := <-firstDone:
+	case initPID = <-sb.pidCh:
+	case st := <-sb.firstDone:
 		if st == nil || !st.Success() {
-			return setupFailed(st)
+			return nil, sb.setupFailed(st)
 		}
-		firstDone <- st
-		initPID = <-pidCh // written before it exited
+		sb.firstDone <- st
+		initPID = <-sb.pidCh // written before it exited
 	}
 	// init is our child and we reap it: its PID is not reused before.
 	initProc, err := os.FindProcess(initPID)
 	if err != nil {
-		return setupFailed(<-firstDone)
+		return nil, sb.setupFailed(<-sb.firstDone)
 	}
-	cg = <-cgReady
+	return initProc, nil
+}
+
+// setupFailed ends a run whose first process failed before it cloned
+// init or told us of it: an init, if there is one, gets no spec, ends
+// and is reaped.
+func (sb *started) setupFailed(st *os.ProcessState) error {
+	_ = syscall.Shutdown(sb.parentFD, syscall.SHUT_WR)
+	lines := <-sb.msgs
+	select {
+	case pid := <-sb.pidCh:
+		if p, err := os.FindProcess(pid); err == nil {
+			_, _ = p.Wait()
+		}
+	default:
+	}
+	sb.copies.Wait()
+	for _, m := range lines {
+		switch kind, text := message(m); kind {
+		case msgUnavailable:
+			return fmt.Errorf("%w: %s%s", ErrUnavailable, text, usernsHint(text))
+		case msgSetup:
+			return &SetupError{Msg: text}
+		}
+	}
+	return fmt.Errorf("%w: the sandbox's first process ended: %v", ErrUnavailable, st)
+}
+
+// enforcement chooses the mechanism of each cap of l (the Result's
+// Enforcement) and the rlimits init sets where no cgroup holds a cap.
+func enforcement(l Limits, procs int64, cg *cgroupV1, uid int) (map[Cap]string, rlimits) {
 	enf := map[Cap]string{}
 	var rl rlimits
 	if l.WallMs > 0 {
@@ -181,7 +274,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		if cg.memory != "" {
 			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
 		} else {
-			enf[CapMemory] = "RLIMIT_AS"
+			enf[CapMemory] = MemoryPerProcess
 			rl.as = l.MemoryMB << 20
 		}
 	}
@@ -205,27 +298,43 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		}
 		rl.nproc = procs
 	}
-	payload = rl.append(payload, l.DiskMB<<20)
+	return enf, rl
+}
 
-	// The spec goes after the cgroups' tasks files, which init joins
-	// before it forks the command: nothing runs outside them. A lost
-	// descriptor fails the run (init checks the count).
-	err = nil
+// sendSpec sends init the cgroups' tasks files, which it joins before it
+// forks the command (nothing runs outside them), then the spec, and ends
+// the parent's side of the socket. A lost descriptor fails the run (init
+// checks the count); so does a short write (init refuses a truncated spec).
+func (sb *started) sendSpec(payload []byte, cg *cgroupV1) {
+	var err error
 	if len(cg.join) > 0 {
 		rights := make([]int, len(cg.join))
 		for i, f := range cg.join {
 			rights[i] = int(f.Fd())
 		}
 		head := append(append(append([]byte("cgroups"), 0), strconv.Itoa(len(rights))...), 0)
-		err = syscall.Sendmsg(fds[0], head, syscall.UnixRights(rights...), nil, 0)
+		err = syscall.Sendmsg(sb.parentFD, head, syscall.UnixRights(rights...), nil, 0)
 	}
 	cg.closeJoin()
 	if err == nil {
-		// A short write leaves init a truncated spec, which it refuses.
-		_, _ = parent.Write(payload)
+		_, _ = sb.parent.Write(payload)
 	}
-	_ = syscall.Shutdown(fds[0], syscall.SHUT_WR)
+	_ = syscall.Shutdown(sb.parentFD, syscall.SHUT_WR)
+}
 
+// watched is how init ended, and whether the parent killed it (hit: the
+// cap that did; none with killed: ctx ended).
+type watched struct {
+	state   *os.ProcessState
+	waitErr error
+	wall    time.Duration
+	hit     *CapHit
+	killed  bool
+}
+
+// watch enforces the wall clock, the polled CPU cap and ctx by killing
+// init (and so the PID namespace), and waits for init to end.
+func watch(ctx context.Context, initProc *os.Process, start time.Time, l Limits, cg *cgroupV1, enf map[Cap]string) *watched {
 	var (
 		mu     sync.Mutex
 		hit    *CapHit
@@ -241,7 +350,9 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		}
 	}
 	done := make(chan struct{})
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		var wall <-chan time.Time
 		if l.WallMs > 0 {
 			t := time.NewTimer(time.Duration(l.WallMs) * time.Millisecond)
@@ -273,52 +384,59 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 			}
 		}
 	}()
-	initState, waitErr := initProc.Wait()
+	w := &watched{}
+	w.state, w.waitErr = initProc.Wait()
 	close(done)
-	wall := time.Since(start)
-	<-firstDone
-	copies.Wait()
-	lines := <-msgs
-
+	w.wall = time.Since(start)
+	<-stopped
 	mu.Lock()
 	defer mu.Unlock()
-	if killed && hit == nil && ctx.Err() != nil {
+	w.hit, w.killed = hit, killed
+	return w
+}
+
+// collect reads init's report (lines) and makes the Result.
+func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []string, procs int64, cg *cgroupV1, rl rlimits, enf map[Cap]string) (*Result, error) {
+	l := spec.Limits
+	if w.killed && w.hit == nil && ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	status := -1
 	var disk *diskReport
 	for _, m := range lines {
-		switch {
-		case strings.HasPrefix(m, "E"):
-			return nil, &SetupError{Msg: m[1:]}
-		case strings.HasPrefix(m, "C"):
-			return nil, fmt.Errorf("sandbox: %s", m[1:])
-		case strings.HasPrefix(m, "D"):
+		switch kind, text := message(m); kind {
+		case msgUnavailable: // no seccomp filter here (nsexec.c)
+			return nil, fmt.Errorf("%w: %s", ErrUnavailable, text)
+		case msgSetup:
+			return nil, &SetupError{Msg: text}
+		case msgCopy:
+			return nil, fmt.Errorf("sandbox: %s", text)
+		case msgDisk:
 			disk = &diskReport{}
-			if _, err := fmt.Sscan(m[1:], &disk.free, &disk.freeInodes, &disk.layer, &disk.over); err != nil {
+			if _, err := fmt.Sscan(text, &disk.free, &disk.freeInodes, &disk.layer, &disk.over); err != nil {
 				return nil, fmt.Errorf("sandbox: bad report from init: %q", m)
 			}
-		case strings.HasPrefix(m, "S"):
-			status, _ = strconv.Atoi(m[1:])
+		case msgStatus:
+			status, _ = strconv.Atoi(text)
 		}
 	}
-	if initState == nil {
-		return nil, fmt.Errorf("sandbox: wait: %w", waitErr)
+	if w.state == nil {
+		return nil, fmt.Errorf("sandbox: wait: %w", w.waitErr)
 	}
 	res := &Result{
-		Stdout: stdout.buf, StdoutCut: stdout.cut,
-		Stderr: stderr.buf, StderrCut: stderr.cut,
+		Stdout: sb.stdout.buf, StdoutCut: sb.stdout.cut,
+		Stderr: sb.stderr.buf, StderrCut: sb.stderr.cut,
 		Enforcement: enf,
-		CapHit:      hit,
+		CapHit:      w.hit,
 	}
-	if ru, ok := initState.SysUsage().(*syscall.Rusage); ok {
+	if ru, ok := w.state.SysUsage().(*syscall.Rusage); ok {
 		res.Usage.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		res.Usage.MaxRSSKiB = ru.Maxrss
 	}
 	if u, ok := cg.cpuUsage(); ok && u > res.Usage.CPU {
 		res.Usage.CPU = u
 	}
-	res.Usage.Wall = wall
+	res.Usage.Wall = w.wall
 	if disk != nil {
 		res.Usage.DiskBytes = disk.layer // counted by init while it copied the layers out
 	} else {
@@ -335,10 +453,10 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		res.ExitCode, res.Signal = -1, ws.Signal()
 	default: // init itself was killed: by us, or from outside
 		res.ExitCode, res.Signal = -1, syscall.SIGKILL
-		if !killed && !(l.MemoryMB > 0 && cg.oomKills() > 0) {
+		if !w.killed && !(l.MemoryMB > 0 && cg.oomKills() > 0) {
 			// The memory cgroup's OOM killer may pick init itself: that
 			// is the memory cap, named below; anything else is an error.
-			return nil, fmt.Errorf("sandbox: init ended without a status: %v", waitErr)
+			return nil, fmt.Errorf("sandbox: init ended without a status: %v", w.waitErr)
 		}
 	}
 	if res.CapHit == nil {

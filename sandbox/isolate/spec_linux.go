@@ -55,6 +55,12 @@ func encode(spec Spec, probe bool) ([]byte, error) {
 			put("work", s.Work)
 		}
 	}
+	for _, h := range spec.Hide {
+		if !abs(h) {
+			return nil, bad("path to hide", h)
+		}
+		put("hide", h)
+	}
 	if spec.AllowNetwork {
 		put("net", "1")
 	}

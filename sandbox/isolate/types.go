@@ -27,11 +27,20 @@ type Spec struct {
 	// MaxStdout and MaxStderr cap the captured output, in bytes
 	// (0: DefaultMaxOutput). Output past the cap is read and dropped.
 	MaxStdout, MaxStderr int
+	// Hide are absolute paths the command must not see: each directory
+	// is masked by an empty tmpfs, each file by an empty file. Paths that
+	// do not exist are skipped.
+	Hide []string
 }
 
 // DefaultMaxOutput is the capture cap of each output stream when the Spec
 // sets none.
 const DefaultMaxOutput = 1 << 20
+
+// MemoryPerProcess is the memory cap's mechanism where no memory cgroup is
+// writable: RLIMIT_AS bounds each process, not all of them together (a
+// command that forks shares the cap N times over).
+const MemoryPerProcess = "RLIMIT_AS per process (no memory cgroup is writable here: not a bound on the command's processes together)"
 
 // DefaultMaxProcs is the process cap when Limits.Procs is 0.
 const DefaultMaxProcs = 1024

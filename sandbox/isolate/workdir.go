@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/act-project/act/internal/rmtree"
 )
 
 // RemoveWorkDir removes a scope's Work directory after a run. Overlayfs
@@ -29,11 +31,5 @@ func RemoveWorkDir(dir string) error {
 	if err == nil || errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700) // before WalkDir reads it
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
+	return rmtree.RemoveAll(dir)
 }

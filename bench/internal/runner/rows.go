@@ -112,7 +112,8 @@ func (b *bench) writeDescriptor(scope string) string {
 }
 
 // writeDescriptorOp writes a descriptor of type typ over scope with the
-// given filesystem effects and operation (YAML flow maps).
+// given filesystem effects and operation (YAML flow maps). Each row plans
+// it again and again under one action id, so max_runs is set high.
 func (b *bench) writeDescriptorOp(scope, typ, effects, op string) string {
 	now := time.Now().UTC().Format(time.RFC3339)
 	d := fmt.Sprintf(`descriptor_version: "1.0"
@@ -132,7 +133,7 @@ effects:
   filesystem: %[4]s
   network: false
   system_state_change: false
-sandbox: {required: true, sandbox_type: container, allow_network: false, max_runs: 1}
+sandbox: {required: true, sandbox_type: container, allow_network: false, max_runs: 1000000}
 rollback: {supported: true, rollback_type: filesystem_snapshot, rollback_scope: declared_effects_only}
 confirmation: {required: false, reason: "", cooldown_on_repeat: false}
 audit: {log: true, log_level: SUMMARY, retain_days: 30}

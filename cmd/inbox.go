@@ -1,0 +1,305 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/gate"
+	"github.com/act-project/act/policy"
+	"github.com/act-project/act/rollback"
+)
+
+// pendingRow is one plan of `act pending` as --json prints it.
+type pendingRow struct {
+	PlanID       string   `json:"plan_id"`
+	ActionID     string   `json:"action_id"`
+	ActionType   string   `json:"action_type"`
+	RiskDeclared string   `json:"risk_declared"`
+	RiskAssessed string   `json:"risk_assessed,omitempty"`
+	Why          []string `json:"why"`
+	Summary      summary  `json:"summary"`
+	CreatedAt    string   `json:"created_at"`
+	AgeSeconds   int64    `json:"age_seconds"`
+	LeftSeconds  int64    `json:"left_seconds"`
+}
+
+func newPendingCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "pending",
+		Usage:     "list the plans waiting for a person's confirmation",
+		UsageText: "act pending [--json]",
+		Description: `Lists every pending plan, newest first: its plan id and action, the risk
+   the agent declared and the one act assessed, why it waits, what it would
+   change, how old it is and how long it may still be applied. "act show
+   PLAN_ID" prints its whole diff; "act apply PLAN_ID --confirm" approves it,
+   "act deny PLAN_ID" refuses it.
+
+EXAMPLES:
+   act pending
+   act show 3f2a9c0e1b7d4a65
+   act deny 3f2a9c0e1b7d4a65 --reason "not this week"
+
+EXIT STATUS:
+   0 success, 1 error, 2 usage`,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usagef("pending takes no arguments, got %d", c.NArg())
+			}
+			res := &result{}
+			g, err := env.newGate(res)
+			if err != nil {
+				return env.finish(res, "ok", err, nil)
+			}
+			waiting, err := g.Pending()
+			if err != nil {
+				return env.finish(res, "ok", err, nil)
+			}
+			rows := []pendingRow{}
+			for _, l := range waiting {
+				p := l.Plan
+				c, m, d := gate.Summary(p)
+				rows = append(rows, pendingRow{
+					PlanID: p.ID, ActionID: p.ActionID, ActionType: p.ActionType,
+					RiskDeclared: p.RiskLevel, RiskAssessed: p.RiskAssessed,
+					Why: nonNil(p.ConfirmReasons), Summary: summary{c, m, d},
+					CreatedAt:  p.CreatedAt.UTC().Format(time.RFC3339),
+					AgeSeconds: int64(env.Now().Sub(p.CreatedAt).Seconds()), LeftSeconds: int64(g.Left(p).Seconds()),
+				})
+			}
+			res.Data = map[string]any{"pending": rows}
+			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
+				if len(rows) == 0 {
+					fmt.Fprintln(w, "Nothing is waiting for confirmation.")
+					return
+				}
+				for _, r := range rows {
+					risk := r.RiskDeclared
+					if descriptors.RiskLevel(r.RiskAssessed).Rank() > descriptors.RiskLevel(r.RiskDeclared).Rank() {
+						risk += " (assessed " + r.RiskAssessed + ")"
+					}
+					fmt.Fprintf(w, "%s  %s  %s  %s\n", st.bold.Render(r.PlanID), r.ActionID, r.ActionType, risk)
+					fmt.Fprintf(w, "    %d to create, %d to modify, %d to delete; made %s ago, %s left\n",
+						r.Summary.Create, r.Summary.Modify, r.Summary.Delete,
+						policy.FormatDuration(time.Duration(r.AgeSeconds)*time.Second), policy.FormatDuration(time.Duration(max(r.LeftSeconds, 0))*time.Second))
+					for _, why := range r.Why {
+						fmt.Fprintf(w, "    why: %s\n", escapeLine(why))
+					}
+				}
+				fmt.Fprintf(w, "\n%d waiting. Review with act show PLAN_ID; approve with act apply PLAN_ID --confirm; refuse with act deny PLAN_ID.\n", len(rows))
+			})
+		},
+	}
+}
+
+func newDenyCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "deny",
+		Usage:     "refuse a plan: it can no longer be applied",
+		UsageText: "act deny [--reason TEXT] [--json] PLAN_ID",
+		Description: `Marks the plan denied and removes its layer. Its action id can then only
+   be planned again with a person's confirmation.
+
+EXAMPLES:
+   act deny 3f2a9c0e1b7d4a65
+   act deny 3f2a9c0e1b7d4a65 --reason "touches the production config"
+
+EXIT STATUS:
+   0 denied, 1 error, 2 usage, 8 the plan was applied, rolled back or denied already, 9 no such plan`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "reason", Usage: "why, kept with the plan"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("deny takes exactly one plan id, got %d arguments", c.NArg())
+			}
+			res := &result{}
+			g, err := env.newGate(res)
+			if err != nil {
+				return env.finish(res, "denied", err, nil)
+			}
+			p, err := g.Deny(c.Context, c.Args().First(), c.String("reason"))
+			if p != nil {
+				res.PlanID, res.ActionID, res.ActionType = p.ID, p.ActionID, p.ActionType
+			}
+			return env.finish(res, "denied", err, func(w io.Writer, st styles) {
+				fmt.Fprintf(w, "Denied plan %s of action %s.\n", p.ID, p.ActionID)
+			})
+		},
+	}
+}
+
+// historyRow is one line of `act history`.
+type historyRow struct {
+	Kind        string  `json:"kind"` // "action" or "plan"
+	ID          string  `json:"id"`
+	ActionID    string  `json:"action_id"`
+	PlanID      string  `json:"plan_id"`
+	ActionType  string  `json:"action_type"`
+	State       string  `json:"state"`
+	At          string  `json:"at"`
+	Summary     summary `json:"summary"`
+	ConfirmedBy string  `json:"confirmed_by,omitempty"`
+	at          time.Time
+}
+
+func newHistoryCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "history",
+		Usage:     "list actions and plans with their state, newest first",
+		UsageText: "act history [--state STATE] [--since DURATION|TIME] [--limit N] [--json]",
+		Description: `Lists every applied or rolled-back action and every plan that was not
+   promoted (planned, pending, denied, expired), newest first, with its state,
+   time, type, what it changed and who confirmed it.
+
+EXAMPLES:
+   act history --limit 10
+   act history --state rolled_back --since 24h
+   act history --json --state pending
+
+EXIT STATUS:
+   0 success, 1 error, 2 usage`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "state", Usage: "only this state: planned, pending, applied, rolled_back, denied, expired"},
+			&cli.StringFlag{Name: "since", Usage: "only since this long ago (24h) or this time (RFC 3339)"},
+			&cli.IntFlag{Name: "limit", Usage: "at most this many, newest first (0: all)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usagef("history takes no arguments, got %d", c.NArg())
+			}
+			var since time.Time
+			if s := c.String("since"); s != "" {
+				if d, err := time.ParseDuration(s); err == nil {
+					since = env.Now().Add(-d)
+				} else if t, err := time.Parse(time.RFC3339, s); err == nil {
+					since = t
+				} else {
+					return usagef("--since %q is neither a duration (24h) nor an RFC 3339 time", s)
+				}
+			}
+			if s := c.String("state"); s != "" && !slices.Contains(gate.States, gate.State(s)) {
+				return usagef("--state %q is not a state (%s)", s, joinStates())
+			}
+			res := &result{}
+			g, err := env.newGate(res)
+			if err != nil {
+				return env.finish(res, "ok", err, nil)
+			}
+			rows, err := history(g)
+			if err != nil {
+				return env.finish(res, "ok", err, nil)
+			}
+			var out []historyRow
+			for _, r := range rows {
+				if (c.String("state") == "" || r.State == c.String("state")) && !r.at.Before(since) {
+					out = append(out, r)
+				}
+			}
+			if n := c.Int("limit"); n > 0 && len(out) > n {
+				out = out[:n]
+			}
+			if out == nil {
+				out = []historyRow{}
+			}
+			res.Data = map[string]any{"history": out}
+			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
+				if len(out) == 0 {
+					fmt.Fprintln(w, "Nothing yet.")
+				}
+				for _, r := range out {
+					who := ""
+					if r.ConfirmedBy != "" {
+						who = "  confirmed by " + r.ConfirmedBy
+					}
+					fmt.Fprintf(w, "%s  %-11s  %s %s  %s  +%d ~%d -%d%s\n", r.At, r.State, r.Kind, r.ID, r.ActionType,
+						r.Summary.Create, r.Summary.Modify, r.Summary.Delete, who)
+				}
+			})
+		},
+	}
+}
+
+func joinStates() string {
+	var s []string
+	for _, st := range gate.States {
+		s = append(s, string(st))
+	}
+	return strings.Join(s, ", ")
+}
+
+// history lists the actions (by their latest event) and the plans that
+// were never promoted, newest first.
+func history(g *gate.Gate) ([]historyRow, error) {
+	plans, err := g.Plans()
+	if err != nil {
+		return nil, err
+	}
+	var rows []historyRow
+	promoted := map[string]bool{}
+	for _, l := range plans {
+		p := l.Plan
+		if l.State == gate.Applied || l.State == gate.RolledBack {
+			a, err := rollback.LoadAction(g.Home, p.ActionID)
+			if err != nil || a.PlanID != p.ID {
+				continue
+			}
+			promoted[p.ID] = true
+			at := a.AppliedAt
+			if a.RolledBackAt != nil {
+				at = *a.RolledBackAt
+			}
+			c, m, d := gate.Summary(p)
+			r := historyRow{Kind: "action", ID: a.ActionID, ActionID: a.ActionID, PlanID: a.PlanID, ActionType: a.ActionType,
+				State: a.State, At: at.UTC().Format(time.RFC3339), Summary: summary{c, m, d}, at: at}
+			if a.Approval != nil && a.Approval.Via != gate.ViaNone {
+				r.ConfirmedBy = fmt.Sprintf("%s (%s)", orUID(a.Approval), a.Approval.Via)
+			}
+			rows = append(rows, r)
+			continue
+		}
+		at := p.CreatedAt
+		if p.DeniedAt != nil {
+			at = *p.DeniedAt
+		}
+		c, m, d := gate.Summary(p)
+		rows = append(rows, historyRow{Kind: "plan", ID: p.ID, ActionID: p.ActionID, PlanID: p.ID, ActionType: p.ActionType,
+			State: string(l.State), At: at.UTC().Format(time.RFC3339), Summary: summary{c, m, d}, at: at})
+	}
+	slices.SortStableFunc(rows, func(a, b historyRow) int { return b.at.Compare(a.at) })
+	return rows, nil
+}
+
+func orUID(a *rollback.Approval) string {
+	if a.Principal != "" {
+		return a.Principal
+	}
+	if a.User != "" {
+		return a.User
+	}
+	return fmt.Sprintf("uid %d", a.UID)
+}
+
+// newGate loads the policy and returns the gate of this process.
+func (env *Env) newGate(res *result) (*gate.Gate, error) {
+	if _, err := env.stateDir(); err != nil {
+		return nil, err
+	}
+	pol, err := env.loadPolicy(res)
+	if err != nil {
+		return nil, err
+	}
+	return env.gate(pol), nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,531 @@
+package cmd
+
+// act mcp: the agent's door (docs/mcp.md). The rules of this file:
+//
+//   - Every tool goes through the same functions as the command line
+//     (checkData, planChecked, promoteSaved, the gate): nothing here decides
+//     whether an action may go ahead.
+//   - The agent can never confirm: act_apply offers the gate an empty
+//     approval, so whatever needs a person comes back queued and the plan
+//     stays pending for `act apply PLAN_ID --confirm` at a terminal.
+//     act_rollback is never forced. No tool takes a policy, a state dir or
+//     a confirmation, and every input struct is closed (additionalProperties
+//     false), so an extra argument such as confirm or force is refused by
+//     the schema before a handler runs.
+//   - An id is checked against its form (a plan id is 16 hex digits, an
+//     action id a UUID) before it names any path.
+//   - Errors are tool results (isError, with the rule, field, line, column
+//     and message of --json), never protocol errors.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/diff"
+	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/plan"
+	"github.com/act-project/act/policy"
+	"github.com/act-project/act/rollback"
+	"github.com/act-project/act/schema"
+)
+
+// mcpMaxFrame bounds one inbound JSON-RPC message of `act mcp`: a
+// descriptor of document.MaxSize bytes fits even as a JSON string of
+// escapes; a bigger message ends the session unread.
+const mcpMaxFrame = 8 << 20
+
+// mcpMaxDiff caps the unified diff act_plan returns (each file's diff is
+// capped at plan.MaxTextDiff too).
+const mcpMaxDiff = 64 << 10
+
+// mcpDescriptorName is the name positions in a descriptor given to a tool
+// use.
+const mcpDescriptorName = "descriptor"
+
+var actionIDRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+func newMCPCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "mcp",
+		Usage:     "serve the Model Context Protocol over stdio, for an agent",
+		UsageText: "act mcp   (act [--home DIR] [--policy FILE] mcp)",
+		Description: `Serves act's tools to an MCP client (an agent) over standard input and
+   output: act_schema, act_validate, act_plan, act_apply, act_status and
+   act_rollback. The agent can never confirm: an action that needs a person
+   is left pending, and the answer is "queued" with the plan id; a person
+   confirms it with "act apply PLAN_ID --confirm". The state directory and
+   the policy are the ones --home and --policy (or their defaults) name;
+   the policy is read again on every call, so an edit takes effect at once.
+   See docs/mcp.md.
+
+EXAMPLES:
+   act mcp
+   claude mcp add act -- act mcp
+
+EXIT STATUS:
+   0 the client closed the session, 1 error, 2 usage`,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usagef("mcp takes no arguments, got %d", c.NArg())
+			}
+			if _, err := env.stateDir(); err != nil {
+				return err
+			}
+			s := newMCPServer(env)
+			err := s.Run(c.Context, &mcp.StdioTransport{MaxLineLength: mcpMaxFrame})
+			if err != nil && !errors.Is(err, context.Canceled) && !isEOF(err) {
+				return fmt.Errorf("mcp: %w", err)
+			}
+			return nil
+		},
+	}
+}
+
+// isEOF reports whether err is the end of the session: the client
+// closed act's standard input.
+func isEOF(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed)
+}
+
+// mcpServer serves act's tools over one environment: the state dir and
+// the policy flags of `act mcp`, the clock and the id generator.
+type mcpServer struct{ env *Env }
+
+// newMCPServer returns the MCP server of env, its tools registered.
+func newMCPServer(env *Env) *mcp.Server {
+	s := &mcpServer{env: env}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "act", Title: "act: validate, dry-run and apply an agent's actions", Version: Version},
+		&mcp.ServerOptions{Instructions: mcpInstructions})
+	f, t := false, true
+	addTool(srv, &mcp.Tool{
+		Name:        "act_schema",
+		Title:       "Descriptor schema and guide",
+		Description: "Returns the JSON Schema of an action descriptor and a short guide to writing one (what each field means, what makes act refuse one, an example per action type). Read it before writing your first descriptor.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f},
+	}, s.schema)
+	addTool(srv, &mcp.Tool{
+		Name:        "act_validate",
+		Title:       "Validate a descriptor",
+		Description: "Checks an action descriptor (a JSON object, or its YAML or JSON text) against the schema, act's rules and this host's policy, without side effects. Answers status (valid, invalid, blocked), the policy mode (allow, confirm, deny) and why, and every problem with its rule id, field, line, column and message: fix them and validate again.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f},
+	}, s.validate)
+	addTool(srv, &mcp.Tool{
+		Name:        "act_plan",
+		Title:       "Dry-run a descriptor",
+		Description: "Validates the descriptor, then dry-runs it into a copy-on-write layer (commands run in a sandbox): the real tree is not touched. Answers the plan id, every change with its mode, size and hash, a unified diff (capped), the command output (capped and redacted), the policy mode and why. A change the descriptor did not declare rejects the plan. Pass the plan id to act_apply. Each action_id may be planned max_runs times when it runs commands: give a new action a new action_id.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: &f, IdempotentHint: false, OpenWorldHint: &f},
+	}, s.plan)
+	addTool(srv, &mcp.Tool{
+		Name:        "act_apply",
+		Title:       "Apply a plan",
+		Description: "Promotes a plan made by act_plan onto the real tree, all or nothing, if the host's policy, decided now, allows it without a person's confirmation. Otherwise nothing changes, the plan stays pending, and the answer is status \"queued\" with the plan id and the reasons: a person must confirm it at their terminal (act apply PLAN_ID --confirm); you cannot. Check later with act_status.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: &t, IdempotentHint: true, OpenWorldHint: &f},
+	}, s.apply)
+	addTool(srv, &mcp.Tool{
+		Name:        "act_status",
+		Title:       "Where a plan or action stands",
+		Description: "Given a plan id (16 hex digits) or an action id (a UUID): its state (planned, pending, applied, rolled_back, expired), its changes and, for a plan not yet applied, what would still need a person's confirmation.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f},
+	}, s.status)
+	addTool(srv, &mcp.Tool{
+		Name:        "act_rollback",
+		Title:       "Roll back an applied action",
+		Description: "Restores what an applied action changed, all or nothing. It refuses, changing nothing, if any of those paths changed since the apply; then only a person can force it.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: &t, IdempotentHint: false, OpenWorldHint: &f},
+	}, s.rollback)
+	return srv
+}
+
+const mcpInstructions = `act checks and carries out actions on this machine for you. Write an action descriptor (act_schema has the schema and a guide), check it with act_validate and fix every problem it names, dry-run it with act_plan, then promote the plan with act_apply. When the host's policy wants a person to confirm, act_apply answers "queued": tell the user the plan id and the reason; they confirm it at their terminal with "act apply PLAN_ID --confirm". You cannot confirm, deny or force anything.`
+
+// addTool registers a typed tool whose input schema is inferred from In,
+// then tightened: the descriptor is an object or a string, ids have their
+// form.
+func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", t.Name, err))
+	}
+	if p := in.Properties["descriptor"]; p != nil {
+		p.Types = []string{"object", "string"}
+	}
+	if p := in.Properties["plan_id"]; p != nil {
+		p.Pattern = "^[0-9a-f]{16}$"
+	}
+	if p := in.Properties["action_id"]; p != nil {
+		p.Pattern = actionIDRE.String()
+	}
+	if p := in.Properties["id"]; p != nil {
+		p.Pattern = "^([0-9a-f]{16}|" + strings.Trim(actionIDRE.String(), "^$") + ")$"
+	}
+	t.InputSchema = in
+	mcp.AddTool(srv, t, h)
+}
+
+// The tools' inputs. Each is closed: an argument not listed is refused.
+type (
+	noInput         struct{}
+	descriptorInput struct {
+		Descriptor any `json:"descriptor" jsonschema:"the action descriptor: a JSON object, or its text in YAML or JSON (at most 1 MiB)"`
+	}
+	planIDInput struct {
+		PlanID string `json:"plan_id" jsonschema:"the plan id act_plan returned: 16 lowercase hex digits"`
+	}
+	statusInput struct {
+		ID string `json:"id" jsonschema:"a plan id (16 hex digits) or an action id (the descriptor's action_id, a UUID)"`
+	}
+	actionIDInput struct {
+		ActionID string `json:"action_id" jsonschema:"the action_id of an applied action (a UUID)"`
+	}
+)
+
+// toolOutput is every tool's structured answer: the fields of --json, and
+// what a plan shows on the command line.
+type toolOutput struct {
+	Status     string `json:"status" jsonschema:"the outcome: valid, planned, succeeded, already_applied, rolled_back, queued, ok; or invalid, blocked, failed, rejected, expired, not_found, error"`
+	ExitCode   int    `json:"exit_code" jsonschema:"the exit code the command line would give (docs/exit-codes.md)"`
+	ActionID   string `json:"action_id,omitempty"`
+	PlanID     string `json:"plan_id,omitempty"`
+	ActionType string `json:"action_type,omitempty"`
+	RiskLevel  string `json:"risk_level,omitempty" jsonschema:"the risk the descriptor declares"`
+	Mode       string `json:"mode,omitempty" jsonschema:"the host policy's mode for this action: allow, confirm or deny"`
+	ModeSource string `json:"mode_source,omitempty"`
+	Reason     string `json:"reason,omitempty" jsonschema:"why: the policy's reason, or why a person must confirm"`
+	// Risk is act's own assessment next to the declared one.
+	Risk *gate.Risk `json:"risk,omitempty"`
+	// State is where a plan or action stands (act_status).
+	State string `json:"state,omitempty" jsonschema:"planned, pending, applied, rolled_back or expired"`
+	// NeedsConfirmation lists why a person must confirm before the plan is
+	// applied; empty when act_apply would apply it now.
+	NeedsConfirmation []string      `json:"needs_confirmation,omitempty"`
+	Changes           []diff.Change `json:"changes,omitempty"`
+	Summary           *summary      `json:"summary,omitempty"`
+	Diff              string        `json:"diff,omitempty" jsonschema:"the unified diff of the text files the plan changes"`
+	DiffCut           bool          `json:"diff_cut,omitempty" jsonschema:"true when the diff was cut at 64 KiB"`
+	Commands          []toolCommand `json:"commands,omitempty"`
+	Errors            []jsonProblem `json:"errors"`
+	Warnings          []jsonProblem `json:"warnings"`
+	Next              string        `json:"next,omitempty" jsonschema:"what to do next"`
+}
+
+// toolCommand is a command the dry run ran in the sandbox, its output
+// capped and redacted.
+type toolCommand struct {
+	Argv      []string `json:"argv"`
+	ExitCode  int      `json:"exit_code"`
+	Signal    string   `json:"signal,omitempty"`
+	CapHit    string   `json:"cap_hit,omitempty"`
+	Stdout    string   `json:"stdout"`
+	Stderr    string   `json:"stderr"`
+	OutputCut bool     `json:"output_cut,omitempty"`
+	WallMs    int64    `json:"wall_ms"`
+}
+
+// schemaOutput is act_schema's answer.
+type schemaOutput struct {
+	JSONSchema any    `json:"json_schema" jsonschema:"the descriptor's JSON Schema (draft 2020-12)"`
+	Guide      string `json:"guide" jsonschema:"how to write a descriptor act accepts"`
+}
+
+// answer turns a command's result and error into a tool result, as finish
+// does for --json: the status, exit code and errors of the same table.
+// Only a refusal or an error is isError; queued is an answer, not an error.
+func (s *mcpServer) answer(tool string, res *result, success string, err error) (*mcp.CallToolResult, toolOutput, error) {
+	code := exitCode(err)
+	out := toolOutput{
+		Status: statusFor(code, success), ExitCode: code,
+		ActionID: res.ActionID, PlanID: res.PlanID, ActionType: res.ActionType, RiskLevel: res.RiskLevel,
+		Mode: res.Mode, ModeSource: res.ModeSource, Reason: res.Reason, Risk: res.Risk,
+		Changes: res.Changes, Summary: res.Summary,
+		Errors: []jsonProblem{}, Warnings: append([]jsonProblem{}, res.Warnings...),
+	}
+	var se *statusError
+	if errors.As(err, &se) {
+		out.Status = se.status
+	}
+	var probs problem.List
+	var le *policy.LoadError
+	switch {
+	case errors.As(err, &probs):
+		out.Errors = append(out.Errors, probs...)
+	case errors.As(err, &le) && len(le.Problems) > 0:
+		out.Errors = append(out.Errors, le.Problems...)
+	case err != nil:
+		rule := ruleFor(code)
+		if se != nil && se.rule != "" {
+			rule = se.rule
+		}
+		out.Errors = append(out.Errors, jsonProblem{Rule: rule, Message: err.Error()})
+	}
+	// One line per call on stderr, which MCP clients keep in their logs.
+	// One write, so that concurrent calls do not interleave their lines.
+	line := "act: mcp: " + tool
+	if res.ActionID != "" {
+		line += " action " + res.ActionID
+	}
+	if res.PlanID != "" {
+		line += " plan " + res.PlanID
+	}
+	io.WriteString(s.env.Stdio.Err, line+": "+out.Status+"\n")
+	return &mcp.CallToolResult{IsError: code != 0 && out.Status != "queued"}, out, nil
+}
+
+// home is the state dir of this server.
+func (s *mcpServer) home() (state.Dir, error) {
+	dir, err := s.env.stateDir()
+	return state.Dir{Root: dir}, err
+}
+
+func (s *mcpServer) schema(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, schemaOutput, error) {
+	b, err := schema.JSONSchema()
+	if err != nil {
+		return nil, schemaOutput{}, err
+	}
+	var js any
+	if err := json.Unmarshal(b, &js); err != nil {
+		return nil, schemaOutput{}, err
+	}
+	return nil, schemaOutput{JSONSchema: js, Guide: mcpGuide}, nil
+}
+
+// descriptorBytes is the descriptor argument as text: a string as given,
+// an object as JSON. Anything bigger than document.MaxSize is cut just past
+// it, so that the parser refuses it as the command line does.
+func descriptorBytes(v any) ([]byte, error) {
+	var data []byte
+	switch d := v.(type) {
+	case string:
+		data = []byte(d)
+	case map[string]any:
+		b, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("descriptor: %w", err)
+		}
+		data = b
+	default:
+		return nil, problem.List{{Rule: "parse.syntax", Field: mcpDescriptorName, File: mcpDescriptorName, Layer: problem.Parse,
+			Message: fmt.Sprintf("the descriptor must be an object or its YAML or JSON text, not %T", v)}}
+	}
+	if len(data) > document.MaxSize+1 {
+		data = data[:document.MaxSize+1]
+	}
+	return data, nil
+}
+
+// checkDescriptor runs validate's checks on the descriptor argument under
+// the policy as it is now.
+func (s *mcpServer) checkDescriptor(res *result, v any, acting bool) (*checked, error) {
+	data, err := descriptorBytes(v)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := s.env.loadPolicy(res)
+	if err != nil {
+		return nil, err
+	}
+	return s.env.checkData(res, pol, mcpDescriptorName, data, acting)
+}
+
+func (s *mcpServer) validate(ctx context.Context, _ *mcp.CallToolRequest, in descriptorInput) (*mcp.CallToolResult, toolOutput, error) {
+	res := &result{}
+	_, err := s.checkDescriptor(res, in.Descriptor, false)
+	r, out, err := s.answer("act_validate", res, "valid", err)
+	if out.ExitCode == 0 {
+		out.Next = "act_plan this descriptor"
+	}
+	return r, out, err
+}
+
+func (s *mcpServer) plan(ctx context.Context, _ *mcp.CallToolRequest, in descriptorInput) (*mcp.CallToolResult, toolOutput, error) {
+	res := &result{}
+	ck, err := s.checkDescriptor(res, in.Descriptor, true)
+	var p *plan.Plan
+	if err == nil {
+		p, err = planChecked(ctx, s.env, res, ck)
+	}
+	r, out, err := s.answer("act_plan", res, "planned", err)
+	if p != nil {
+		home, _ := s.home()
+		out.Diff, out.DiffCut = planDiff(home.Root, p)
+		for _, c := range p.Commands {
+			out.Commands = append(out.Commands, toolCommand{Argv: c.Argv, ExitCode: c.ExitCode, Signal: c.Signal, CapHit: c.CapHit,
+				Stdout: c.Stdout, Stderr: c.Stderr, OutputCut: c.StdoutCut || c.StderrCut, WallMs: c.WallMs})
+		}
+		out.Next = fmt.Sprintf("act_apply with plan_id %s", p.ID)
+	}
+	return r, out, err
+}
+
+// planDiff is the unified diff of p's text files, capped at mcpMaxDiff.
+func planDiff(stateDir string, p *plan.Plan) (string, bool) {
+	var b strings.Builder
+	cut := false
+	for i, d := range plan.TextDiffs(stateDir, p) {
+		var part string
+		switch {
+		case d.Err != nil:
+			part = fmt.Sprintf("# %s: no diff: %v\n", p.Changes[i].Path, d.Err)
+		case d.Binary:
+			part = fmt.Sprintf("# %s: binary file, compared by size and sha256\n", p.Changes[i].Path)
+		case d.Text != "":
+			part = d.Text
+			if !strings.HasSuffix(part, "\n") {
+				part += "\n"
+			}
+			if d.Cut {
+				part += fmt.Sprintf("# diff of %s cut at %d bytes\n", p.Changes[i].Path, plan.MaxTextDiff)
+				cut = true
+			}
+		}
+		if b.Len()+len(part) > mcpMaxDiff {
+			return b.String(), true
+		}
+		b.WriteString(part)
+	}
+	return b.String(), cut
+}
+
+func (s *mcpServer) apply(ctx context.Context, _ *mcp.CallToolRequest, in planIDInput) (*mcp.CallToolResult, toolOutput, error) {
+	res := &result{}
+	p, g, err := s.loadPlan(res, in.PlanID)
+	var out *rollback.Outcome
+	if err == nil {
+		// The agent's approval is always the empty one: a plan that needs
+		// a person is queued, never promoted.
+		out, err = promoteSaved(ctx, res, g, p, planLocator(p), gate.Approval{}, nil, nil)
+	}
+	success := "succeeded"
+	if err == nil && out.AlreadyApplied {
+		success = "already_applied"
+	}
+	r, o, err := s.answer("act_apply", res, success, err)
+	switch {
+	case o.Status == "queued":
+		o.State = string(plan.Pending)
+		o.Next = fmt.Sprintf("a person must confirm this at their terminal: act apply %s --confirm (you cannot); check with act_status", p.ID)
+	case o.ExitCode == 0 && p != nil:
+		o.State = string(plan.Applied)
+		o.Next = fmt.Sprintf("act_rollback with action_id %s undoes it", p.ActionID)
+	}
+	return r, o, err
+}
+
+// loadPlan loads the saved plan id (checked to be a plan id first) and the
+// gate under the policy now.
+func (s *mcpServer) loadPlan(res *result, id string) (*plan.Plan, *gate.Gate, error) {
+	if !plan.IsID(id) {
+		return nil, nil, fmt.Errorf("%q is not a plan id (16 lowercase hex digits): %w", id, plan.ErrNotFound)
+	}
+	home, err := s.home()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := rollback.LoadPlan(home, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	fillPlan(res, p)
+	pol, err := s.env.loadPolicy(res)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, s.env.gate(pol), nil
+}
+
+func (s *mcpServer) status(ctx context.Context, _ *mcp.CallToolRequest, in statusInput) (*mcp.CallToolResult, toolOutput, error) {
+	res := &result{}
+	if actionIDRE.MatchString(in.ID) {
+		home, err := s.home()
+		var a *rollback.Action
+		if err == nil {
+			a, err = rollback.LoadAction(home, in.ID)
+		}
+		if err != nil {
+			return s.answer("act_status", res, "ok", err)
+		}
+		res.ActionID, res.PlanID, res.ActionType, res.Changes = a.ActionID, a.PlanID, a.ActionType, a.Changes
+		c, m, d := diff.Summary(a.Changes)
+		res.Summary = &summary{Create: c, Modify: m, Delete: d}
+		r, out, err := s.answer("act_status", res, "ok", nil)
+		out.State = string(a.State)
+		return r, out, err
+	}
+	p, g, err := s.loadPlan(res, in.ID)
+	if err != nil {
+		if errors.Is(err, plan.ErrNotFound) && !plan.IsID(in.ID) {
+			err = fmt.Errorf("%q is neither a plan id (16 hex digits) nor an action id (a UUID): %w", in.ID, plan.ErrNotFound)
+		}
+		return s.answer("act_status", res, "ok", err)
+	}
+	st := string(p.State)
+	var why []string
+	if p.State == plan.Planned || p.State == plan.Pending {
+		// Where it stands is the gate's answer now: expired, blocked, or
+		// what a person would still have to confirm.
+		adm, aerr := g.Admit(p)
+		var expired *gate.ExpiredError
+		var probs problem.List
+		switch {
+		case errors.As(aerr, &expired):
+			st = string(gate.Expired)
+			res.Warnings = append(res.Warnings, jsonProblem{Rule: gate.RuleExpired, Message: aerr.Error()})
+		case errors.As(aerr, &probs):
+			res.Warnings = append(res.Warnings, planLocator(p)(probs)...)
+		case aerr != nil:
+			res.Warnings = append(res.Warnings, jsonProblem{Rule: "error", Message: aerr.Error()})
+		}
+		if adm != nil {
+			res.Mode, res.ModeSource, res.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
+			res.Risk = &adm.Risk
+			why = adm.Confirm
+		}
+	}
+	r, out, err := s.answer("act_status", res, "ok", nil)
+	out.State, out.NeedsConfirmation = st, why
+	if st == string(plan.Pending) || len(why) > 0 && st == string(plan.Planned) {
+		out.Next = fmt.Sprintf("waiting for a person: act apply %s --confirm", p.ID)
+	}
+	return r, out, err
+}
+
+func (s *mcpServer) rollback(ctx context.Context, _ *mcp.CallToolRequest, in actionIDInput) (*mcp.CallToolResult, toolOutput, error) {
+	res := &result{ActionID: in.ActionID}
+	if !actionIDRE.MatchString(in.ActionID) {
+		return s.answer("act_rollback", res, "rolled_back", fmt.Errorf("%q is not an action id (a UUID): %w", in.ActionID, plan.ErrNotFound))
+	}
+	pol, err := s.env.loadPolicy(res)
+	var out *rollback.Outcome
+	if err == nil {
+		// Never forced, with no approval: forcing is a person's.
+		out, err = s.env.gate(pol).Rollback(ctx, in.ActionID, false, gate.Approval{}, nil)
+	}
+	var need *gate.ConfirmationRequired
+	var rev *rollback.RevertedError
+	switch {
+	case errors.As(err, &need):
+		err = &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}
+	case errors.As(err, &rev):
+		err = &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
+	}
+	if out != nil && out.Action != nil {
+		res.PlanID, res.ActionType, res.Changes = out.Action.PlanID, out.Action.ActionType, out.Action.Changes
+	}
+	r, o, err := s.answer("act_rollback", res, "rolled_back", err)
+	if o.ExitCode == 0 {
+		o.State = string(plan.RolledBack)
+	}
+	return r, o, err
+}

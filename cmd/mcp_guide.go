@@ -1,0 +1,85 @@
+package cmd
+
+// mcpGuide is act_schema's short guide to writing a descriptor act
+// accepts (docs/mcp.md; the rule ids are docs/rules.md's).
+const mcpGuide = `# Writing an action descriptor
+
+A descriptor is one JSON object (or YAML) saying what to do, where, with what
+limits, what it will change and how to undo it. Every field of the schema is
+required unless the schema marks it optional; no other field is allowed.
+
+## The fields
+- descriptor_version: "1.0".
+- action_id: a fresh UUID for each new action. act promotes an action id once;
+  an id that runs commands may be planned only sandbox.max_runs times.
+- created_at: now, RFC 3339 UTC ("2026-11-22T10:00:00Z"). An old descriptor is
+  refused as a stale intent (rule policy.stale-intent).
+- created_by: "ai". intent_summary: one sentence saying why.
+- action_type: FILE_READ, FILE_WRITE, FILE_DELETE, FILE_MOVE, DIRECTORY_CREATE,
+  DIRECTORY_DELETE, CONFIG_CHANGE, COMMAND_EXECUTION, PACKAGE_INSTALL,
+  PACKAGE_REMOVE, NETWORK_REQUEST, UI_AUTOMATION or COMPOSITE (steps[]).
+- risk_level: LOW, MEDIUM, HIGH or CRITICAL. act assesses the risk itself too
+  (running a command is at least MEDIUM) and the stricter one counts.
+- scope.filesystem.paths: the absolute directories the action may touch;
+  scope.network and scope.ui: {required: false} unless needed.
+- resources: max_cpu_ms, max_memory_mb, max_disk_mb, max_duration_ms.
+- preconditions: paths_exist, network_available, user_idle (and optionally
+  paths_absent, min_free_disk_mb); checked on the real machine.
+- effects.filesystem: create, modify, delete — every path the action changes
+  (globs allowed). A change not declared here rejects the plan.
+- sandbox, rollback, confirmation, audit: see the examples below.
+- operation: the action itself, shaped by action_type.
+
+## What makes act refuse a descriptor
+- invalid (status invalid): a parse or schema error, a relative or unclean
+  path, a path outside the scope, an effect outside the scope, a scope that
+  reaches act's state directory, a host system directory or a whole home
+  directory, a write to a file that runs code later (shell rc, cron, ...).
+- blocked (status blocked): the host policy denies the action type or risk,
+  a path outside the policy's allowed roots, a cap above the policy's, a stale
+  created_at, UI_AUTOMATION.
+- at plan time: a precondition that fails (status failed), an undeclared
+  change, a command that fails or exceeds a cap (status rejected).
+Every problem names its rule id, field, line and column: fix that field.
+
+## Operations, by action type
+- FILE_WRITE: {path: /abs/file, content: "text\n", mode: "0644"}
+- FILE_READ: {path: /abs/file}
+- FILE_DELETE: {paths: ["/abs/dir/*.log"]}
+- FILE_MOVE: {from: /abs/a, to: /abs/b, overwrite: false}
+- DIRECTORY_CREATE: {path: /abs/dir, parents: false, mode: "0755"}
+- DIRECTORY_DELETE: {path: /abs/dir}
+- CONFIG_CHANGE: {path: /abs/config.json, format: json, set: {"server.port": 8080}, unset: ["debug"]}
+- COMMAND_EXECUTION: {argv: [tar, -czf, /abs/out.tgz, -C, /abs/src, .], workdir: /abs/src, env: {TZ: UTC}}
+  (runs in a sandbox with no network; optional verification.commands: [[argv...]])
+- PACKAGE_INSTALL / PACKAGE_REMOVE: {manager: npm, packages: [left-pad@1.3.0], workdir: /abs/app}
+- NETWORK_REQUEST: {method: GET, url: https://host/path, headers: {}, save_to: /abs/file}
+- COMPOSITE: steps: [{action_type, intent_summary, risk_level, effects, operation}, ...]
+
+## A whole FILE_WRITE descriptor
+{
+  "descriptor_version": "1.0",
+  "action_id": "ce32ab2b-af32-4a61-ac53-d26d6303e810",
+  "created_at": "2026-11-22T00:00:00Z",
+  "created_by": "ai",
+  "intent_summary": "Write a NOTES.md file explaining how to run the tests.",
+  "action_type": "FILE_WRITE",
+  "risk_level": "LOW",
+  "scope": {"filesystem": {"paths": ["/tmp/project"], "recursive": false},
+            "network": {"required": false}, "ui": {"required": false}},
+  "resources": {"max_cpu_ms": 1000, "max_memory_mb": 64, "max_disk_mb": 1, "max_duration_ms": 2000},
+  "preconditions": {"paths_exist": ["/tmp/project"], "network_available": false, "user_idle": false},
+  "effects": {"filesystem": {"create": ["/tmp/project/NOTES.md"], "modify": [], "delete": []},
+              "network": false, "system_state_change": false},
+  "sandbox": {"required": false, "sandbox_type": "container", "allow_network": false, "max_runs": 1},
+  "rollback": {"supported": true, "rollback_type": "filesystem_snapshot", "rollback_scope": "declared_effects_only"},
+  "confirmation": {"required": false, "reason": "", "cooldown_on_repeat": false},
+  "audit": {"log": true, "log_level": "SUMMARY", "retain_days": 30},
+  "operation": {"path": "/tmp/project/NOTES.md", "content": "# Notes\n", "mode": "0644"}
+}
+
+## After act_plan
+act_apply promotes the plan when the host's policy allows it now without a
+person. Otherwise the answer is "queued": tell the user the plan id and the
+reason; they run "act apply PLAN_ID --confirm". You cannot confirm.
+`

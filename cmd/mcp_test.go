@@ -1,0 +1,571 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/sandbox/isolate"
+)
+
+// mcpFixture is an `act mcp` server in this process, connected to the SDK's
+// own client over an in-memory transport, with its own HOME and state dir.
+type mcpFixture struct {
+	t          *testing.T
+	env        *Env
+	cs         *mcp.ClientSession
+	home, proj string // HOME and a project directory in it
+}
+
+func newMCPFixture(t *testing.T) *mcpFixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &mcpFixture{t: t, home: filepath.Join(dir, "home")}
+	f.proj = filepath.Join(f.home, "proj")
+	if err := os.MkdirAll(f.proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"HOME": f.home, "ACT_HOME": filepath.Join(dir, ".act")}
+	f.env = DefaultEnv(Stdio{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+	f.env.Getenv = func(k string) string { return vars[k] }
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := newMCPServer(f.env).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	f.cs, err = mcp.NewClient(&mcp.Implementation{Name: "act-test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.cs.Close() })
+	return f
+}
+
+func (f *mcpFixture) stateDir() string { return f.env.Getenv("ACT_HOME") }
+
+// call calls tool with args and returns the result and its structured
+// content decoded.
+func (f *mcpFixture) call(ctx context.Context, tool string, args map[string]any) (*mcp.CallToolResult, toolOutput) {
+	f.t.Helper()
+	res, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		f.t.Fatalf("%s: protocol error: %v", tool, err)
+	}
+	var out toolOutput
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &out); err != nil {
+			f.t.Fatalf("%s: structured content: %v", tool, err)
+		}
+	}
+	return res, out
+}
+
+// descriptor is a FILE_WRITE of name in the project (or, for
+// COMMAND_EXECUTION, argv run there), created now.
+type descOpts struct {
+	id, name, content string
+	confirm           bool
+	command           []string // COMMAND_EXECUTION argv
+	creates           []string // paths the command creates
+	scope             string   // default: the project
+	maxRuns           int
+}
+
+func (f *mcpFixture) descriptor(o descOpts) map[string]any {
+	if o.scope == "" {
+		o.scope = f.proj
+	}
+	if o.maxRuns == 0 {
+		o.maxRuns = 1
+	}
+	d := map[string]any{
+		"descriptor_version": "1.0",
+		"action_id":          o.id,
+		"created_at":         time.Now().UTC().Format(time.RFC3339),
+		"created_by":         "ai",
+		"intent_summary":     "A test action.",
+		"action_type":        "FILE_WRITE",
+		"risk_level":         "LOW",
+		"scope": map[string]any{
+			"filesystem": map[string]any{"paths": []any{o.scope}, "recursive": true},
+			"network":    map[string]any{"required": false},
+			"ui":         map[string]any{"required": false},
+		},
+		"resources":     map[string]any{"max_cpu_ms": 2000, "max_memory_mb": 64, "max_disk_mb": 4, "max_duration_ms": 60000},
+		"preconditions": map[string]any{"paths_exist": []any{o.scope}, "network_available": false, "user_idle": false},
+		"effects": map[string]any{
+			"filesystem":          map[string]any{"create": []any{filepath.Join(o.scope, o.name)}, "modify": []any{}, "delete": []any{}},
+			"network":             false,
+			"system_state_change": false,
+		},
+		"sandbox":      map[string]any{"required": o.command != nil, "sandbox_type": "container", "allow_network": false, "max_runs": o.maxRuns},
+		"rollback":     map[string]any{"supported": true, "rollback_type": "filesystem_snapshot", "rollback_scope": "declared_effects_only"},
+		"confirmation": map[string]any{"required": o.confirm, "reason": "", "cooldown_on_repeat": false},
+		"audit":        map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
+		"operation":    map[string]any{"path": filepath.Join(o.scope, o.name), "content": o.content, "mode": "0644"},
+	}
+	if o.confirm {
+		d["confirmation"].(map[string]any)["reason"] = "a test wants a person"
+	}
+	if o.command != nil {
+		d["action_type"] = "COMMAND_EXECUTION"
+		argv := make([]any, len(o.command))
+		for i, a := range o.command {
+			argv[i] = a
+		}
+		d["operation"] = map[string]any{"argv": argv, "workdir": o.scope}
+		creates := []any{}
+		for _, c := range o.creates {
+			creates = append(creates, c)
+		}
+		d["effects"].(map[string]any)["filesystem"] = map[string]any{"create": creates, "modify": []any{}, "delete": []any{}}
+	}
+	return d
+}
+
+func testUUID(n int) string { return fmt.Sprintf("5c4b3a29-1807-4f6e-9d5c-%012x", n) }
+
+func TestMCPListTools(t *testing.T) {
+	f := newMCPFixture(t)
+	res, err := f.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readOnly := map[string]bool{"act_schema": true, "act_validate": true, "act_status": true, "act_plan": false, "act_apply": false, "act_rollback": false}
+	destructive := map[string]bool{"act_apply": true, "act_rollback": true, "act_plan": false}
+	got := map[string]bool{}
+	for _, tool := range res.Tools {
+		got[tool.Name] = true
+		if tool.Annotations == nil {
+			t.Errorf("%s: no annotations", tool.Name)
+			continue
+		}
+		if want, ok := readOnly[tool.Name]; !ok {
+			t.Errorf("unexpected tool %s", tool.Name)
+		} else if tool.Annotations.ReadOnlyHint != want {
+			t.Errorf("%s: readOnlyHint %v, want %v", tool.Name, tool.Annotations.ReadOnlyHint, want)
+		}
+		if want, ok := destructive[tool.Name]; ok && (tool.Annotations.DestructiveHint == nil || *tool.Annotations.DestructiveHint != want) {
+			t.Errorf("%s: destructiveHint %v, want %v", tool.Name, tool.Annotations.DestructiveHint, want)
+		}
+		if tool.OutputSchema == nil {
+			t.Errorf("%s: no output schema", tool.Name)
+		}
+		// No tool takes anything a person decides.
+		b, _ := json.Marshal(tool.InputSchema)
+		for _, banned := range []string{"confirm", "force", "policy", "home", "approval", "deny"} {
+			if strings.Contains(string(b), `"`+banned) {
+				t.Errorf("%s: input schema mentions %q: %s", tool.Name, banned, b)
+			}
+		}
+		if !strings.Contains(string(b), `"additionalProperties":false`) {
+			t.Errorf("%s: input schema is not closed: %s", tool.Name, b)
+		}
+	}
+	if len(got) != len(readOnly) {
+		t.Errorf("tools %v, want %v", got, readOnly)
+	}
+	// No resource or prompt reaches the state dir (or anything else).
+	if r, err := f.cs.ListResources(context.Background(), nil); err == nil && len(r.Resources) > 0 {
+		t.Errorf("resources: %v", r.Resources)
+	}
+	if r, err := f.cs.ListResourceTemplates(context.Background(), nil); err == nil && len(r.ResourceTemplates) > 0 {
+		t.Errorf("resource templates: %v", r.ResourceTemplates)
+	}
+	if _, err := f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "file://" + f.stateDir() + "/policy.yaml"}); err == nil {
+		t.Error("read a file of the state dir as a resource")
+	}
+}
+
+func TestMCPSchema(t *testing.T) {
+	f := newMCPFixture(t)
+	res, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "act_schema"})
+	if err != nil || res.IsError {
+		t.Fatalf("act_schema: %v %+v", err, res)
+	}
+	m := res.StructuredContent.(map[string]any)
+	js, _ := m["json_schema"].(map[string]any)
+	if js["properties"] == nil || !strings.Contains(m["guide"].(string), "COMMAND_EXECUTION") {
+		t.Errorf("act_schema: no schema properties or guide: %v", m)
+	}
+}
+
+// TestMCPTools drives every tool and its errors through the SDK's client.
+func TestMCPTools(t *testing.T) {
+	f := newMCPFixture(t)
+	ctx := context.Background()
+	valid := f.descriptor(descOpts{id: testUUID(1), name: "a.txt", content: "hello\n"})
+	invalidText := "descriptor_version: \"1.0\"\naction_id: not-a-uuid\n"
+	big := strings.Repeat("#", document.MaxSize+10)
+	stateScoped := f.descriptor(descOpts{id: testUUID(2), name: "x", content: "x", scope: f.stateDir()})
+	text, _ := json.Marshal(valid)
+
+	for _, tc := range []struct {
+		name      string
+		tool      string
+		args      map[string]any
+		isError   bool
+		status    string // "" when the schema refuses (no structured content)
+		rule      string // a rule among the errors
+		positions bool   // the errors carry line and column
+	}{
+		{"validate object", "act_validate", map[string]any{"descriptor": valid}, false, "valid", "", false},
+		{"validate JSON text", "act_validate", map[string]any{"descriptor": string(text)}, false, "valid", "", false},
+		{"validate invalid YAML", "act_validate", map[string]any{"descriptor": invalidText}, true, "invalid", "schema.", true},
+		{"validate not YAML", "act_validate", map[string]any{"descriptor": "{: ["}, true, "invalid", "parse.", true},
+		{"validate number", "act_validate", map[string]any{"descriptor": 42}, true, "", "", false},
+		{"validate no descriptor", "act_validate", map[string]any{}, true, "", "", false},
+		{"validate extra argument", "act_validate", map[string]any{"descriptor": valid, "policy": "/tmp/p.yaml"}, true, "", "", false},
+		{"validate too large", "act_validate", map[string]any{"descriptor": big}, true, "invalid", "parse.too-large", true},
+		{"validate state dir scope", "act_validate", map[string]any{"descriptor": stateScoped}, true, "invalid", "forbidden.state-dir", true},
+		{"plan state dir scope", "act_plan", map[string]any{"descriptor": stateScoped}, true, "invalid", "forbidden.state-dir", true},
+		{"apply confirm:true", "act_apply", map[string]any{"plan_id": "0123456789abcdef", "confirm": true}, true, "", "", false},
+		{"apply malformed id", "act_apply", map[string]any{"plan_id": "xyz"}, true, "", "", false},
+		{"apply path id", "act_apply", map[string]any{"plan_id": "../../../etc/passwd"}, true, "", "", false},
+		{"apply unknown id", "act_apply", map[string]any{"plan_id": "0123456789abcdef"}, true, "not_found", "not-found", false},
+		{"status path id", "act_status", map[string]any{"id": "../plans/0123456789abcdef"}, true, "", "", false},
+		{"status unknown plan", "act_status", map[string]any{"id": "0123456789abcdef"}, true, "not_found", "not-found", false},
+		{"status unknown action", "act_status", map[string]any{"id": testUUID(99)}, true, "not_found", "not-found", false},
+		{"rollback force:true", "act_rollback", map[string]any{"action_id": testUUID(1), "force": true}, true, "", "", false},
+		{"rollback path id", "act_rollback", map[string]any{"action_id": "../../x"}, true, "", "", false},
+		{"rollback unknown", "act_rollback", map[string]any{"action_id": testUUID(98)}, true, "not_found", "not-found", false},
+		{"unknown tool argument type", "act_status", map[string]any{"id": 7}, true, "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, out := f.call(ctx, tc.tool, tc.args)
+			if res.IsError != tc.isError {
+				t.Fatalf("isError %v, want %v: %+v %+v", res.IsError, tc.isError, out, res.Content)
+			}
+			if out.Status != tc.status {
+				t.Fatalf("status %q, want %q: %+v", out.Status, tc.status, out)
+			}
+			if tc.rule == "" {
+				return
+			}
+			found := false
+			for _, p := range out.Errors {
+				if strings.HasPrefix(p.Rule, tc.rule) {
+					found = true
+					if tc.positions && (p.Line == 0 || p.Column == 0 || p.File != mcpDescriptorName) {
+						t.Errorf("problem without a position: %+v", p)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no %s problem in %+v", tc.rule, out.Errors)
+			}
+		})
+	}
+	// Nothing above planned or promoted anything.
+	if _, err := os.Stat(filepath.Join(f.proj, "a.txt")); err == nil {
+		t.Fatal("a.txt was created")
+	}
+	if entries, _ := os.ReadDir(filepath.Join(f.stateDir(), "plans")); len(entries) > 0 {
+		t.Errorf("plans were saved: %v", entries)
+	}
+}
+
+// TestMCPLifecycle: plan → apply → status → rollback of an allowed action,
+// and queued for one that needs a person, who then confirms it as the
+// command line does.
+func TestMCPLifecycle(t *testing.T) {
+	f := newMCPFixture(t)
+	ctx := context.Background()
+	target := filepath.Join(f.proj, "a.txt")
+
+	res, out := f.call(ctx, "act_plan", map[string]any{"descriptor": f.descriptor(descOpts{id: testUUID(1), name: "a.txt", content: "hello\n"})})
+	if res.IsError || out.Status != "planned" || len(out.PlanID) != 16 || out.Mode != "allow" {
+		t.Fatalf("act_plan: %+v", out)
+	}
+	if !strings.Contains(out.Diff, "+hello") || out.Summary == nil || out.Summary.Create != 1 {
+		t.Errorf("act_plan: diff %q, summary %+v", out.Diff, out.Summary)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("plan touched the tree")
+	}
+	planID := out.PlanID
+	// An extra confirm:true is refused before anything happens.
+	if res, _ := f.call(ctx, "act_apply", map[string]any{"plan_id": planID, "confirm": true}); !res.IsError {
+		t.Fatal("act_apply took confirm:true")
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("act_apply with confirm:true promoted")
+	}
+	res, out = f.call(ctx, "act_apply", map[string]any{"plan_id": planID})
+	if res.IsError || out.Status != "succeeded" || out.State != "applied" {
+		t.Fatalf("act_apply: %+v", out)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "hello\n" {
+		t.Fatalf("after apply: %q %v", b, err)
+	}
+	_, out = f.call(ctx, "act_apply", map[string]any{"plan_id": planID})
+	if out.Status != "already_applied" && out.ExitCode != 0 {
+		t.Errorf("second act_apply: %+v", out)
+	}
+	for _, id := range []string{planID, testUUID(1)} {
+		res, out = f.call(ctx, "act_status", map[string]any{"id": id})
+		if res.IsError || out.State != "applied" || len(out.Changes) != 1 || out.Summary == nil || out.Summary.Create != 1 {
+			t.Errorf("act_status %s: %+v", id, out)
+		}
+	}
+	res, out = f.call(ctx, "act_rollback", map[string]any{"action_id": testUUID(1)})
+	if res.IsError || out.Status != "rolled_back" {
+		t.Fatalf("act_rollback: %+v", out)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("rollback left a.txt")
+	}
+	_, out = f.call(ctx, "act_status", map[string]any{"id": testUUID(1)})
+	if out.State != "rolled_back" {
+		t.Errorf("act_status after rollback: %+v", out)
+	}
+
+	// confirmation.required: queued, the plan pending, the tree untouched.
+	target = filepath.Join(f.proj, "b.txt")
+	_, out = f.call(ctx, "act_plan", map[string]any{"descriptor": f.descriptor(descOpts{id: testUUID(2), name: "b.txt", content: "b\n", confirm: true})})
+	if out.Status != "planned" {
+		t.Fatalf("act_plan: %+v", out)
+	}
+	planID = out.PlanID
+	for i := 0; i < 3; i++ { // asking again changes nothing
+		res, out = f.call(ctx, "act_apply", map[string]any{"plan_id": planID})
+		if res.IsError || out.Status != "queued" || out.ExitCode != 7 || out.PlanID != planID || out.State != "pending" ||
+			!strings.Contains(out.Reason, "a test wants a person") || !strings.Contains(out.Next, "act apply "+planID+" --confirm") {
+			t.Fatalf("act_apply of a plan needing a person: %+v", out)
+		}
+		if len(out.Errors) != 1 || out.Errors[0].Rule != "confirm.required" {
+			t.Errorf("queued errors: %+v", out.Errors)
+		}
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("a plan needing a person was promoted")
+	}
+	_, out = f.call(ctx, "act_status", map[string]any{"id": planID})
+	if out.State != "pending" || len(out.NeedsConfirmation) == 0 {
+		t.Errorf("act_status of the queued plan: %+v", out)
+	}
+	// The person confirms at the terminal.
+	if err := runApply(ctx, f.env, planID, true); err != nil {
+		t.Fatalf("act apply %s --confirm: %v", planID, err)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "b\n" {
+		t.Fatalf("after the person's confirmation: %q %v", b, err)
+	}
+	_, out = f.call(ctx, "act_status", map[string]any{"id": planID})
+	if out.State != "applied" {
+		t.Errorf("act_status after confirmation: %+v", out)
+	}
+}
+
+// TestMCPPolicyReread: a person's edit of the policy takes effect at the
+// next call of the running server.
+func TestMCPPolicyReread(t *testing.T) {
+	f := newMCPFixture(t)
+	ctx := context.Background()
+	d := f.descriptor(descOpts{id: testUUID(1), name: "a.txt", content: "a\n"})
+	if _, out := f.call(ctx, "act_validate", map[string]any{"descriptor": d}); out.Mode != "allow" {
+		t.Fatalf("mode %q, want allow", out.Mode)
+	}
+	_, out := f.call(ctx, "act_plan", map[string]any{"descriptor": d})
+	planID := out.PlanID
+	if err := os.MkdirAll(f.stateDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.stateDir(), "policy.yaml"), []byte("modes: {types: {FILE_WRITE: confirm}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, out := f.call(ctx, "act_validate", map[string]any{"descriptor": d}); out.Mode != "confirm" {
+		t.Fatalf("after the policy edit: mode %q, want confirm", out.Mode)
+	}
+	// The plan was made under allow; apply decides now: queued.
+	if _, out := f.call(ctx, "act_apply", map[string]any{"plan_id": planID}); out.Status != "queued" {
+		t.Fatalf("act_apply after the policy edit: %+v", out)
+	}
+	if _, err := os.Stat(filepath.Join(f.proj, "a.txt")); err == nil {
+		t.Fatal("promoted against the policy now")
+	}
+}
+
+// TestMCPManyCalls: 1,000 calls in a loop are each answered, and leave no
+// goroutines or plans behind.
+func TestMCPManyCalls(t *testing.T) {
+	f := newMCPFixture(t)
+	ctx := context.Background()
+	d := f.descriptor(descOpts{id: testUUID(1), name: "a.txt", content: "a\n"})
+	before := runtime.NumGoroutine()
+	for i := 0; i < 1000; i++ {
+		tool, args := "act_validate", map[string]any{"descriptor": d}
+		if i%2 == 1 {
+			tool, args = "act_apply", map[string]any{"plan_id": fmt.Sprintf("%016x", i)}
+		}
+		res, out := f.call(ctx, tool, args)
+		if (tool == "act_validate") == res.IsError || out.Status == "" {
+			t.Fatalf("call %d (%s): %+v", i, tool, out)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if after := runtime.NumGoroutine(); after > before+10 {
+		t.Errorf("goroutines grew from %d to %d", before, after)
+	}
+}
+
+// TestMCPConcurrentAndCancel: while a sandboxed command runs, other calls
+// are answered; cancelling the call kills the command.
+func TestMCPConcurrentAndCancel(t *testing.T) {
+	if err := isolate.Available(); err != nil {
+		t.Skipf("commands cannot be isolated here: %v", err)
+	}
+	f := newMCPFixture(t)
+	// A sleep only this test runs, to find it in /proc.
+	const marker = "31.4159"
+	d := f.descriptor(descOpts{id: testUUID(1), command: []string{"sleep", marker}})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var planErr error
+	start := time.Now()
+	go func() {
+		defer wg.Done()
+		_, planErr = f.cs.CallTool(ctx, &mcp.CallToolParams{Name: "act_plan", Arguments: map[string]any{"descriptor": d}})
+	}()
+	// Wait for the command to run, then ask something else meanwhile.
+	deadline := time.Now().Add(20 * time.Second)
+	for !sleeping(marker) {
+		if time.Now().After(deadline) {
+			cancel()
+			wg.Wait()
+			t.Fatalf("the sandboxed sleep never ran (plan: %v)", planErr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, out := f.call(context.Background(), "act_status", map[string]any{"id": "0123456789abcdef"})
+	if !res.IsError || out.Status != "not_found" {
+		t.Errorf("act_status during a plan: %+v", out)
+	}
+	cancel()
+	wg.Wait()
+	if planErr == nil {
+		t.Errorf("the cancelled call answered")
+	}
+	for !time.Now().After(deadline) && sleeping(marker) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if sleeping(marker) {
+		t.Fatalf("the sandboxed command outlived its cancelled call")
+	}
+	if time.Since(start) > 25*time.Second {
+		t.Errorf("took %v", time.Since(start))
+	}
+}
+
+// sleeping reports whether a process runs "sleep marker".
+func sleeping(marker string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.HasPrefix(string(b), "sleep\x00"+marker) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMCPConcurrentPlans: calls of one session run at once; each action is
+// planned and applied once, whole, whatever the order.
+func TestMCPConcurrentPlans(t *testing.T) {
+	f := newMCPFixture(t)
+	ctx := context.Background()
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("f%d.txt", i)
+			d := f.descriptor(descOpts{id: testUUID(100 + i), name: name, content: name})
+			res, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: "act_plan", Arguments: map[string]any{"descriptor": d}})
+			if err != nil || res.IsError {
+				errs <- fmt.Sprintf("act_plan %d: %v %+v", i, err, res)
+				return
+			}
+			id := res.StructuredContent.(map[string]any)["plan_id"]
+			res, err = f.cs.CallTool(ctx, &mcp.CallToolParams{Name: "act_apply", Arguments: map[string]any{"plan_id": id}})
+			if err != nil || res.IsError || res.StructuredContent.(map[string]any)["status"] != "succeeded" {
+				errs <- fmt.Sprintf("act_apply %d: %v %+v", i, err, res.StructuredContent)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("f%d.txt", i)
+		if b, err := os.ReadFile(filepath.Join(f.proj, name)); err != nil || string(b) != name {
+			t.Errorf("%s: %q %v", name, b, err)
+		}
+	}
+}
+
+// TestMCPNobody runs the MCP tests above as an ordinary user (uid 65534),
+// in a copy of this test binary: act mcp needs no privilege.
+func TestMCPNobody(t *testing.T) {
+	if os.Getenv("ACT_TEST_AS_NOBODY") != "" || testing.Short() {
+		t.Skip("already an ordinary user, or -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the tests above already ran as an ordinary user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed: cannot switch to an ordinary user")
+	}
+	dir, err := os.MkdirTemp("", "act-mcp-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "cmd.test")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin,
+		"-test.run=^TestMCP(Tools|Lifecycle|PolicyReread|ConcurrentAndCancel|ConcurrentPlans)$", "-test.count=1", "-test.v")
+	c.Dir = dir
+	c.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir, "ACT_TEST_AS_NOBODY=1")
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "\n--- PASS: TestMCP"); n != 5 {
+		t.Fatalf("as nobody, %d of 5 tests passed:\n%s", n, out)
+	}
+}

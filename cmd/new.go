@@ -1,0 +1,224 @@
+package cmd
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/descriptors"
+)
+
+// newTypes are the action types act new writes, with the operation (and
+// effects) of each; $S is the scope, $P the path.
+var newTypes = map[descriptors.ActionType]struct {
+	risk, create, modify, delete, operation string
+	sandbox                                 bool
+}{
+	descriptors.FileWrite: {risk: "LOW", create: "[$P]", modify: "[$P]", delete: "[]", operation: `operation:
+  path: $P            # the file to write; its directory must exist
+  content: |          # the whole new content (content_base64 for binary)
+    Hello.
+  mode: "0644"        # quoted: an octal string
+  create_only: false  # true: refuse if the file exists`},
+	descriptors.FileRead: {risk: "LOW", create: "[]", modify: "[]", delete: "[]", operation: `operation:
+  path: $P            # apply prints its content`},
+	descriptors.FileDelete: {risk: "MEDIUM", create: "[]", modify: "[]", delete: "[$P]", sandbox: true, operation: `operation:
+  paths: [$P]         # files or globs ("$S/*.log")`},
+	descriptors.FileMove: {risk: "LOW", create: "[$P.moved]", modify: "[]", delete: "[$P]", operation: `operation:
+  from: $P
+  to: $P.moved
+  overwrite: false    # true: replace an existing target`},
+	descriptors.DirectoryCreate: {risk: "LOW", create: "[$P]", modify: "[]", delete: "[]", operation: `operation:
+  path: $P
+  parents: false      # true: make missing parents too (declare them under create)
+  mode: "0755"`},
+	descriptors.DirectoryDelete: {risk: "MEDIUM", create: "[]", modify: "[]", delete: "[$P]", sandbox: true, operation: `operation:
+  path: $P            # removed with everything in it`},
+	descriptors.ConfigChange: {risk: "LOW", create: "[]", modify: "[$P]", delete: "[]", operation: `operation:
+  path: $P            # a JSON or YAML file; keys keep their order and comments
+  format: json        # json or yaml
+  set: {"server.port": 8080}   # dotted keys
+  unset: []`},
+	descriptors.CommandExecution: {risk: "MEDIUM", create: "[$P]", modify: "[]", delete: "[]", sandbox: true, operation: `operation:
+  argv: [sh, -c, "echo hello > $P"]   # no shell unless you name one
+  workdir: $S
+  env: {}             # only these variables, besides act's own PATH and HOME`},
+}
+
+func newNewCommand(env *Env) *cli.Command {
+	var types []string
+	for t := range newTypes {
+		types = append(types, string(t))
+	}
+	slices.Sort(types)
+	return &cli.Command{
+		Name:      "new",
+		Usage:     "print a complete, valid descriptor to start from",
+		UsageText: "act new [--scope DIR] [--path PATH] TYPE",
+		Description: `Prints a descriptor of action type TYPE with a fresh action_id and
+   created_at, every field filled in and explained in a comment. It validates
+   as it is; edit the operation and effects, then act validate it.
+
+   TYPE is one of: ` + strings.Join(types, ", ") + `.
+
+EXAMPLES:
+   act new FILE_WRITE --path ~/proj/NOTES.md > d.yaml && act validate d.yaml
+   act new COMMAND_EXECUTION --scope ~/proj > build.yaml
+
+EXIT STATUS:
+   0 success, 2 usage (an unknown TYPE)`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "scope", Usage: "the directory the action may touch (default: the current directory)"},
+			&cli.StringFlag{Name: "path", Usage: "the file or directory it works on (default: one in the scope)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("new takes exactly one action type (%s), got %d arguments", strings.Join(types, ", "), c.NArg())
+			}
+			typ := descriptors.ActionType(strings.ToUpper(c.Args().First()))
+			t, ok := newTypes[typ]
+			if !ok {
+				return usagef("act new does not know action type %q; it knows %s", c.Args().First(), strings.Join(types, ", "))
+			}
+			scope, path, err := newPaths(c.String("scope"), c.String("path"), typ)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			id, err := newUUID()
+			if err != nil {
+				return err
+			}
+			sandbox := "false"
+			if t.sandbox {
+				sandbox = "true"
+			}
+			text := newTemplate
+			for _, kv := range [][2]string{
+				{"$OPERATION", t.operation}, {"$TYPE", string(typ)}, {"$RISK", t.risk},
+				{"$CREATE", t.create}, {"$MODIFY", t.modify}, {"$DELETE", t.delete},
+				{"$SANDBOX", sandbox}, {"$ID", id}, {"$NOW", env.Now().UTC().Format(time.RFC3339)},
+			} {
+				text = strings.ReplaceAll(text, kv[0], kv[1])
+			}
+			text = strings.ReplaceAll(strings.ReplaceAll(text, "$P", path), "$S", scope)
+			_, err = fmt.Fprint(env.Stdio.Out, text)
+			return err
+		},
+	}
+}
+
+// newPaths resolves --scope and --path: the scope defaults to the path's
+// directory or the current directory, the path to a name in the scope.
+func newPaths(scope, path string, typ descriptors.ActionType) (string, string, error) {
+	abs := func(p string) (string, error) {
+		if strings.HasPrefix(p, "~/") {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return "", err
+			}
+			p = filepath.Join(h, p[2:])
+		}
+		return filepath.Abs(p)
+	}
+	var err error
+	if path != "" {
+		if path, err = abs(path); err != nil {
+			return "", "", err
+		}
+	}
+	switch {
+	case scope != "":
+		scope, err = abs(scope)
+	case path != "":
+		scope = filepath.Dir(path)
+	default:
+		scope, err = os.Getwd()
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if path == "" {
+		name := map[descriptors.ActionType]string{
+			descriptors.DirectoryCreate: "new-dir", descriptors.DirectoryDelete: "old-dir",
+			descriptors.ConfigChange: "config.json", descriptors.CommandExecution: "out.txt",
+		}[typ]
+		if name == "" {
+			name = "NOTES.md"
+		}
+		path = filepath.Join(scope, name)
+	}
+	if path != scope && !strings.HasPrefix(path, scope+"/") {
+		return "", "", fmt.Errorf("--path %s is not inside --scope %s", path, scope)
+	}
+	return scope, path, nil
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]), nil
+}
+
+const newTemplate = `# A descriptor made by act new: edit the operation and the effects, then
+# run act validate on it. docs/ in act's repository describes every field.
+descriptor_version: "1.0"
+action_id: $ID      # fresh for every action: act promotes an id once
+created_at: "$NOW"  # when the intent was formed; too old is refused
+created_by: ai
+intent_summary: Say in one sentence what this does and why.
+action_type: $TYPE
+risk_level: $RISK      # your grading; act grades the plan too and uses the stricter
+scope:
+  filesystem:
+    paths: [$S]     # everything the action may touch lies under these
+    recursive: true
+  network:
+    required: false
+  ui:
+    required: false
+resources:             # hard caps: a run past one is stopped and rejected
+  max_cpu_ms: 10000
+  max_memory_mb: 256
+  max_disk_mb: 64
+  max_duration_ms: 30000
+preconditions:         # checked on the real machine before anything runs
+  paths_exist: []
+  network_available: false
+  user_idle: false
+effects:               # every change the dry run makes must be declared here
+  filesystem:
+    create: $CREATE
+    modify: $MODIFY
+    delete: $DELETE
+  network: false
+  system_state_change: false
+sandbox:
+  required: $SANDBOX
+  sandbox_type: container
+  allow_network: false
+  max_runs: 1          # how often the sandbox may run this id's commands
+rollback:
+  supported: true
+  rollback_type: filesystem_snapshot
+  rollback_scope: declared_effects_only
+confirmation:
+  required: false      # true: always ask a person (say why in reason)
+  reason: ""
+  cooldown_on_repeat: false
+audit:
+  log: true
+  log_level: SUMMARY   # SUMMARY, DETAILED or FORENSIC
+  retain_days: 30
+$OPERATION
+`

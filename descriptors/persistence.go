@@ -1,0 +1,87 @@
+package descriptors
+
+import (
+	"strings"
+
+	"github.com/act-project/act/internal/pathglob"
+)
+
+// codeLater lists the places where a file makes something run later that
+// act does not refuse outright — a project has its own git hooks, a
+// virtual environment its own .pth files — but asks a person about: a
+// plan whose real diff touches one is graded HIGH (docs/persistence.md).
+// Entries starting with "~/" are relative to every home root.
+var codeLater = []struct {
+	kind  string
+	paths []string
+}{
+	{"a Python start-up file", []string{
+		"/**/site-packages/*.pth", "/**/dist-packages/*.pth",
+		"/**/sitecustomize.py", "/**/usercustomize.py",
+	}},
+	{"git hooks or configuration", []string{
+		"/**/.git/hooks/**", "/**/.git/config", "/**/.githooks/**",
+		"~/.gitconfig", "~/.config/git/**",
+	}},
+	{"a program on the user's PATH", []string{"~/.local/bin/**", "~/bin/**"}},
+	{"an SSH client setting or key", []string{"~/.ssh/**"}},
+	{"a tool's credentials or configuration", []string{
+		"~/.aws/**", "~/.kube/**", "~/.docker/**", "~/.npmrc", "~/.yarnrc", "~/.config/pip/**",
+		"~/.pip/**", "~/.pypirc", "~/.netrc", "~/.cargo/config*", "~/.gnupg/**",
+	}},
+	{"a directory's environment (direnv)", []string{"/**/.envrc"}},
+}
+
+// A PersistenceEntry is one row of act's list of places that run code
+// later: where, what it is, and what act does about it.
+type PersistenceEntry struct {
+	Kind  string
+	Paths []string
+	// Refused is true for a place a descriptor may not declare as an
+	// effect at all (forbidden.persistence-outside-scope); false for one
+	// act asks a person about when a plan touches it (graded HIGH).
+	Refused bool
+}
+
+// PersistenceTable is the whole list, for documentation.
+func PersistenceTable() []PersistenceEntry {
+	var out []PersistenceEntry
+	for _, k := range persistence {
+		out = append(out, PersistenceEntry{k.kind, k.paths, true})
+	}
+	for _, k := range codeLater {
+		out = append(out, PersistenceEntry{k.kind, k.paths, false})
+	}
+	return out
+}
+
+// RunsCodeLater reports whether a change to the file at path plants
+// something that runs code later, outside any review — any place of the
+// list, refused or asked about — and names its kind. homes are the user's
+// home directories ("~/" entries are relative to each).
+func RunsCodeLater(path string, homes []string) (kind string, ok bool) {
+	for _, e := range PersistenceTable() {
+		for _, q := range e.Paths {
+			for _, pat := range expandTilde(q, homes) {
+				if pathglob.Match(pat, path) {
+					return e.Kind, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+func expandTilde(q string, homes []string) []string {
+	rest, ok := strings.CutPrefix(q, "~/")
+	if !ok {
+		return []string{q}
+	}
+	var out []string
+	for _, h := range homes {
+		if h != "" && h != "/" {
+			out = append(out, strings.TrimSuffix(h, "/")+"/"+rest)
+		}
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/act-project/act/internal/pathglob"
+)
+
+// credentialStores are the places under a home directory where credentials
+// usually live; the sandbox hides each (docs/sandbox-filesystem.md).
+var credentialStores = []string{
+	".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".config/hub",
+	".docker/config.json", ".kube", ".azure", ".config/gcloud", ".password-store",
+	".local/share/keyrings", ".pypirc", ".npmrc", ".vault-token",
+	".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+}
+
+// HidePaths returns what the sandbox hides from commands: act's state dir,
+// the credential stores under each of homes (the user's, by $HOME and by
+// the passwd database: an agent that sets HOME cannot move them out of
+// view), /etc/shadow and /etc/gshadow when act runs as root, and extra
+// (the policy's sandbox.hide_paths) — except, the state dir apart, what is
+// inside a declared scope or holds one: a scope the descriptor names stays
+// visible.
+func HidePaths(stateDir string, homes, extra, scopes []string) []string {
+	var out []string
+	if filepath.IsAbs(stateDir) {
+		out = append(out, filepath.Clean(stateDir)) // whatever the scopes: never the command's to read
+	}
+	add := func(p string) {
+		if p == "" || !filepath.IsAbs(p) {
+			return
+		}
+		p = filepath.Clean(p)
+		for _, s := range scopes {
+			root := pathglob.Prefix(filepath.Clean(s))
+			if pathglob.Within(p, root) || pathglob.Within(root, p) {
+				return
+			}
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, h := range homes {
+		if h == "" || h == "/" {
+			continue
+		}
+		for _, c := range credentialStores {
+			add(filepath.Join(h, c))
+		}
+	}
+	if os.Geteuid() == 0 {
+		add("/etc/shadow")
+		add("/etc/gshadow")
+	}
+	for _, e := range extra {
+		add(e)
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/policy"
+	"github.com/act-project/act/sandbox/isolate"
+)
+
+// leakEnv names, in the child TestRejectedPlanLeavesNothingNobody starts,
+// the directory its parent made.
+const leakEnv = "_ACT_TEST_LEAK_BASE"
+
+// TestRejectedPlanLeavesNothing: a command that leaves directories of mode
+// 000 and 555 (with files in them) and is then rejected leaves nothing of
+// its plan behind: no plans/.tmp-*.
+func TestRejectedPlanLeavesNothing(t *testing.T) {
+	if err := isolate.Available(); err != nil {
+		t.Skipf("no isolation here: %v", err)
+	}
+	base := os.Getenv(leakEnv)
+	if base == "" {
+		base = t.TempDir()
+	}
+	scope := filepath.Join(base, "s")
+	state := filepath.Join(base, "state")
+	mustDo(t, os.MkdirAll(scope, 0o755))
+	text := `descriptor_version: "1.0"
+action_id: 5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e01
+created_at: "2026-11-22T00:00:00Z"
+created_by: ai
+intent_summary: Leave locked directories.
+risk_level: MEDIUM
+action_type: COMMAND_EXECUTION
+scope: {filesystem: {paths: [` + scope + `], recursive: true}, network: {required: false}, ui: {required: false}}
+resources: {max_cpu_ms: 2000, max_memory_mb: 128, max_disk_mb: 4, max_duration_ms: 5000}
+sandbox: {required: true, sandbox_type: container, allow_network: false, max_runs: 1}
+rollback: {supported: true, rollback_type: filesystem_snapshot, rollback_scope: declared_effects_only}
+confirmation: {required: false, reason: "", cooldown_on_repeat: false}
+audit: {log: true, log_level: SUMMARY, retain_days: 30}
+preconditions: {paths_exist: [], network_available: false, user_idle: false}
+effects: {filesystem: {create: [], modify: [], delete: []}, network: false, system_state_change: false}
+operation: {argv: [sh, -c, "mkdir -p a/b r/q && echo x > a/b/f && echo y > r/q/g && chmod 000 a/b a && chmod 555 r/q r"], workdir: ` + scope + `}
+`
+	d, _, probs := descriptors.Load("d.yaml", []byte(text))
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	pol, err := policy.Default("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol.AllowedRoots = []string{base}
+	_, err = Build(t.Context(), d, Options{StateDir: state, Policy: pol, Decision: pol.Decide(d, buildNow), File: "d.yaml", Now: func() time.Time { return buildNow }})
+	if err == nil {
+		t.Fatal("the plan was not rejected")
+	}
+	ents, _ := os.ReadDir(filepath.Join(state, "plans"))
+	for _, e := range ents {
+		t.Errorf("left behind: plans/%s", e.Name())
+	}
+}
+
+// TestRejectedPlanLeavesNothingNobody runs it as an ordinary user, who
+// cannot remove what it cannot enter.
+func TestRejectedPlanLeavesNothingNobody(t *testing.T) {
+	if os.Getenv(leakEnv) != "" {
+		t.Skip("in the child")
+	}
+	dir := nobodyDir(t)
+	base := filepath.Join(dir, "leak")
+	mustDo(t, os.Mkdir(base, 0o755))
+	mustDo(t, os.Chown(base, 65534, 65534))
+	runAsNobody(t, dir, "TestRejectedPlanLeavesNothing", leakEnv+"="+base)
+}

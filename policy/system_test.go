@@ -1,0 +1,117 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/act-project/act/descriptors"
+)
+
+// TestTighten: every setting of a user layer that is looser than the
+// system policy's gives way to it, and every stricter one stands.
+func TestTighten(t *testing.T) {
+	sys, err := parse("sys.yaml", []byte(`
+allowed_roots: [/srv]
+resource_caps: {max_cpu_ms: 1000, max_memory_mb: 100, max_disk_mb: 10, max_duration_ms: 2000}
+modes: {risk: {LOW: confirm, CRITICAL: deny}, types: {NETWORK_REQUEST: deny}}
+network: {allowed_hosts: [example.org], sandbox_network: false}
+cooldown: 2h
+plan_expiry: 1h
+idle_period: 10m
+audit: {retain_days: 365}
+confirmation: {via: terminal}
+sandbox: {hide_paths: [/srv/secret]}
+state_dir: /var/lib/act
+user_policy: true
+`), "/home/u", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose, err := Parse("user.yaml", []byte(`
+allowed_roots: [/, /srv/x]
+resource_caps: {max_cpu_ms: 99999999, max_memory_mb: 50, max_disk_mb: 99999, max_duration_ms: 99999}
+modes: {risk: {LOW: allow, MEDIUM: allow, HIGH: allow, CRITICAL: allow}, types: {NETWORK_REQUEST: allow, FILE_READ: allow}}
+network: {allowed_hosts: [example.org, evil.example], sandbox_network: true}
+cooldown: 0s
+plan_expiry: 9999h
+idle_period: 1s
+audit: {retain_days: 1}
+confirmation: {via: flag}
+`), "/home/u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tighten(sys, loose)
+	for name, ok := range map[string]bool{
+		"cpu cap":                               p.ResourceCaps.MaxCPUMs == 1000,
+		"memory cap (stricter user stands)":     p.ResourceCaps.MaxMemoryMB == 50,
+		"disk cap":                              p.ResourceCaps.MaxDiskMB == 10,
+		"cooldown":                              p.Cooldown == 2*time.Hour,
+		"plan expiry":                           p.PlanExpiry == time.Hour,
+		"idle period":                           p.IdlePeriod == 10*time.Minute,
+		"sandbox network":                       !p.Network.SandboxNetwork,
+		"retention":                             p.Audit.RetainDays == 365,
+		"confirmation":                          p.Confirmation.Via == ViaTerminal,
+		"hide paths":                            len(p.Sandbox.HidePaths) == 1 && p.Sandbox.HidePaths[0] == "/srv/secret",
+		"root outside":                          !p.UnderAllowedRoot("/etc"),
+		"root inside both":                      p.UnderAllowedRoot("/srv/x/y"),
+		"root under both (user /, system /srv)": p.UnderAllowedRoot("/srv/y"),
+		"host of both":                          p.HostAllowed("example.org"),
+		"host of user only":                     !p.HostAllowed("evil.example"),
+		"state dir pinned":                      p.System.StateDir == "/var/lib/act",
+		"sources say system":                    p.Sources["plan_expiry"] == OriginSystem && p.Sources["confirmation.via"] == OriginSystem,
+		"sources, user stood":                   p.Sources["resource_caps.max_memory_mb"] == "",
+	} {
+		if !ok {
+			t.Errorf("%s: not tightened as it should be", name)
+		}
+	}
+	now := time.Date(2026, 11, 22, 0, 10, 0, 0, time.UTC)
+	for _, c := range []struct {
+		typ  descriptors.ActionType
+		risk descriptors.RiskLevel
+		want Mode
+	}{
+		{descriptors.FileWrite, descriptors.RiskLow, Confirm},    // system's LOW: confirm beats the user's allow
+		{descriptors.FileRead, descriptors.RiskLow, Confirm},     // a user type override cannot loosen it
+		{descriptors.NetworkRequest, descriptors.RiskLow, Deny},  // the system's type override
+		{descriptors.FileWrite, descriptors.RiskCritical, Deny},  // the system's CRITICAL: deny
+		{descriptors.FileWrite, descriptors.RiskMedium, Confirm}, // the system's default table
+	} {
+		d := &descriptors.Descriptor{ActionType: c.typ, RiskLevel: c.risk, CreatedAt: "2026-11-22T00:00:00Z"}
+		if got := p.Decide(d, now).Mode; got != c.want {
+			t.Errorf("%s %s: mode %s, want %s", c.typ, c.risk, got, c.want)
+		}
+	}
+}
+
+// TestSystemPolicyOwnership: a system policy others could write is refused.
+func TestSystemPolicyOwnership(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(f, []byte("cooldown: 1h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old, oldOwner := SystemFile, SystemOwner
+	defer func() { SystemFile, SystemOwner = old, oldOwner }()
+	SystemFile, SystemOwner = f, uint32(os.Geteuid())
+	if _, _, err := Load(LoadOptions{}); err != nil {
+		t.Fatalf("a proper system policy: %v", err)
+	}
+	os.Chmod(f, 0o664)
+	if _, _, err := Load(LoadOptions{}); err == nil {
+		t.Fatal("a group-writable system policy was accepted")
+	}
+	os.Chmod(f, 0o644)
+	os.Chmod(dir, 0o777)
+	if _, _, err := Load(LoadOptions{}); err == nil {
+		t.Fatal("a system policy in a world-writable directory was accepted")
+	}
+	os.Chmod(dir, 0o755)
+	SystemOwner = uint32(os.Geteuid()) + 1
+	if _, _, err := Load(LoadOptions{}); err == nil {
+		t.Fatal("a system policy owned by another user was accepted")
+	}
+}

@@ -1,0 +1,231 @@
+package main
+
+// The confirmation prompt as a person meets it: act in a real
+// pseudo-terminal (its controlling terminal), answered y, n, interrupted
+// with Ctrl-C, and with a diff longer than the terminal, paged.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY returns a new pseudo-terminal's master and slave, 24 × 80.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetWinsize(int(m.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(); s.Close() })
+	return m, s
+}
+
+// A terminal session is act running on a pseudo-terminal.
+type terminal struct {
+	t      *testing.T
+	master *os.File
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	out    bytes.Buffer
+	done   chan error
+}
+
+// startTerminal runs act args in w on a new pseudo-terminal.
+func startTerminal(t *testing.T, w *world, args ...string) *terminal {
+	master, slave := openPTY(t)
+	c := exec.Command("act", args...)
+	c.Env = append(os.Environ(), "ACT_HOME="+w.home, "ACT_POLICY="+w.policy, "XDG_STATE_HOME=", "NO_COLOR=1", "TERM=xterm", "PAGER=", "LESS=")
+	c.Dir = filepath.Dir(w.home)
+	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close() // the child has it
+	term := &terminal{t: t, master: master, cmd: c, done: make(chan error, 1)}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			term.mu.Lock()
+			term.out.Write(buf[:n])
+			term.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { term.done <- c.Wait() }()
+	return term
+}
+
+// waitFor waits until the terminal shows s, failing after 20 s.
+func (term *terminal) waitFor(s string) {
+	term.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		term.mu.Lock()
+		ok := strings.Contains(term.out.String(), s)
+		term.mu.Unlock()
+		if ok {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	term.t.Fatalf("the terminal never showed %q; it shows:\n%s", s, term.screen())
+}
+
+func (term *terminal) screen() string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.out.String()
+}
+
+func (term *terminal) send(s string) {
+	term.t.Helper()
+	if _, err := term.master.Write([]byte(s)); err != nil {
+		term.t.Fatal(err)
+	}
+}
+
+// exit waits for act to end and returns its exit code, or -signal.
+func (term *terminal) exit() int {
+	term.t.Helper()
+	select {
+	case err := <-term.done:
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return 0
+		case errors.As(err, &ee):
+			if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+				return -int(ws.Signal())
+			}
+			return ee.ExitCode()
+		}
+		term.t.Fatal(err)
+	case <-time.After(30 * time.Second):
+		term.cmd.Process.Kill()
+		term.t.Fatalf("act did not end; the terminal shows:\n%s", term.screen())
+	}
+	return 0
+}
+
+const ptyDelete = `action_type: FILE_DELETE
+effects: {filesystem: {create: [], modify: [], delete: [$P/old.txt]}, network: false, system_state_change: false}
+operation: {paths: [$P/old.txt]}
+`
+
+func TestConfirmAtTerminal(t *testing.T) {
+	const id = "44444444-5555-4666-8777-888888888888"
+	tree := map[string]string{"old.txt": "old\n", "keep.txt": "k\n"}
+	question := "Apply plan "
+
+	t.Run("yes", func(t *testing.T) {
+		w := newWorld(t, "", id, tree, ptyDelete)
+		term := startTerminal(t, w, "apply", w.descriptor)
+		term.waitFor("[y/N] ")
+		if !strings.Contains(term.screen(), "- delete file "+filepath.Join(w.root, "old.txt")) {
+			t.Fatalf("the diff was not shown before the question:\n%s", term.screen())
+		}
+		term.send("y\n")
+		if code := term.exit(); code != 0 {
+			t.Fatalf("exit %d:\n%s", code, term.screen())
+		}
+		if _, err := os.Lstat(filepath.Join(w.root, "old.txt")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("old.txt is still there (%v)", err)
+		}
+		if !strings.Contains(readFile(t, filepath.Join(w.home, "actions", id+".json")), `"via":"terminal"`) {
+			t.Fatal("the approval is not recorded as a terminal answer")
+		}
+	})
+	t.Run("no", func(t *testing.T) {
+		w := newWorld(t, "", id, tree, ptyDelete)
+		before := snapshot(t, w.root)
+		term := startTerminal(t, w, "apply", w.descriptor)
+		term.waitFor(question)
+		term.send("n\n")
+		if code := term.exit(); code != 7 {
+			t.Fatalf("exit %d, want 7:\n%s", code, term.screen())
+		}
+		w.requireTree("original", before)
+		if r := w.ok(0, "pending"); !strings.Contains(r.stdout, id) {
+			t.Fatalf("the plan is not pending:\n%s", r)
+		}
+	})
+	t.Run("ctrl-c", func(t *testing.T) {
+		w := newWorld(t, "", id, tree, ptyDelete)
+		before := snapshot(t, w.root)
+		term := startTerminal(t, w, "apply", w.descriptor)
+		term.waitFor(question)
+		term.send("\x03")
+		if code := term.exit(); code != -int(syscall.SIGINT) && code != 130 && code != 7 {
+			t.Fatalf("exit %d after Ctrl-C:\n%s", code, term.screen())
+		}
+		w.requireTree("original", before)
+		w.settled()
+	})
+	t.Run("long-diff-paged", func(t *testing.T) {
+		if _, err := exec.LookPath("less"); err != nil {
+			t.Skip("less is not installed")
+		}
+		var content strings.Builder
+		for i := range 100 {
+			fmt.Fprintf(&content, "line %d\\n", i)
+		}
+		ops := fmt.Sprintf(`action_type: FILE_WRITE
+effects: {filesystem: {create: [$P/long.txt], modify: [], delete: []}, network: false, system_state_change: false}
+operation: {path: $P/long.txt, content: "%s"}
+`, content.String())
+		w := newWorld(t, "", id, tree, ops)
+		// The descriptor asks for a person itself.
+		d := readFile(t, w.descriptor)
+		must(t, os.WriteFile(w.descriptor, []byte(strings.Replace(d, `confirmation: {required: false, reason: ""`, `confirmation: {required: true, reason: "a long file"`, 1)), 0o644))
+		term := startTerminal(t, w, "apply", w.descriptor)
+		term.waitFor("+line 0")
+		if strings.Contains(term.screen(), "[y/N]") {
+			t.Fatalf("the question came before the diff was read:\n%s", term.screen())
+		}
+		term.send("q")
+		term.waitFor(question)
+		term.send("y\n")
+		if code := term.exit(); code != 0 {
+			t.Fatalf("exit %d:\n%s", code, term.screen())
+		}
+		if got := readFile(t, filepath.Join(w.root, "long.txt")); !strings.Contains(got, "line 99\n") {
+			t.Fatalf("long.txt = %.40q", got)
+		}
+	})
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	must(t, err)
+	return string(b)
+}
