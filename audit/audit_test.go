@@ -432,3 +432,27 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendBatchSyncFS: a batch is one write, made durable by syncfs,
+// with consecutive sequence numbers.
+func TestAppendBatchSyncFS(t *testing.T) {
+	dir := fill(t, 2)
+	l, err := Open(dir, testOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	seqs, err := l.AppendBatch(context.Background(), []Event{testEvent(7), testEvent(8), testEvent(9)}, &BatchOptions{SyncFS: true})
+	if err != nil || len(seqs) != 3 || seqs[0] != 2 || seqs[2] != 4 {
+		t.Fatalf("AppendBatch = %v, %v", seqs, err)
+	}
+	if r := mustVerify(t, dir, VerifyOptions{}); r.Records != 5 {
+		t.Errorf("records %d", r.Records)
+	}
+	if _, err := l.Append(context.Background(), Event{Name: "bogus"}); err == nil {
+		t.Error("unknown event recorded")
+	}
+	if o := HostOrigin(); strings.ContainsAny(o, " +") || !strings.HasSuffix(o, "/act/audit") {
+		t.Errorf("HostOrigin() = %q", o)
+	}
+}
