@@ -38,8 +38,11 @@ EXIT STATUS:
 			{
 				Name:      "verify",
 				Usage:     "prove no record was altered, removed, duplicated, reordered or truncated",
-				UsageText: "act audit verify [--since FILE] [--json]",
-				Flags:     []cli.Flag{&cli.StringFlag{Name: "since", Usage: "a checkpoint saved earlier: prove the log extends it"}},
+				UsageText: "act audit verify [--since FILE] [--key PEM] [--json]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "since", Usage: "a checkpoint saved earlier: prove the log extends it"},
+					&cli.StringFlag{Name: "key", Usage: "the public key (PEM) the log must be signed by, instead of <home>/audit/key.pub"},
+				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 0 {
 						return usagef("audit verify takes no arguments")
@@ -53,6 +56,15 @@ EXIT STATUS:
 					if f := c.String("since"); f != "" {
 						if opts.Since, err = os.ReadFile(f); err != nil {
 							return env.finish(res, "ok", err, nil)
+						}
+					}
+					if f := c.String("key"); f != "" {
+						b, err := os.ReadFile(f)
+						if err == nil {
+							opts.PublicKey, err = audit.ParsePublicKeyPEM(b)
+						}
+						if err != nil {
+							return env.finish(res, "ok", fmt.Errorf("--key %s: %w", f, err), nil)
 						}
 					}
 					r, err := audit.Verify(d, opts)
