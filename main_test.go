@@ -463,7 +463,7 @@ func TestDeps(t *testing.T) {
 		"internal/pathglob":     {},
 		"internal/state":        {"github.com/gofrs/flock"},
 		"audit":                 {"internal/atomicfile", "internal/redact", "github.com/secure-systems-lab/go-securesystemslib/dsse", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog", "golang.org/x/sys/unix"},
-		"gate":                  {"descriptors", "diff", "internal/atomicfile", "internal/pathglob", "internal/problem", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox"},
+		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/pathglob", "internal/problem", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox"},
 		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 
 		// Rows 8 and 9's in-process timer.

@@ -63,6 +63,10 @@ type Env struct {
 	signature, signWith string
 	// pinned is the state dir the system policy pins ("" none), once read.
 	pinned *string
+	// caller is who drives act, for the audit log: "cli" or "mcp".
+	caller string
+	// auditedRecoveries counts the recoveries already recorded.
+	auditedRecoveries int
 	// rawOut and rawErr are the streams under Stdio.Out and Stdio.Err,
 	// which escape what could drive a terminal (termWriter); nonce marks
 	// act's own colours in that text.

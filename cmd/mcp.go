@@ -84,6 +84,7 @@ EXIT STATUS:
 			if _, err := env.stateDir(); err != nil {
 				return err
 			}
+			env.caller = "mcp"
 			s := newMCPServer(env)
 			err := s.Run(c.Context, &mcp.StdioTransport{MaxLineLength: mcpMaxFrame})
 			if err != nil && !errors.Is(err, context.Canceled) && !isEOF(err) {

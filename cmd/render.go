@@ -2,14 +2,17 @@ package cmd
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/act-project/act/audit"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/rollback"
@@ -109,6 +112,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 	}
 	res.ExitCode = code
 	res.Recovered = env.recovered
+	env.auditRecoveries()
 	if !env.json {
 		for _, r := range env.recovered {
 			fmt.Fprintf(env.Stdio.Err, "act: recovered: the %s of action %s had stopped part-way; %s\n", r.Event, r.ActionID, recoveryOutcome(r))
@@ -193,4 +197,27 @@ func newStyles(env *Env, _ io.Writer) styles {
 		create: style{styleCreate, n}, modify: style{styleModify, n}, remove: style{styleRemove, n},
 		err: style{styleErr, n}, warn: style{styleWarn, n}, bold: style{styleBold, n}, faint: style{styleFaint, n},
 	}
+}
+
+// auditRecoveries records, once each, the crashed promotions this process
+// recovered: whether they ended before or after is a decision too.
+func (env *Env) auditRecoveries() {
+	home, err := env.stateDir()
+	if err != nil {
+		return
+	}
+	for _, r := range env.recovered[env.auditedRecoveries:] {
+		ev := audit.Event{Name: audit.EventRecovered, ActionID: r.ActionID, PlanID: r.PlanID, Status: r.Outcome, Reason: "the " + r.Event + " had stopped part-way; it was recovered to " + r.Outcome}
+		if err := gate.Record(context.Background(), state.Dir{Root: home}, orCLI(env.caller), ev); err != nil {
+			fmt.Fprintf(env.Stdio.Err, "act: warning: the audit log: %v\n", err)
+		}
+	}
+	env.auditedRecoveries = len(env.recovered)
+}
+
+func orCLI(caller string) string {
+	if caller == "" {
+		return "cli"
+	}
+	return caller
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/act-project/act/audit"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/problem"
@@ -61,6 +62,8 @@ type Gate struct {
 	Policy   *policy.Policy
 	Now      func() time.Time
 	UserHome string
+	// Caller is who asks: "cli" (the default) or "mcp", for the audit log.
+	Caller string
 }
 
 // ConfirmationRequired is the outcome of a promotion or forced rollback
@@ -229,6 +232,9 @@ func (g *Gate) Refused(ctx context.Context, d *descriptors.Descriptor, digest st
 	if code == 0 || probs[0].Rule == RuleMaxRuns || probs[0].Rule == rollback.RuleCooldown {
 		return nil
 	}
+	if err := g.record(ctx, refusalEvent(d, digest, code, probs)); err != nil {
+		return err
+	}
 	return updateAttempts(ctx, g.Home, d.ActionID, func(at *attempts) error {
 		at.Refusals = append(at.Refusals, Refusal{Digest: digest, Code: code, Rule: probs[0].Rule, At: g.Now().UTC()})
 		return nil
@@ -240,6 +246,9 @@ const maxKeptPlans = 16
 
 // Planned records a saved plan of its action id, for reuse.
 func (g *Gate) Planned(ctx context.Context, p *plan.Plan) error {
+	if err := g.record(ctx, planEvent(audit.EventPlanned, p)); err != nil {
+		return err
+	}
 	return updateAttempts(ctx, g.Home, p.ActionID, func(at *attempts) error {
 		at.Plans = append(at.Plans, p.ID)
 		if n := len(at.Plans); n > maxKeptPlans {
@@ -316,7 +325,13 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 	}
 	if p.State == plan.Planned || p.State == plan.Pending {
 		if age := g.Now().Sub(p.CreatedAt); age > g.Policy.PlanExpiry {
-			return nil, &ExpiredError{PlanID: p.ID, Age: age, Expiry: g.Policy.PlanExpiry}
+			exp := &ExpiredError{PlanID: p.ID, Age: age, Expiry: g.Policy.PlanExpiry}
+			ev := planEvent(audit.EventExpired, p)
+			ev.Status, ev.ExitCode, ev.Reason, ev.Rules = "expired", 8, exp.Error(), []string{RuleExpired}
+			if err := g.record(context.Background(), ev); err != nil {
+				return nil, err
+			}
+			return nil, exp
 		}
 	}
 	d, err := descriptors.LoadSaved(p.Descriptor, p.StoredDigest())
@@ -486,7 +501,12 @@ func (g *Gate) Queue(p *plan.Plan, why []string) error {
 		return err
 	}
 	p.State, p.ConfirmReasons = plan.State(to), why
-	return plan.Update(g.Home.Root, p)
+	if err := plan.Update(g.Home.Root, p); err != nil {
+		return err
+	}
+	ev := planEvent(audit.EventQueued, p)
+	ev.Status, ev.ExitCode, ev.Reason = "queued", 7, strings.Join(why, "; ")
+	return g.record(context.Background(), ev)
 }
 
 // Promote promotes an admitted plan, approved by ap (already checked by
@@ -494,7 +514,7 @@ func (g *Gate) Queue(p *plan.Plan, why []string) error {
 // record.
 func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progress rollback.Progress) (*rollback.Outcome, error) {
 	host := plan.DefaultHost()
-	return rollback.Apply(ctx, g.Home, adm.Plan, rollback.Options{
+	out, err := rollback.Apply(ctx, g.Home, adm.Plan, rollback.Options{
 		Now:      g.Now,
 		Progress: progress,
 		Approval: &ap.Approval,
@@ -502,6 +522,24 @@ func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progres
 			return plan.CheckPreconditions(adm.Descriptor, host, g.Now(), g.Policy.IdlePeriod)
 		},
 	})
+	var rev *rollback.RevertedError
+	switch {
+	case err == nil && out != nil && !out.AlreadyApplied:
+		ev := planEvent(audit.EventApplied, adm.Plan)
+		ev.Status, ev.Approval = "succeeded", approvalOf(&ap.Approval)
+		ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
+		ev.Risk.Assessed = string(adm.Risk.Assessed)
+		if rerr := g.record(ctx, ev); rerr != nil {
+			return out, rerr
+		}
+	case errors.As(err, &rev):
+		ev := planEvent(audit.EventReverted, adm.Plan)
+		ev.Status, ev.ExitCode, ev.Reason, ev.Approval = "reverted", 1, err.Error(), approvalOf(&ap.Approval)
+		if rerr := g.record(ctx, ev); rerr != nil {
+			return out, errors.Join(err, rerr)
+		}
+	}
+	return out, err
 }
 
 // Rollback rolls back action id; a forced one needs a person's
@@ -512,7 +550,19 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 			return nil, err
 		}
 	}
-	return rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress})
+	out, err := rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress})
+	if err == nil && out != nil && out.Action != nil {
+		ev := audit.Event{Name: audit.EventRolledBack, ActionID: out.Action.ActionID, PlanID: out.Action.PlanID,
+			DescriptorSHA256: out.Action.DescriptorDigest, Status: "rolled_back", Changes: changeSummary(out.Action.Changes)}
+		if force {
+			ev.Reason = "forced"
+			ev.Approval = approvalOf(&ap.Approval)
+		}
+		if rerr := g.record(ctx, ev); rerr != nil {
+			return out, rerr
+		}
+	}
+	return out, err
 }
 
 // A ReadOut is what a FILE_READ gives at apply: the file's content as it

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/act-project/act/audit"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
@@ -129,6 +130,11 @@ func (g *Gate) Deny(ctx context.Context, id, reason string) (*plan.Plan, error) 
 	err = sandbox.RemoveAll(plan.LayerDir(g.Home.Root, id))
 	unlock()
 	if err != nil {
+		return p, err
+	}
+	ev := planEvent(audit.EventDenied, p)
+	ev.Status, ev.Reason = "denied", reason
+	if err := g.record(ctx, ev); err != nil {
 		return p, err
 	}
 	return p, updateAttempts(ctx, g.Home, p.ActionID, func(at *attempts) error {

@@ -1,0 +1,165 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/act-project/act/audit"
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/plan"
+	"github.com/act-project/act/rollback"
+)
+
+// Every decision the gate makes is one signed record in the audit log
+// (docs/audit.md): planned, rejected, validate_blocked, queued, applied,
+// reverted, rolled_back, denied, expired, recovered. A record that cannot
+// be written is an error: act does not act unrecorded.
+
+var (
+	logsMu sync.Mutex
+	logs   = map[string]*audit.Log{}
+	// appendMu serializes this process's appends: the log's file lock
+	// keeps processes apart, not goroutines sharing its descriptor (the
+	// MCP server answers calls concurrently).
+	appendMu sync.Mutex
+)
+
+// auditLog opens the state dir's log once per process.
+func auditLog(home state.Dir) (*audit.Log, error) {
+	logsMu.Lock()
+	defer logsMu.Unlock()
+	dir := home.Audit()
+	if l, ok := logs[dir]; ok {
+		return l, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	l, err := audit.Open(dir, audit.HostOrigin())
+	if err != nil {
+		return nil, fmt.Errorf("the audit log: %w", err)
+	}
+	logs[dir] = l
+	return l, nil
+}
+
+// Record appends ev to home's audit log, filling in who, where and when,
+// and via (cli or mcp).
+func Record(ctx context.Context, home state.Dir, via string, ev audit.Event) error {
+	l, err := auditLog(home)
+	if err != nil {
+		return err
+	}
+	ev.Via = via
+	ev.UID = os.Getuid()
+	if u, err := user.LookupId(strconv.Itoa(ev.UID)); err == nil {
+		ev.User = u.Username
+	}
+	if ev.Host == "" {
+		ev.Host, _ = os.Hostname()
+	}
+	if ev.Finished.IsZero() {
+		ev.Finished = time.Now().UTC()
+	}
+	if ev.LogLevel == "" {
+		ev.LogLevel = audit.LevelSummary
+	}
+	appendMu.Lock()
+	defer appendMu.Unlock()
+	_, err = l.Append(ctx, ev)
+	return err
+}
+
+// record is Record for this gate.
+func (g *Gate) record(ctx context.Context, ev audit.Event) error {
+	via := g.Caller
+	if via == "" {
+		via = "cli"
+	}
+	return Record(ctx, g.Home, via, ev)
+}
+
+// planEvent is the record of plan p: ids, digest, risk, the policy's
+// mode, what it changes.
+func planEvent(name string, p *plan.Plan) audit.Event {
+	ev := audit.Event{
+		Name: name, ActionID: p.ActionID, PlanID: p.ID, DescriptorSHA256: p.DescriptorDigest,
+		Risk:    &audit.Risk{Declared: p.RiskLevel, Assessed: p.RiskAssessed},
+		Policy:  &audit.Policy{Mode: p.Mode, Source: p.ModeSource},
+		Changes: changeSummary(p.Changes),
+	}
+	ev.LogLevel = logLevelOf(p)
+	for _, c := range p.Commands {
+		if ev.Resources == nil {
+			ev.Resources = &audit.Resources{}
+		}
+		ev.Resources.CPUMillis += c.CPUMs
+		ev.Resources.WallMillis += c.WallMs
+		ev.Output += c.Stdout + c.Stderr // kept only at FORENSIC, redacted again by Append
+	}
+	return ev
+}
+
+// logLevelOf is the descriptor's audit.log_level.
+func logLevelOf(p *plan.Plan) string {
+	d, err := descriptors.LoadSaved(p.Descriptor, p.StoredDigest())
+	if err != nil || d.Audit.LogLevel == "" {
+		return audit.LevelSummary
+	}
+	return string(d.Audit.LogLevel)
+}
+
+func changeSummary(changes []diff.Change) *audit.Changes {
+	c, m, d := diff.Summary(changes)
+	out := &audit.Changes{Created: c, Modified: m, Deleted: d}
+	for _, ch := range changes {
+		fc := audit.FileChange{Path: ch.Path, Kind: map[diff.Kind]string{diff.Create: "created", diff.Modify: "modified", diff.Delete: "deleted"}[ch.Kind], Type: ch.Type}
+		if ch.ModeAfter != nil {
+			fc.Mode = *ch.ModeAfter
+		}
+		if ch.SizeAfter != nil {
+			fc.Size = *ch.SizeAfter
+		}
+		if ch.SHA256Before != nil {
+			fc.SHA256Before = *ch.SHA256Before
+		}
+		if ch.SHA256After != nil {
+			fc.SHA256After = *ch.SHA256After
+		}
+		out.Files = append(out.Files, fc)
+	}
+	return out
+}
+
+// refusalEvent is the record of a refused dry run of d.
+func refusalEvent(d *descriptors.Descriptor, digest string, code int, probs problem.List) audit.Event {
+	name := audit.EventRejected
+	if code == 4 {
+		name = audit.EventValidateBlocked
+	}
+	ev := audit.Event{Name: name, ActionID: d.ActionID, DescriptorSHA256: digest, ExitCode: code,
+		Status: map[int]string{4: "blocked", 5: "failed", 6: "rejected"}[code], LogLevel: string(d.Audit.LogLevel),
+		Risk: &audit.Risk{Declared: string(d.RiskLevel)}}
+	for _, p := range probs {
+		ev.Rules = append(ev.Rules, p.Rule)
+	}
+	if len(probs) > 0 {
+		ev.Reason = probs[0].Message
+	}
+	return ev
+}
+
+func approvalOf(a *rollback.Approval) *audit.Approval {
+	if a == nil {
+		return nil
+	}
+	return &audit.Approval{Via: a.Via, UID: a.UID, User: a.User, Principal: a.Principal, KeyFingerprint: a.KeyFingerprint}
+}
