@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -42,20 +43,27 @@ type Tree interface {
 // does, a symlink when its target does. A whiteout over nothing real is no
 // change.
 func Compare(upperDir string, roots []string, real Tree) ([]Change, error) {
+	changes, _, err := CompareBinary(upperDir, roots, real)
+	return changes, err
+}
+
+// CompareBinary is [Compare], and also says which files of the changes its
+// hashing found binary, so that showing them needs no second read.
+func CompareBinary(upperDir string, roots []string, real Tree) ([]Change, Binary, error) {
 	rs, err := cleanRoots(roots)
 	if err != nil {
-		return nil, err
+		return nil, Binary{}, err
 	}
-	c := &comparer{upper: filepath.Clean(upperDir), real: real}
+	c := &comparer{upper: filepath.Clean(upperDir), real: real, bin: Binary{before: map[string]bool{}, after: map[string]bool{}}}
 	for _, r := range rs {
 		if err := c.root(r); err != nil {
-			return nil, err
+			return nil, Binary{}, err
 		}
 	}
 	// The walk found what changed, and which files need hashing; the
 	// hashing, most of the cost, runs on every CPU.
 	if err := c.hashAll(); err != nil {
-		return nil, err
+		return nil, Binary{}, err
 	}
 	for _, r := range c.found {
 		if r.kind == Modify && r.before.equal(r.after) {
@@ -72,7 +80,26 @@ func Compare(upperDir string, roots []string, real Tree) ([]Change, error) {
 		}
 		return 0
 	})
-	return c.changes, nil
+	return c.changes, c.bin, nil
+}
+
+// Binary records the files of a [CompareBinary] known to be binary as
+// [Unified] defines it: a NUL byte in the first [SniffSize] bytes, or
+// larger than [MaxTextSize]. A file not recorded may be either.
+type Binary struct {
+	before, after map[string]bool
+}
+
+// Of reports whether Unified of the change c, its sides read as they were
+// hashed, would find c binary. False means unknown.
+func (b Binary) Of(c Change) bool {
+	switch c.Kind {
+	case Create:
+		return b.after[c.Path]
+	case Delete:
+		return b.before[c.Path]
+	}
+	return b.before[c.Path] || b.after[c.Path]
 }
 
 // cleanRoots cleans the scope roots, drops those inside another and sorts
@@ -129,6 +156,7 @@ type comparer struct {
 	found   []found
 	hashes  []hashJob
 	changes []Change
+	bin     Binary
 }
 
 // A found change: a Modify is one only if its sides differ once hashed.
@@ -173,11 +201,26 @@ func (c *comparer) hash(j hashJob, buf []byte) error {
 	}
 	defer r.Close()
 	h := sha256.New()
-	// Hide os.File's WriterTo, which would allocate a buffer per file.
-	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, buf)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", j.p, err)
+	var n int64
+	for {
+		m, err := r.Read(buf)
+		if m > 0 {
+			if n == 0 {
+				// The head Unified sniffs: a NUL there makes the file
+				// binary whatever follows.
+				j.s.binary = bytes.IndexByte(buf[:min(m, SniffSize)], 0) >= 0
+			}
+			h.Write(buf[:m])
+			n += int64(m)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", j.p, err)
+		}
 	}
+	j.s.binary = j.s.binary || n > MaxTextSize
 	j.s.size, j.s.sum = &n, ptr(hex.EncodeToString(h.Sum(nil)))
 	return nil
 }
@@ -350,10 +393,16 @@ func (c *comparer) find(p string, k Kind, before, after *side) {
 func (c *comparer) add(p string, k Kind, before, after *side) {
 	ch := Change{Path: p, Kind: k}
 	if before != nil {
+		if before.binary {
+			c.bin.before[p] = true
+		}
 		ch.Type = before.typ
 		ch.ModeBefore, ch.SizeBefore, ch.SHA256Before, ch.LinkBefore = before.mode, before.size, before.sum, before.link
 	}
 	if after != nil {
+		if after.binary {
+			c.bin.after[p] = true
+		}
 		ch.Type = after.typ
 		ch.ModeAfter, ch.SizeAfter, ch.SHA256After, ch.LinkAfter = after.mode, after.size, after.sum, after.link
 	}
@@ -367,6 +416,8 @@ type side struct {
 	size *int64
 	sum  *string
 	link *string
+	// binary: a file known binary (Binary), not part of the change.
+	binary bool
 }
 
 func (s *side) equal(o *side) bool {

@@ -204,7 +204,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		n, err := duBytes(layer.UpperDir())
 		duc <- du{n, err}
 	}()
-	changes, err := diff.Compare(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{})
+	changes, binary, err := diff.CompareBinary(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{})
 	size := <-duc
 	if err != nil {
 		return nil, fmt.Errorf("diff the layer: %w", err)
@@ -264,6 +264,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if err := save(tmp, plans, p); err != nil {
 		return nil, err
 	}
+	rememberBinary(p, binary)
 	committed = true
 	return p, nil
 }
