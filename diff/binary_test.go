@@ -10,25 +10,26 @@ import (
 	"github.com/act-project/act/sandbox"
 )
 
-// TestCompareBinary: what CompareBinary calls binary, Unified of the same
+// TestCompareExtra: what CompareExtra calls binary, Unified of the same
 // two sides calls binary too, and every file binary by the NUL rule or by
 // size is recorded (a text one never is).
-func TestCompareBinary(t *testing.T) {
+func TestCompareExtra(t *testing.T) {
 	big := strings.Repeat("line\n", diff.MaxTextSize/5+1)
 	late := strings.Repeat("x", diff.SniffSize) + "\x00" // NUL past the sniffed head: text for Unified
 	s := filepath.Join(t.TempDir(), "scope")
 	mk(t, s, []node{
 		file("bin-to-text", 0o644, "a\x00b"), file("text-to-bin", 0o644, "a\n"),
 		file("text-to-text", 0o644, "a\n"), file("gone-bin", 0o644, "\x00"), file("gone-text", 0o644, "t\n"),
+		file("same", 0o644, "copied up, unchanged\n"),
 	})
 	upper := filepath.Join(t.TempDir(), "upper")
 	mk(t, upper+s, []node{
 		file("bin-to-text", 0o644, "b\n"), file("text-to-bin", 0o644, "\x00"), file("text-to-text", 0o644, "b\n"),
 		file("new-bin", 0o644, "abc\x00"), file("new-text", 0o644, "abc\n"), file("new-big", 0o644, big),
 		file("new-late-nul", 0o644, late), file("new-empty", 0o644, ""),
-		whiteout("gone-bin"), whiteout("gone-text"),
+		whiteout("gone-bin"), whiteout("gone-text"), file("same", 0o644, "copied up, unchanged\n"),
 	})
-	changes, bin, err := diff.CompareBinary(upper, []string{s}, sandbox.RealSystem{})
+	changes, bin, err := diff.CompareExtra(upper, []string{s}, sandbox.RealSystem{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +37,19 @@ func TestCompareBinary(t *testing.T) {
 		"bin-to-text": true, "text-to-bin": true, "text-to-text": false, "new-bin": true, "new-text": false,
 		"new-big": true, "new-late-nul": false, "new-empty": false, "gone-bin": true, "gone-text": false,
 	}
+	wantBytes := int64(0)
+	for _, n := range []string{"b\n", "\x00", "b\n", "abc\x00", "abc\n", big, late, "", "copied up, unchanged\n"} {
+		wantBytes += int64(len(n))
+	}
+	if bin.LayerBytes != wantBytes {
+		t.Errorf("LayerBytes = %d, want %d", bin.LayerBytes, wantBytes)
+	}
 	if len(changes) != len(want) {
 		t.Fatalf("%d changes, want %d: %+v", len(changes), len(want), changes)
 	}
 	for _, c := range changes {
 		name := filepath.Base(c.Path)
-		if got := bin.Of(c); got != want[name] {
+		if got := bin.Binary(c); got != want[name] {
 			t.Errorf("%s (%s): Of = %v, want %v", name, c.Kind, got, want[name])
 		}
 		var before, after *os.File
@@ -55,15 +63,15 @@ func TestCompareBinary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bin.Of(c) && !binary {
-			t.Errorf("%s: CompareBinary says binary, Unified says text", name)
+		if bin.Binary(c) && !binary {
+			t.Errorf("%s: CompareExtra says binary, Unified says text", name)
 		}
 		if binary != want[name] {
 			t.Errorf("%s: Unified binary = %v, want %v", name, binary, want[name])
 		}
 	}
-	if _, _, err := diff.CompareBinary(upper, []string{"relative"}, sandbox.RealSystem{}); err == nil {
-		t.Error("CompareBinary of a relative root: no error")
+	if _, _, err := diff.CompareExtra(upper, []string{"relative"}, sandbox.RealSystem{}); err == nil {
+		t.Error("CompareExtra of a relative root: no error")
 	}
 }
 

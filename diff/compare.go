@@ -43,27 +43,28 @@ type Tree interface {
 // does, a symlink when its target does. A whiteout over nothing real is no
 // change.
 func Compare(upperDir string, roots []string, real Tree) ([]Change, error) {
-	changes, _, err := CompareBinary(upperDir, roots, real)
+	changes, _, err := CompareExtra(upperDir, roots, real)
 	return changes, err
 }
 
-// CompareBinary is [Compare], and also says which files of the changes its
-// hashing found binary, so that showing them needs no second read.
-func CompareBinary(upperDir string, roots []string, real Tree) ([]Change, Binary, error) {
+// CompareExtra is [Compare], and also returns what its reading of the
+// files learnt on the way ([Extra]), which spares its caller reading them
+// again.
+func CompareExtra(upperDir string, roots []string, real Tree) ([]Change, Extra, error) {
 	rs, err := cleanRoots(roots)
 	if err != nil {
-		return nil, Binary{}, err
+		return nil, Extra{}, err
 	}
-	c := &comparer{upper: filepath.Clean(upperDir), real: real, bin: Binary{before: map[string]bool{}, after: map[string]bool{}}}
+	c := &comparer{upper: filepath.Clean(upperDir), real: real, x: Extra{before: map[string]bool{}, after: map[string]bool{}}}
 	for _, r := range rs {
 		if err := c.root(r); err != nil {
-			return nil, Binary{}, err
+			return nil, Extra{}, err
 		}
 	}
 	// The walk found what changed, and which files need hashing; the
 	// hashing, most of the cost, runs on every CPU.
 	if err := c.hashAll(); err != nil {
-		return nil, Binary{}, err
+		return nil, Extra{}, err
 	}
 	for _, r := range c.found {
 		if r.kind == Modify && r.before.equal(r.after) {
@@ -80,26 +81,35 @@ func CompareBinary(upperDir string, roots []string, real Tree) ([]Change, Binary
 		}
 		return 0
 	})
-	return c.changes, c.bin, nil
+	for _, j := range c.hashes {
+		if !j.real {
+			c.x.LayerBytes += *j.s.size
+		}
+	}
+	return c.changes, c.x, nil
 }
 
-// Binary records the files of a [CompareBinary] known to be binary as
-// [Unified] defines it: a NUL byte in the first [SniffSize] bytes, or
-// larger than [MaxTextSize]. A file not recorded may be either.
-type Binary struct {
+// Extra is what [CompareExtra] learnt of the files it read.
+type Extra struct {
+	// LayerBytes is the total size of the layer's regular files below the
+	// roots (every one of them is read, changed or not).
+	LayerBytes int64
+	// The files known to be binary as [Unified] defines it: a NUL byte in
+	// the first [SniffSize] bytes, or larger than [MaxTextSize]. A file
+	// not recorded may be either.
 	before, after map[string]bool
 }
 
-// Of reports whether Unified of the change c, its sides read as they were
-// hashed, would find c binary. False means unknown.
-func (b Binary) Of(c Change) bool {
+// Binary reports whether Unified of the change c, its sides read as they
+// were hashed, would find c binary. False means unknown.
+func (x Extra) Binary(c Change) bool {
 	switch c.Kind {
 	case Create:
-		return b.after[c.Path]
+		return x.after[c.Path]
 	case Delete:
-		return b.before[c.Path]
+		return x.before[c.Path]
 	}
-	return b.before[c.Path] || b.after[c.Path]
+	return x.before[c.Path] || x.after[c.Path]
 }
 
 // cleanRoots cleans the scope roots, drops those inside another and sorts
@@ -156,7 +166,7 @@ type comparer struct {
 	found   []found
 	hashes  []hashJob
 	changes []Change
-	bin     Binary
+	x       Extra
 }
 
 // A found change: a Modify is one only if its sides differ once hashed.
@@ -394,14 +404,14 @@ func (c *comparer) add(p string, k Kind, before, after *side) {
 	ch := Change{Path: p, Kind: k}
 	if before != nil {
 		if before.binary {
-			c.bin.before[p] = true
+			c.x.before[p] = true
 		}
 		ch.Type = before.typ
 		ch.ModeBefore, ch.SizeBefore, ch.SHA256Before, ch.LinkBefore = before.mode, before.size, before.sum, before.link
 	}
 	if after != nil {
 		if after.binary {
-			c.bin.after[p] = true
+			c.x.after[p] = true
 		}
 		ch.Type = after.typ
 		ch.ModeAfter, ch.SizeAfter, ch.SHA256After, ch.LinkAfter = after.mode, after.size, after.sum, after.link
@@ -416,7 +426,7 @@ type side struct {
 	size *int64
 	sum  *string
 	link *string
-	// binary: a file known binary (Binary), not part of the change.
+	// binary: a file known binary (Extra), not part of the change.
 	binary bool
 }
 

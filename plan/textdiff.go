@@ -26,10 +26,10 @@ type FileDiff struct {
 // hashed it.
 func TextDiffs(stateDir string, p *Plan) []FileDiff {
 	out := make([]FileDiff, len(p.Changes))
-	bin := binaryOf(p)
+	bin := extraOf(p)
 	parallel.Do(len(out), parallel.CPUs(), 4, func(_, i int) {
 		d, c := &out[i], p.Changes[i]
-		if c.Type == diff.TypeFile && (bin.Of(c) || tooLarge(c.SizeBefore) || tooLarge(c.SizeAfter)) {
+		if c.Type == diff.TypeFile && (bin.Binary(c) || tooLarge(c.SizeBefore) || tooLarge(c.SizeAfter)) {
 			d.Binary = true
 			return
 		}
@@ -41,21 +41,21 @@ func TextDiffs(stateDir string, p *Plan) []FileDiff {
 func tooLarge(size *int64) bool { return size != nil && *size > diff.MaxTextSize }
 
 // built holds what the diff of each plan Build made in this process found
-// binary (diff.Binary), for TextDiffs; a plan loaded from disk has none.
+// binary (diff.Extra), for TextDiffs; a plan loaded from disk has none.
 // The key is weak and the entry goes with its plan.
-var built sync.Map // weak.Pointer[Plan] → diff.Binary
+var built sync.Map // weak.Pointer[Plan] → diff.Extra
 
-func rememberBinary(p *Plan, b diff.Binary) {
+func rememberExtra(p *Plan, x diff.Extra) {
 	k := weak.Make(p)
-	built.Store(k, b)
+	built.Store(k, x)
 	runtime.AddCleanup(p, func(k weak.Pointer[Plan]) { built.Delete(k) }, k)
 }
 
-func binaryOf(p *Plan) diff.Binary {
+func extraOf(p *Plan) diff.Extra {
 	if v, ok := built.Load(weak.Make(p)); ok {
-		return v.(diff.Binary)
+		return v.(diff.Extra)
 	}
-	return diff.Binary{}
+	return diff.Extra{}
 }
 
 // MaxTextDiff caps the unified diff shown for one file.

@@ -42,13 +42,13 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin, none := binaryOf(p), binaryOf(loaded)
+	bin, none := extraOf(p), extraOf(loaded)
 	var known, text int
 	for _, c := range p.Changes {
-		if bin.Of(c) {
+		if bin.Binary(c) {
 			known++
 		}
-		if none.Of(c) {
+		if none.Binary(c) {
 			t.Errorf("%s: a loaded plan knows it binary", c.Path)
 		}
 	}
