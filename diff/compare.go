@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -42,20 +43,28 @@ type Tree interface {
 // does, a symlink when its target does. A whiteout over nothing real is no
 // change.
 func Compare(upperDir string, roots []string, real Tree) ([]Change, error) {
+	changes, _, err := CompareExtra(upperDir, roots, real)
+	return changes, err
+}
+
+// CompareExtra is [Compare], and also returns what its reading of the
+// files learnt on the way ([Extra]), which spares its caller reading them
+// again.
+func CompareExtra(upperDir string, roots []string, real Tree) ([]Change, Extra, error) {
 	rs, err := cleanRoots(roots)
 	if err != nil {
-		return nil, err
+		return nil, Extra{}, err
 	}
-	c := &comparer{upper: filepath.Clean(upperDir), real: real}
+	c := &comparer{upper: filepath.Clean(upperDir), real: real, x: Extra{before: map[string]bool{}, after: map[string]bool{}}}
 	for _, r := range rs {
 		if err := c.root(r); err != nil {
-			return nil, err
+			return nil, Extra{}, err
 		}
 	}
 	// The walk found what changed, and which files need hashing; the
 	// hashing, most of the cost, runs on every CPU.
 	if err := c.hashAll(); err != nil {
-		return nil, err
+		return nil, Extra{}, err
 	}
 	for _, r := range c.found {
 		if r.kind == Modify && r.before.equal(r.after) {
@@ -72,7 +81,35 @@ func Compare(upperDir string, roots []string, real Tree) ([]Change, error) {
 		}
 		return 0
 	})
-	return c.changes, nil
+	for _, j := range c.hashes {
+		if !j.real {
+			c.x.LayerBytes += *j.s.size
+		}
+	}
+	return c.changes, c.x, nil
+}
+
+// Extra is what [CompareExtra] learnt of the files it read.
+type Extra struct {
+	// LayerBytes is the total size of the layer's regular files below the
+	// roots (every one of them is read, changed or not).
+	LayerBytes int64
+	// The files known to be binary as [Unified] defines it: a NUL byte in
+	// the first [SniffSize] bytes, or larger than [MaxTextSize]. A file
+	// not recorded may be either.
+	before, after map[string]bool
+}
+
+// Binary reports whether Unified of the change c, its sides read as they
+// were hashed, would find c binary. False means unknown.
+func (x Extra) Binary(c Change) bool {
+	switch c.Kind {
+	case Create:
+		return x.after[c.Path]
+	case Delete:
+		return x.before[c.Path]
+	}
+	return x.before[c.Path] || x.after[c.Path]
 }
 
 // cleanRoots cleans the scope roots, drops those inside another and sorts
@@ -129,6 +166,7 @@ type comparer struct {
 	found   []found
 	hashes  []hashJob
 	changes []Change
+	x       Extra
 }
 
 // A found change: a Modify is one only if its sides differ once hashed.
@@ -173,11 +211,26 @@ func (c *comparer) hash(j hashJob, buf []byte) error {
 	}
 	defer r.Close()
 	h := sha256.New()
-	// Hide os.File's WriterTo, which would allocate a buffer per file.
-	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, buf)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", j.p, err)
+	var n int64
+	for {
+		m, err := r.Read(buf)
+		if m > 0 {
+			if n == 0 {
+				// The head Unified sniffs: a NUL there makes the file
+				// binary whatever follows.
+				j.s.binary = bytes.IndexByte(buf[:min(m, SniffSize)], 0) >= 0
+			}
+			h.Write(buf[:m])
+			n += int64(m)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", j.p, err)
+		}
 	}
+	j.s.binary = j.s.binary || n > MaxTextSize
 	j.s.size, j.s.sum = &n, ptr(hex.EncodeToString(h.Sum(nil)))
 	return nil
 }
@@ -350,10 +403,16 @@ func (c *comparer) find(p string, k Kind, before, after *side) {
 func (c *comparer) add(p string, k Kind, before, after *side) {
 	ch := Change{Path: p, Kind: k}
 	if before != nil {
+		if before.binary {
+			c.x.before[p] = true
+		}
 		ch.Type = before.typ
 		ch.ModeBefore, ch.SizeBefore, ch.SHA256Before, ch.LinkBefore = before.mode, before.size, before.sum, before.link
 	}
 	if after != nil {
+		if after.binary {
+			c.x.after[p] = true
+		}
 		ch.Type = after.typ
 		ch.ModeAfter, ch.SizeAfter, ch.SHA256After, ch.LinkAfter = after.mode, after.size, after.sum, after.link
 	}
@@ -367,6 +426,8 @@ type side struct {
 	size *int64
 	sum  *string
 	link *string
+	// binary: a file known binary (Extra), not part of the change.
+	binary bool
 }
 
 func (s *side) equal(o *side) bool {

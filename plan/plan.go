@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,25 +217,13 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if err := dropXattrs(layer.UpperDir()); err != nil {
 		return nil, fmt.Errorf("the layer's extended attributes: %w", err)
 	}
-	// The layer's size is summed while the diff runs: both only read it.
-	type du struct {
-		n   int64
-		err error
-	}
-	duc := make(chan du, 1)
-	go func() {
-		n, err := duBytes(layer.UpperDir())
-		duc <- du{n, err}
-	}()
-	changes, err := diff.Compare(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{})
-	size := <-duc
+	// The diff reads every file of the layer (below the scope paths, where
+	// all of it is): it sums the layer's size too.
+	changes, extra, err := diff.CompareExtra(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{})
 	if err != nil {
 		return nil, fmt.Errorf("diff the layer: %w", err)
 	}
-	layerBytes := size.n
-	if size.err != nil {
-		return nil, size.err
-	}
+	layerBytes := extra.LayerBytes
 	rejected, warnings := CheckEffects(d, changes)
 	rejected = append(rejected, checkSpecialModes(changes)...)
 	if max := opts.Policy.MaxChanges; max > 0 && int64(len(changes)) > max {
@@ -300,6 +287,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if err := save(tmp, plans, p); err != nil {
 		return nil, err
 	}
+	rememberExtra(p, extra)
 	committed = true
 	return p, nil
 }
@@ -350,28 +338,6 @@ func newID(f func() string) string {
 		panic(err)
 	}
 	return hex.EncodeToString(b[:])
-}
-
-// duBytes is the total size of the regular files below dir.
-func duBytes(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if e.Type().IsRegular() {
-			fi, err := e.Info()
-			if err != nil {
-				return err
-			}
-			n += fi.Size()
-		}
-		return nil
-	})
-	return n, err
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -4,6 +4,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"weak"
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/parallel"
@@ -19,18 +22,45 @@ type FileDiff struct {
 
 // TextDiffs returns [TextDiff] of each of p's changes, in order. The diffs
 // only read, so they are made on every CPU: a plan of many changed text
-// files is shown sooner.
+// files is shown sooner. A file known binary is not read again: larger
+// than diff.MaxTextSize by its recorded size, or found binary when Build
+// hashed it.
 func TextDiffs(stateDir string, p *Plan) []FileDiff {
 	out := make([]FileDiff, len(p.Changes))
+	bin := extraOf(p)
 	parallel.Do(len(out), parallel.CPUs(), 4, func(_, i int) {
-		d := &out[i]
-		d.Text, d.Cut, d.Binary, d.Err = TextDiff(stateDir, p, p.Changes[i])
+		d, c := &out[i], p.Changes[i]
+		if c.Type == diff.TypeFile && (bin.Binary(c) || tooLarge(c.SizeBefore) || tooLarge(c.SizeAfter)) {
+			d.Binary = true
+			return
+		}
+		d.Text, d.Cut, d.Binary, d.Err = TextDiff(stateDir, p, c)
 		// A line of a file is text act prints: a credential in it (a
 		// registry URL with a password a package manager wrote into a
 		// lock file, say) is redacted like a command's output.
 		d.Text = redact.String(d.Text)
 	})
 	return out
+}
+
+func tooLarge(size *int64) bool { return size != nil && *size > diff.MaxTextSize }
+
+// built holds what the diff of each plan Build made in this process found
+// binary (diff.Extra), for TextDiffs; a plan loaded from disk has none.
+// The key is weak and the entry goes with its plan.
+var built sync.Map // weak.Pointer[Plan] → diff.Extra
+
+func rememberExtra(p *Plan, x diff.Extra) {
+	k := weak.Make(p)
+	built.Store(k, x)
+	runtime.AddCleanup(p, func(k weak.Pointer[Plan]) { built.Delete(k) }, k)
+}
+
+func extraOf(p *Plan) diff.Extra {
+	if v, ok := built.Load(weak.Make(p)); ok {
+		return v.(diff.Extra)
+	}
+	return diff.Extra{}
 }
 
 // MaxTextDiff caps the unified diff shown for one file.

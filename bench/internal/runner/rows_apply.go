@@ -208,7 +208,8 @@ var actions int
 // applyDescriptor writes the descriptor of run n of an apply row: a
 // COMMAND_EXECUTION over scope with a fresh action_id and room for 256 MiB
 // (where the memory cap is a cgroup v1 one, the page cache the command
-// fills counts against it), and returns its path.
+// fills counts against it), and returns its path. Rows m1 and m2 plan one
+// such descriptor again and again, so max_runs is set high.
 func (b *bench) applyDescriptor(scope string, n int, effects, argv string) string {
 	now := time.Now().UTC().Format(time.RFC3339)
 	d := fmt.Sprintf(`descriptor_version: "1.0"
@@ -228,7 +229,7 @@ effects:
   filesystem: %[4]s
   network: false
   system_state_change: false
-sandbox: {required: true, sandbox_type: container, allow_network: false, max_runs: 1}
+sandbox: {required: true, sandbox_type: container, allow_network: false, max_runs: 1000000}
 rollback: {supported: true, rollback_type: filesystem_snapshot, rollback_scope: declared_effects_only}
 confirmation: {required: false, reason: "", cooldown_on_repeat: false}
 audit: {log: true, log_level: SUMMARY, retain_days: 30}
