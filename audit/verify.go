@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -461,4 +462,36 @@ func checkpointBody(text, origin string) (Checkpoint, error) {
 		err = fmt.Errorf("checkpoint origin %q, the log's is %q", c.Origin, origin)
 	}
 	return c, err
+}
+
+// A Found record names one record of the log: its sequence number, event
+// and time.
+type Found struct {
+	Seq   uint64    `json:"seq"`
+	Event string    `json:"event"`
+	Time  time.Time `json:"time"`
+}
+
+// Find verifies the log in dir and returns, oldest first, the records of
+// action id actionID or of plan planID (either may be ""). A log with no
+// records yet finds none.
+func Find(dir, actionID, planID string) ([]Found, error) {
+	if _, err := os.Stat(filepath.Join(dir, LogFile)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	_, s, err := scan(dir, VerifyOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []Found
+	for _, st := range s.stmts {
+		if st == nil {
+			continue // pruned: its body is gone
+		}
+		p := st.Predicate
+		if (actionID != "" && p.ActionID == actionID) || (planID != "" && p.PlanID == planID) {
+			out = append(out, Found{Seq: p.Seq, Event: p.Name, Time: p.Time})
+		}
+	}
+	return out, nil
 }

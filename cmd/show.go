@@ -3,11 +3,13 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/audit"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
@@ -58,10 +60,12 @@ EXIT STATUS:
 			status := g.Status(p)
 			saved := *p
 			saved.Changes = nil // they are the result's changes[]
-			res.Data = map[string]any{"state": status, "plan": &saved, "digest": gate.PlanDigest(p)}
+			records, aerr := audit.Find(state.Dir{Root: stateDir}.Audit(), "", p.ID)
+			res.Data = map[string]any{"state": status, "plan": &saved, "digest": gate.PlanDigest(p), "audit": nonNil(records)}
 			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p)
 				fmt.Fprintf(w, "State: %s\n", status)
+				auditLine(w, records, aerr)
 				switch {
 				case status == gate.Pending:
 					for _, why := range p.ConfirmReasons {
@@ -117,8 +121,11 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 			data["intent_summary"] = intent
 		}
 	}
+	records, aerr := audit.Find(home.Audit(), a.ActionID, "")
+	data["audit"] = nonNil(records)
 	res.Data = data
 	return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
+		defer auditLine(w, records, aerr)
 		fmt.Fprintf(w, "Action %s (%s), plan %s\n", a.ActionID, a.ActionType, a.PlanID)
 		if intent != "" {
 			fmt.Fprintf(w, "Intent: %s\n", escapeLine(intent))
@@ -145,4 +152,20 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 			fmt.Fprintf(w, "Roll back with: act rollback %s\n", a.ActionID)
 		}
 	})
+}
+
+// auditLine names the audit records of a plan or an action.
+func auditLine(w io.Writer, records []audit.Found, err error) {
+	if err != nil {
+		fmt.Fprintf(w, "Audit: the log does not verify (%v): act audit verify says more\n", err)
+		return
+	}
+	if len(records) == 0 {
+		return
+	}
+	var parts []string
+	for _, r := range records {
+		parts = append(parts, fmt.Sprintf("%d %s", r.Seq, r.Event))
+	}
+	fmt.Fprintf(w, "Audit records: %s (act audit show SEQ)\n", strings.Join(parts, ", "))
 }
