@@ -3,8 +3,8 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
