@@ -482,6 +482,9 @@ func diskMechanism(mb int64) string { return fmt.Sprintf("a tmpfs of %d MiB", mb
 // allocFailure matches the ways programs report a refused allocation.
 var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory`)
 
+// forkFailure matches what shells and runtimes print when fork fails.
+var forkFailure = regexp.MustCompile(`(?i)cannot fork|fork: (retry: )?resource temporarily unavailable|can't fork|BlockingIOError|EAGAIN`)
+
 func tail(b []byte, n int) []byte {
 	if len(b) > n {
 		return b[len(b)-n:]
@@ -518,6 +521,10 @@ func capHitAfter(res *Result, l Limits, procs int64, cg *cgroupV1, rl rlimits, e
 		return &CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: "layer size measured after the run"}
 	case cg.pidsMaxHits() > 0:
 		return &CapHit{Cap: CapProcs, Limit: procs, Unit: "processes", Mechanism: enf[CapProcs]}
+	case procs > 0 && cg.pids == "" && res.ExitCode != 0 && forkFailure.Match(tail(res.Stderr, 4096)):
+		// RLIMIT_NPROC refuses a fork (EAGAIN) rather than killing: the
+		// command may give up on its own, saying so in its own words.
+		return &CapHit{Cap: CapProcs, Limit: procs, Unit: "processes", Mechanism: "RLIMIT_NPROC (the command reported a failed fork)"}
 	}
 	return nil
 }
