@@ -1,6 +1,10 @@
 package isolate
 
-import "testing"
+import (
+	"errors"
+	"syscall"
+	"testing"
+)
 
 // A fork refused by RLIMIT_NPROC returns EAGAIN instead of killing
 // anything: a fork bomb's shells may all give up on their own before the
@@ -34,5 +38,29 @@ func TestCapHitAfterRefusedFork(t *testing.T) {
 				t.Fatalf("cap named %q, want %q (hit %+v)", got, c.want, hit)
 			}
 		})
+	}
+}
+
+// Without Landlock a host FIFO would take the command's writes: act must
+// refuse to run rather than run without it.
+func TestLandlockRequired(t *testing.T) {
+	for _, c := range []struct {
+		abi   int
+		errno syscall.Errno
+		ok    bool
+	}{
+		{0, syscall.ENOSYS, false},
+		{0, syscall.EOPNOTSUPP, false},
+		{0, 0, false},
+		{1, 0, true},
+		{7, 0, true},
+	} {
+		err := landlockRequired(c.abi, c.errno)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrUnavailable)) {
+			t.Errorf("landlockRequired(%d, %v) = %v, want ok=%v or ErrUnavailable", c.abi, c.errno, err, c.ok)
+		}
+	}
+	if err := landlockAvailable(); err != nil {
+		t.Skipf("this kernel lacks Landlock, so no sandbox test can run here: %v", err)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The environment of the sandbox's first process: the spec socket's
@@ -49,6 +51,21 @@ func archSupported(goarch string) error {
 	return nil
 }
 
+// landlockAvailable refuses to run commands on a kernel without Landlock:
+// it alone keeps host FIFOs from being opened for writing
+// (docs/sandbox-filesystem.md). The kernel is asked once.
+var landlockAvailable = sync.OnceValue(func() error {
+	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	return landlockRequired(int(abi), errno)
+})
+
+func landlockRequired(abi int, errno syscall.Errno) error {
+	if errno != 0 || abi < 1 {
+		return fmt.Errorf("%w: the kernel has no Landlock (%v): without it a host FIFO would take the command's writes, so commands are not run; Landlock needs Linux 5.13 or later with landlock in the lsm= list", ErrUnavailable, errno)
+	}
+	return nil
+}
+
 // Run runs spec.Argv in a new sandbox and waits for it. A run that started
 // gives a Result, whatever the command's exit; an error means the sandbox
 // could not be built or the command not started (a [*SetupError], or one
@@ -67,6 +84,9 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		return nil, fmt.Errorf("%w: act was built without cgo, so the sandbox child is missing", ErrUnavailable)
 	}
 	if err := archSupported(runtime.GOARCH); err != nil {
+		return nil, err
+	}
+	if err := landlockAvailable(); err != nil {
 		return nil, err
 	}
 	payload, err := encode(spec, probe)
