@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -264,7 +265,7 @@ func TestMCPInspector(t *testing.T) {
 	if out["status"] != "planned" || !strings.Contains(fmt.Sprint(out["diff"]), "+hello") {
 		t.Fatalf("act_plan: %v", out)
 	}
-	if isErr, out = callTool("act_apply", "plan_id="+planID); isErr || out["status"] != "succeeded" {
+	if isErr, out = callTool("act_apply", idArg("plan_id", planID)); isErr || out["status"] != "succeeded" {
 		t.Fatalf("act_apply: %v", out)
 	}
 	if b, err := os.ReadFile(filepath.Join(s.proj, "a.txt")); err != nil || string(b) != "hello\n" {
@@ -278,10 +279,10 @@ func TestMCPInspector(t *testing.T) {
 		t.Fatalf("act_plan of the confirm-mode action: %v", out)
 	}
 	// An agent that tries to confirm is refused by the schema.
-	if m := run("--method", "tools/call", "--tool-name", "act_apply", "--tool-arg", "plan_id="+planID, "--tool-arg", "confirm=true"); m["isError"] != true {
+	if m := run("--method", "tools/call", "--tool-name", "act_apply", "--tool-arg", idArg("plan_id", planID), "--tool-arg", "confirm=true"); m["isError"] != true {
 		t.Fatalf("act_apply with confirm=true: %v", m)
 	}
-	isErr, out = callTool("act_apply", "plan_id="+planID)
+	isErr, out = callTool("act_apply", idArg("plan_id", planID))
 	if isErr || out["status"] != "queued" || !strings.Contains(fmt.Sprint(out["next"]), "act apply "+planID+" --confirm") {
 		t.Fatalf("act_apply of the confirm-mode plan: %v", out)
 	}
@@ -347,3 +348,8 @@ func TestMCPStdioHugeMessage(t *testing.T) {
 		t.Error("a plan was saved")
 	}
 }
+
+// idArg passes an id to the Inspector as a JSON string: it reads a bare
+// value as a number when it can, and a hex id such as 854751e358967319
+// looks like one.
+func idArg(key, id string) string { return key + "=" + strconv.Quote(id) }

@@ -16,8 +16,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // The environment of the sandbox's first process: the spec socket's
@@ -55,7 +53,9 @@ func archSupported(goarch string) error {
 // it alone keeps host FIFOs from being opened for writing
 // (docs/sandbox-filesystem.md). The kernel is asked once.
 var landlockAvailable = sync.OnceValue(func() error {
-	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	// landlock_create_ruleset is 444 on every architecture; flag 1
+	// (LANDLOCK_CREATE_RULESET_VERSION) asks for the ABI version.
+	abi, _, errno := syscall.Syscall(444, 0, 0, 1)
 	return landlockRequired(int(abi), errno)
 })
 
