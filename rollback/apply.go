@@ -290,7 +290,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 	if err := flushed(); err != nil {
 		return out, err
 	}
-	b := Begin{Event: EventApply, ActionID: p.ActionID, PlanID: p.ID, Steps: ops, Approval: opts.Approval}
+	b := Begin{Event: EventApply, ActionID: p.ActionID, PlanID: p.ID, Steps: ops, Approval: opts.Approval, Pins: p.ScopeRoots}
 	jpath := home.JournalFile(p.ActionID)
 	if err := execute(jpath, b, opts.Progress, plan.Dir(home.Root, p.ID)); err != nil {
 		var rev *RevertedError

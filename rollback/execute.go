@@ -78,10 +78,12 @@ func execute(path string, b Begin, progress Progress, durable ...string) error {
 	}
 	defer w.Close()
 	crashPoint()
+	d := newDirs(b.Pins)
+	defer d.close()
 	started := 0
 	inos := make([]uint64, len(b.Steps))
 	fail := func(op Op, cause error) error {
-		if uerr := undoAll(b.Steps, inos[:started]); uerr != nil {
+		if uerr := undoAll(d, b.Steps, inos[:started]); uerr != nil {
 			// Left Started: the next act command retries the undo.
 			return fmt.Errorf("%s %s: %v; undoing it failed too, run act recover: %w", op.Kind, op.Path, cause, uerr)
 		}
@@ -90,7 +92,7 @@ func execute(path string, b Begin, progress Progress, durable ...string) error {
 		}
 		return &RevertedError{Op: op, Err: cause}
 	}
-	if err := stage(b.Steps, durable...); err != nil {
+	if err := stage(d, b.Steps, durable...); err != nil {
 		return fail(Op{Kind: "stage"}, err)
 	}
 	crashPoint()
@@ -99,7 +101,7 @@ func execute(path string, b Begin, progress Progress, durable ...string) error {
 	for i := range b.Steps {
 		op := &b.Steps[i]
 		if op.Kind == OpPut {
-			ino, err := inode(op.from())
+			ino, err := op.newInode(d)
 			if err != nil {
 				return fail(*op, err)
 			}
@@ -110,7 +112,7 @@ func execute(path string, b Begin, progress Progress, durable ...string) error {
 		}
 		started = i + 1
 		crashPoint()
-		if err := op.do(); err != nil {
+		if err := op.do(d); err != nil {
 			return fail(*op, err)
 		}
 		crashPoint()
@@ -136,16 +138,16 @@ func execute(path string, b Begin, progress Progress, durable ...string) error {
 
 // undoAll undoes the first len(inos) ops (those that started) in reverse,
 // then removes what the others may have left.
-func undoAll(ops []Op, inos []uint64) error {
+func undoAll(d *dirs, ops []Op, inos []uint64) error {
 	var errs []error
 	for i := len(inos) - 1; i >= 0; i-- {
-		if err := ops[i].undo(inos[i]); err != nil {
+		if err := ops[i].undo(d, inos[i]); err != nil {
 			errs = append(errs, err)
 		}
 		crashPoint()
 	}
 	for i := range ops {
-		if err := ops[i].cleanup(); err != nil {
+		if err := ops[i].cleanup(d); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -158,7 +160,7 @@ func undoAll(ops []Op, inos []uint64) error {
 // stage copies each OpPut's Src that lives on another filesystem than its
 // target to Op.Stage, then makes all new content durable: one syncfs(2) per
 // filesystem holding a Src, a Stage or one of durable.
-func stage(ops []Op, durable ...string) error {
+func stage(d *dirs, ops []Op, durable ...string) error {
 	devs := map[uint64]string{}
 	for _, dir := range durable {
 		dev, err := device(dir)
@@ -173,8 +175,11 @@ func stage(ops []Op, durable ...string) error {
 			continue
 		}
 		if op.Stage != "" {
-			var made []string
-			if err := copyEntry(op.Src, op.Stage, &made); err != nil {
+			dfd, base, err := d.at(op.Stage)
+			if err != nil {
+				return err
+			}
+			if err := copyEntry(unix.AT_FDCWD, op.Src, dfd, base, false); err != nil {
 				return err
 			}
 		}
@@ -305,7 +310,9 @@ func replay(path string, recs []Record) error {
 		return err
 	}
 	defer w.Close()
-	if err := undoAll(b.Steps, started); err != nil {
+	d := newDirs(b.Pins)
+	defer d.close()
+	if err := undoAll(d, b.Steps, started); err != nil {
 		return err
 	}
 	return w.Append(Revert{Reason: "act stopped part-way; recovery undid what it had done"})

@@ -48,6 +48,7 @@ import (
 	"sync"
 
 	"github.com/act-project/act/internal/atomicfile"
+	"github.com/act-project/act/plan"
 )
 
 // magic is the journal header: a name and the format version.
@@ -134,6 +135,10 @@ type Begin struct {
 	Keep []int `json:"keep,omitempty"`
 	// Approval is how an apply was confirmed, for its action record.
 	Approval *Approval `json:"approval,omitempty"`
+	// Pins are the plan's scope-root directories (plan.Plan.ScopeRoots):
+	// every op, and its undo in recovery, resolves its path below them
+	// without following a symbolic link (docs/sandbox-promotion.md).
+	Pins []plan.PathID `json:"pins,omitempty"`
 }
 
 // Step records progress on Begin.Steps[N]: Done false means the step is

@@ -74,17 +74,31 @@ func (o *Op) from() string {
 func (o *Op) partial() string { return o.Backup + ".partial" }
 
 // inode returns the inode number of the entry at name, 0 if absent.
-func inode(name string) (uint64, error) {
-	fi, err := os.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
+func (d *dirs) inode(name string) (uint64, error) {
+	dfd, base, err := d.at(name)
 	if err != nil {
+		return 0, err
+	}
+	st, ok, err := lstatAt(dfd, base)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// newInode returns the inode of the entry an OpPut moves in.
+func (o *Op) newInode(d *dirs) (uint64, error) {
+	if o.Stage != "" {
+		return d.inode(o.Stage)
+	}
+	fi, ok, err := exists(o.Src)
+	if err != nil || !ok {
 		return 0, err
 	}
 	return fi.Sys().(*syscall.Stat_t).Ino, nil
 }
 
+// exists reports whether anything is at name.
 func exists(name string) (fs.FileInfo, bool, error) {
 	fi, err := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -93,51 +107,69 @@ func exists(name string) (fs.FileInfo, bool, error) {
 	return fi, err == nil, err
 }
 
-func sameFile(a, b fs.FileInfo) bool {
-	sa, sb := a.Sys().(*syscall.Stat_t), b.Sys().(*syscall.Stat_t)
-	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
-}
-
-// do carries out o. A failure part-way leaves a state undo can undo.
-func (o *Op) do() error {
+// do carries out o, every change to the real tree made through d
+// (docs/sandbox-promotion.md). A failure part-way leaves a state undo can
+// undo.
+func (o *Op) do(d *dirs) error {
+	defer d.forget(o.Path)
+	dfd, base, err := d.at(o.Path)
+	if errors.Is(err, fs.ErrNotExist) && (o.Kind == OpRemove || o.Kind == OpChmod) {
+		return nil // gone with its directory: nothing to keep or change
+	}
+	if err != nil {
+		return err
+	}
 	switch o.Kind {
 	case OpPut:
-		return o.put()
+		return o.put(d, dfd, base)
 	case OpMkdir:
 		mode, err := diff.ParseMode(o.Mode)
 		if err != nil {
 			return err
 		}
-		if err := os.Mkdir(o.Path, 0o700); err != nil {
-			return err
+		if err := unix.Mkdirat(dfd, base, 0o700); err != nil {
+			return &fs.PathError{Op: "mkdir", Path: o.Path, Err: err}
 		}
-		return os.Chmod(o.Path, mode) // exact, whatever the umask
+		return chmodAt(dfd, base, mode) // exact, whatever the umask
 	case OpRemove:
 		// Absent already: only a forced rollback of a path deleted since
 		// the apply gets here, and there is nothing to keep.
-		if _, ok, err := exists(o.Path); err != nil || !ok {
+		if _, ok, err := lstatAt(dfd, base); err != nil || !ok {
 			return err
 		}
-		return o.backUp(false)
+		return o.backUp(dfd, base, false)
 	case OpChmod:
 		mode, err := diff.ParseMode(o.Mode)
 		if err != nil {
 			return err
 		}
-		if _, ok, err := exists(o.Path); err != nil || !ok {
+		if _, ok, err := lstatAt(dfd, base); err != nil || !ok {
 			return err
 		}
-		return os.Chmod(o.Path, mode)
+		return chmodAt(dfd, base, mode)
 	}
 	return fmt.Errorf("unknown op %q", o.Kind)
 }
 
-func (o *Op) put() error {
+// source returns the directory descriptor and name an OpPut's new entry is
+// renamed from: the staged copy (in Path's directory or an ancestor), or
+// Src in act's state directory.
+func (o *Op) source(d *dirs) (int, string, error) {
+	if o.Stage != "" {
+		return d.at(o.Stage)
+	}
+	return unix.AT_FDCWD, o.Src, nil
+}
+
+func (o *Op) put(d *dirs, dfd int, base string) error {
+	sfd, sname, err := o.source(d)
+	if err != nil {
+		return err
+	}
 	if o.Backup == "" {
-		// Nothing may be at Path: one renameat2 that refuses to replace
-		// (os.Rename would lstat Path twice first). Filesystems without
-		// RENAME_NOREPLACE take the general way below.
-		err := unix.Renameat2(unix.AT_FDCWD, o.from(), unix.AT_FDCWD, o.Path, unix.RENAME_NOREPLACE)
+		// Nothing may be at Path: one renameat2 that refuses to replace.
+		// Filesystems without RENAME_NOREPLACE take the general way below.
+		err := unix.Renameat2(sfd, sname, dfd, base, unix.RENAME_NOREPLACE)
 		switch err {
 		case nil:
 			return nil
@@ -148,7 +180,7 @@ func (o *Op) put() error {
 			return &os.LinkError{Op: "rename", Old: o.from(), New: o.Path, Err: err}
 		}
 	}
-	cur, ok, err := exists(o.Path)
+	cur, ok, err := lstatAt(dfd, base)
 	if err != nil {
 		return err
 	}
@@ -156,26 +188,27 @@ func (o *Op) put() error {
 		if o.Backup == "" {
 			return &fs.PathError{Op: "put", Path: o.Path, Err: fs.ErrExist}
 		}
-		in, err := os.Lstat(o.from())
+		in, _, err := lstatAt(sfd, sname)
 		if err != nil {
 			return err
 		}
 		// A file or symlink replaced by one of the same kind goes in by one
 		// atomic rename: the backup is a hard link to the old entry.
-		keep := !cur.IsDir() && !in.IsDir()
-		if err := o.backUp(keep); err != nil {
+		keep := !isDir(cur) && !isDir(in)
+		if err := o.backUp(dfd, base, keep); err != nil {
 			return err
 		}
 	}
-	return os.Rename(o.from(), o.Path)
+	return renameAt(sfd, sname, dfd, base)
 }
 
-// backUp saves the entry at Path to Backup. Unless keep is set, Path is
-// then gone; with keep, it is still there (a hard link or a copy stands
-// at Backup) so that the caller can rename its replacement over it.
-func (o *Op) backUp(keep bool) error {
+// backUp saves the entry at Path (base in dfd) to Backup. Unless keep is
+// set, Path is then gone; with keep, it is still there (a hard link or a
+// copy stands at Backup) so that the caller can rename its replacement
+// over it.
+func (o *Op) backUp(dfd int, base string, keep bool) error {
 	if o.BackupCopy {
-		if err := copyDurable(o.Path, o.partial()); err != nil {
+		if err := copyDurable(dfd, base, unix.AT_FDCWD, o.partial()); err != nil {
 			return err
 		}
 		if err := os.Rename(o.partial(), o.Backup); err != nil {
@@ -184,70 +217,110 @@ func (o *Op) backUp(keep bool) error {
 		if keep {
 			return nil
 		}
-		return os.RemoveAll(o.Path)
+		return removeAt(dfd, base)
 	}
 	if keep {
-		err := os.Link(o.Path, o.Backup)
+		err := unix.Linkat(dfd, base, unix.AT_FDCWD, o.Backup, 0)
 		if err == nil {
 			return nil
 		}
 		// Linking someone else's file is refused under
 		// fs.protected_hardlinks; a rename does as well, with a moment in
 		// which Path is absent.
-		if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EMLINK) {
-			return err
+		if err != unix.EPERM && err != unix.EACCES && err != unix.EMLINK {
+			return &os.LinkError{Op: "link", Old: o.Path, New: o.Backup, Err: err}
 		}
 	}
-	return os.Rename(o.Path, o.Backup)
+	return renameAt(dfd, base, unix.AT_FDCWD, o.Backup)
 }
 
 // undo reverts o, which started and may be partly done; ino is the inode
 // of the entry an OpPut moved in, recorded before it started. undo can be
 // repeated: after a crash during recovery, recovery undoes it again.
-func (o *Op) undo(ino uint64) error {
+func (o *Op) undo(d *dirs, ino uint64) error {
+	defer d.forget(o.Path)
+	dfd, base, err := d.at(o.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Its directory is not there (yet): the op never changed Path,
+		// and anything it moved out kept that directory.
+		return nil
+	}
+	if err != nil {
+		if o.untouched(ino) {
+			// Path's directory cannot be reached safely (something was
+			// swapped in), but act's own side shows the op did nothing.
+			return nil
+		}
+		return err
+	}
 	switch o.Kind {
 	case OpPut:
-		cur, ok, err := exists(o.Path)
+		cur, ok, err := lstatAt(dfd, base)
 		if err != nil {
 			return err
 		}
-		if ok && ino != 0 && cur.Sys().(*syscall.Stat_t).Ino == ino {
+		if ok && ino != 0 && cur.Ino == ino {
 			// The new entry is in place: give it back.
 			if o.Stage != "" {
-				err = os.RemoveAll(o.Path)
+				err = removeAt(dfd, base)
 			} else {
-				err = os.Rename(o.Path, o.Src)
+				err = renameAt(dfd, base, unix.AT_FDCWD, o.Src)
 			}
 			if err != nil {
 				return err
 			}
 		}
-		if err := o.restore(); err != nil {
-			return err
-		}
+		return o.restore(dfd, base)
 	case OpMkdir:
-		fi, ok, err := exists(o.Path)
-		if err != nil || !ok || !fi.IsDir() {
+		st, ok, err := lstatAt(dfd, base)
+		if err != nil || !ok || !isDir(st) {
 			return err
 		}
-		return os.Remove(o.Path)
+		if err := unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR); err != nil {
+			return &fs.PathError{Op: "rmdir", Path: o.Path, Err: err}
+		}
 	case OpRemove:
-		return o.restore()
+		return o.restore(dfd, base)
 	case OpChmod:
 		mode, err := diff.ParseMode(o.ModeBefore)
 		if err != nil {
 			return err
 		}
-		if _, ok, err := exists(o.Path); err != nil || !ok {
+		if _, ok, err := lstatAt(dfd, base); err != nil || !ok {
 			return err
 		}
-		return os.Chmod(o.Path, mode)
+		return chmodAt(dfd, base, mode)
 	}
 	return nil
 }
 
-// restore puts the backup, if one was made, back at Path.
-func (o *Op) restore() error {
+// untouched reports whether what act keeps in its state directory shows
+// that o changed nothing in the real tree: an OpPut's new entry is still
+// in the layer (ino) and nothing was backed up, or an OpRemove backed
+// nothing up.
+func (o *Op) untouched(ino uint64) bool {
+	if o.Backup != "" {
+		for _, p := range []string{o.Backup, o.partial()} {
+			if _, ok, err := exists(p); err != nil || ok {
+				return false
+			}
+		}
+	}
+	switch o.Kind {
+	case OpPut:
+		if o.Stage != "" {
+			return false
+		}
+		fi, ok, err := exists(o.Src)
+		return err == nil && ok && ino != 0 && fi.Sys().(*syscall.Stat_t).Ino == ino
+	case OpRemove:
+		return true
+	}
+	return false
+}
+
+// restore puts the backup, if one was made, back at Path (base in dfd).
+func (o *Op) restore(dfd int, base string) error {
 	if o.Backup == "" {
 		return nil
 	}
@@ -258,33 +331,34 @@ func (o *Op) restore() error {
 	if err != nil || !ok {
 		return err
 	}
-	cur, here, err := exists(o.Path)
+	bst := bfi.Sys().(*syscall.Stat_t)
+	cur, here, err := lstatAt(dfd, base)
 	if err != nil {
 		return err
 	}
 	switch {
-	case here && sameFile(cur, bfi):
+	case here && uint64(cur.Dev) == uint64(bst.Dev) && cur.Ino == bst.Ino:
 		// Linked but not yet replaced.
 		return os.Remove(o.Backup)
 	case here && !o.BackupCopy:
 		return fmt.Errorf("restore %s: something else is there now; the original is kept at %s", o.Path, o.Backup)
 	case here:
 		// A copy is whole; what is at Path may be a part: the copy wins.
-		if err := os.RemoveAll(o.Path); err != nil {
+		if err := removeAt(dfd, base); err != nil {
 			return err
 		}
 	}
 	if !o.BackupCopy {
-		return os.Rename(o.Backup, o.Path)
+		return renameAt(unix.AT_FDCWD, o.Backup, dfd, base)
 	}
-	tmp := o.Path + ".act-restore"
-	if err := os.RemoveAll(tmp); err != nil {
+	tmp := base + ".act-restore"
+	if err := removeAt(dfd, tmp); err != nil {
 		return err
 	}
-	if err := copyDurable(o.Backup, tmp); err != nil {
+	if err := copyDurable(unix.AT_FDCWD, o.Backup, dfd, tmp); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, o.Path); err != nil {
+	if err := renameAt(dfd, tmp, dfd, base); err != nil {
 		return err
 	}
 	return os.RemoveAll(o.Backup)
@@ -292,10 +366,17 @@ func (o *Op) restore() error {
 
 // cleanup removes what an op that never started may have left: its staged
 // copy and a partial backup.
-func (o *Op) cleanup() error {
+func (o *Op) cleanup(d *dirs) error {
 	if o.Stage != "" {
-		if err := os.RemoveAll(o.Stage); err != nil {
+		dfd, base, err := d.at(o.Stage)
+		switch {
+		case errors.Is(err, fs.ErrNotExist): // no directory, no stage
+		case err != nil:
 			return err
+		default:
+			if err := removeAt(dfd, base); err != nil {
+				return err
+			}
 		}
 	}
 	if o.BackupCopy {
@@ -304,85 +385,135 @@ func (o *Op) cleanup() error {
 	return nil
 }
 
-// copyDurable copies the tree at from to to (which must not exist) with
-// modes, owners (where permitted) and times, and fsyncs every file and
-// directory it made.
-func copyDurable(from, to string) error {
-	var made []string
-	if err := copyEntry(from, to, &made); err != nil {
-		os.RemoveAll(to)
+// copyDurable copies the tree at from (in the directory ffd) to to (in
+// tfd; it must not exist) with modes, owners (where permitted) and times,
+// and fsyncs every file and directory it made and to's directory. Neither
+// side follows a symbolic link but as a link to copy; AT_FDCWD with an
+// absolute path is a path in act's state directory.
+func copyDurable(ffd int, from string, tfd int, to string) error {
+	if err := copyEntry(ffd, from, tfd, to, true); err != nil {
+		removeAt(tfd, to)
 		return err
 	}
-	for _, name := range made {
-		if err := syncPath(name); err != nil {
-			return err
-		}
+	if tfd == unix.AT_FDCWD {
+		return syncPath(filepath.Dir(to))
 	}
-	return syncPath(filepath.Dir(to))
+	return syncAt(tfd)
 }
 
-// copyEntry copies one entry and, for a directory, its contents; made
-// collects the regular files and directories created, for fsync.
-func copyEntry(from, to string, made *[]string) error {
-	fi, err := os.Lstat(from)
-	if err != nil {
-		return err
+// copyEntry copies one entry and, for a directory, its contents, from
+// (ffd, from) to (tfd, to); with durable, each regular file and directory
+// made is fsync'd.
+func copyEntry(ffd int, from string, tfd int, to string, durable bool) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(ffd, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &fs.PathError{Op: "lstat", Path: from, Err: err}
 	}
-	mode := fi.Mode()
-	switch {
-	case mode.IsRegular():
-		if err := copyFile(from, to, mode); err != nil {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		if err := copyFile(ffd, from, tfd, to); err != nil {
 			return err
 		}
-		*made = append(*made, to)
-	case mode.IsDir():
-		if err := os.Mkdir(to, 0o700); err != nil {
+	case unix.S_IFDIR:
+		if err := unix.Mkdirat(tfd, to, 0o700); err != nil {
+			return &fs.PathError{Op: "mkdir", Path: to, Err: err}
+		}
+		if err := copyDir(ffd, from, tfd, to, durable); err != nil {
 			return err
 		}
-		ents, err := os.ReadDir(from)
+	case unix.S_IFLNK:
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(ffd, from, buf)
 		if err != nil {
-			return err
+			return &fs.PathError{Op: "readlink", Path: from, Err: err}
 		}
-		for _, e := range ents {
-			if err := copyEntry(filepath.Join(from, e.Name()), filepath.Join(to, e.Name()), made); err != nil {
-				return err
-			}
-		}
-		*made = append(*made, to)
-	case mode&fs.ModeSymlink != 0:
-		target, err := os.Readlink(from)
-		if err != nil {
-			return err
-		}
-		if err := os.Symlink(target, to); err != nil {
-			return err
+		if err := unix.Symlinkat(string(buf[:n]), tfd, to); err != nil {
+			return &fs.PathError{Op: "symlink", Path: to, Err: err}
 		}
 	default:
-		return fmt.Errorf("copy %s: %s is not a file, directory or symlink", from, mode.Type())
+		return fmt.Errorf("copy %s: not a file, directory or symlink (mode %o)", from, st.Mode)
 	}
-	st := fi.Sys().(*syscall.Stat_t)
-	if err := os.Lchown(to, int(st.Uid), int(st.Gid)); err != nil && !errors.Is(err, fs.ErrPermission) {
-		return err
+	if err := unix.Fchownat(tfd, to, int(st.Uid), int(st.Gid), unix.AT_SYMLINK_NOFOLLOW); err != nil && err != unix.EPERM {
+		return &fs.PathError{Op: "chown", Path: to, Err: err}
 	}
-	if mode&fs.ModeSymlink == 0 {
-		if err := os.Chmod(to, mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		if err := chmodAt(tfd, to, unixMode(st.Mode)); err != nil {
 			return err
 		}
 	}
-	ts := []unix.Timespec{unix.NsecToTimespec(st.Atim.Nano()), unix.NsecToTimespec(st.Mtim.Nano())}
-	return unix.UtimesNanoAt(unix.AT_FDCWD, to, ts, unix.AT_SYMLINK_NOFOLLOW)
+	ts := []unix.Timespec{st.Atim, st.Mtim}
+	if err := unix.UtimesNanoAt(tfd, to, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &fs.PathError{Op: "utimes", Path: to, Err: err}
+	}
+	if !durable || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return nil
+	}
+	// Last, so that the mode and times are durable with the content.
+	fd, err := unix.Openat(tfd, to, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: to, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Fsync(fd); err != nil {
+		return &fs.PathError{Op: "fsync", Path: to, Err: err}
+	}
+	return nil
 }
 
-func copyFile(from, to string, mode fs.FileMode) error {
-	in, err := os.Open(from)
+// unixMode converts st_mode's permission bits to an fs.FileMode's.
+func unixMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	if m&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+func copyDir(ffd int, from string, tfd int, to string, durable bool) error {
+	sfd, err := unix.Openat(ffd, from, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: from, Err: err}
+	}
+	src := os.NewFile(uintptr(sfd), from)
+	defer src.Close()
+	dfd, err := unix.Openat(tfd, to, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: to, Err: err}
+	}
+	defer unix.Close(dfd)
+	names, err := src.Readdirnames(-1)
 	if err != nil {
 		return err
 	}
+	for _, n := range names {
+		if err := copyEntry(sfd, n, dfd, n, durable); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(ffd int, from string, tfd int, to string) error {
+	ifd, err := unix.Openat(ffd, from, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: from, Err: err}
+	}
+	in := os.NewFile(uintptr(ifd), from)
 	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
+	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("copy %s: no longer a regular file", from)
 	}
+	ofd, err := unix.Openat(tfd, to, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: to, Err: err}
+	}
+	out := os.NewFile(uintptr(ofd), to)
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
 		return err

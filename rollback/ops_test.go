@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/state"
@@ -113,6 +114,35 @@ func (f *fixture) op(kind OpKind, name string) Op {
 	return o
 }
 
+// pinsFor pins the directories from / to path's, as a plan pins its
+// scope roots.
+func pinsFor(t *testing.T, path string) []plan.PathID {
+	t.Helper()
+	pins, err := plan.ScopeRootIDs([]string{filepath.Dir(path)})
+	ok(t, err)
+	return pins
+}
+
+// withDirs runs f with the directories of o's path pinned.
+func withDirs(o *Op, f func(*dirs) error) error {
+	pins, err := plan.ScopeRootIDs([]string{filepath.Dir(o.Path)})
+	if err != nil {
+		return err
+	}
+	d := newDirs(pins)
+	defer d.close()
+	return f(d)
+}
+
+// backUpIn is o.backUp on o's path opened through d.
+func backUpIn(d *dirs, o *Op, keep bool) error {
+	dfd, base, err := d.at(o.Path)
+	if err != nil {
+		return err
+	}
+	return o.backUp(dfd, base, keep)
+}
+
 // leftovers fails t if anything act makes on the way is still there.
 func (f *fixture) leftovers(ops []Op) {
 	f.t.Helper()
@@ -157,12 +187,12 @@ func TestUndoPartial(t *testing.T) {
 	type step func(t *testing.T, o *Op)
 	var (
 		nothing step = func(*testing.T, *Op) {}
-		done    step = func(t *testing.T, o *Op) { ok(t, o.do()) }
-		keep    step = func(t *testing.T, o *Op) { ok(t, o.backUp(true)) }  // linked or copied, not replaced
-		moveOut step = func(t *testing.T, o *Op) { ok(t, o.backUp(false)) } // old out, new not in
+		done    step = func(t *testing.T, o *Op) { ok(t, withDirs(o, func(d *dirs) error { return o.do(d) })) }
+		keep    step = func(t *testing.T, o *Op) { ok(t, withDirs(o, func(d *dirs) error { return backUpIn(d, o, true) })) }  // linked or copied, not replaced
+		moveOut step = func(t *testing.T, o *Op) { ok(t, withDirs(o, func(d *dirs) error { return backUpIn(d, o, false) })) } // old out, new not in
 		// partialCopy: a backup copy cut short by the crash.
 		partialCopy step = func(t *testing.T, o *Op) {
-			ok(t, copyDurable(o.Path, o.partial()))
+			ok(t, copyDurable(unix.AT_FDCWD, o.Path, unix.AT_FDCWD, o.partial()))
 			filepath.WalkDir(o.partial(), func(p string, d fs.DirEntry, err error) error {
 				if err == nil && d.Type().IsRegular() {
 					os.Truncate(p, 1)
@@ -173,7 +203,7 @@ func TestUndoPartial(t *testing.T) {
 		// partlyRemoved: the whole copy is in place and the tree at Path
 		// is being removed.
 		partlyRemoved step = func(t *testing.T, o *Op) {
-			ok(t, copyDurable(o.Path, o.partial()))
+			ok(t, copyDurable(unix.AT_FDCWD, o.Path, unix.AT_FDCWD, o.partial()))
 			ok(t, os.Rename(o.partial(), o.Backup))
 			ok(t, os.RemoveAll(filepath.Join(o.Path, "sub")))
 		}
@@ -230,16 +260,18 @@ func TestUndoPartial(t *testing.T) {
 						}
 					}
 					ops := []Op{o}
-					ok(t, stage(ops)) // as execute: before any Step record
+					d := newDirs(pinsFor(t, o.Path))
+					defer d.close()
+					ok(t, stage(d, ops)) // as execute: before any Step record
 					var ino uint64
 					if o.Kind == OpPut {
 						var err error
-						ino, err = inode(o.from())
+						ino, err = o.newInode(d)
 						ok(t, err)
 					}
 					st(t, &ops[0])
 					for round := 1; round <= 2; round++ {
-						if err := undoAll(ops, []uint64{ino}); err != nil {
+						if err := undoAll(d, ops, []uint64{ino}); err != nil {
 							t.Fatalf("undo, round %d: %v", round, err)
 						}
 						if d := cmp.Diff(before, snap(t, f.tree)); d != "" {
@@ -616,7 +648,7 @@ func asNobody(t *testing.T, name string) {
 	exe, err := os.Executable()
 	ok(t, err)
 	bin := filepath.Join(dir, "rollback.test")
-	ok(t, copyDurable(exe, bin))
+	ok(t, copyDurable(unix.AT_FDCWD, exe, unix.AT_FDCWD, bin))
 	ok(t, os.Chmod(bin, 0o755))
 	c := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run=^"+name+"$", "-test.count=1", "-test.v")
 	c.Dir = dir

@@ -139,7 +139,7 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	for i := range saves {
 		keep[i] = i
 	}
-	b := Begin{Event: EventRollback, ActionID: a.ActionID, PlanID: a.PlanID, Steps: append(saves, ops...), Keep: keep}
+	b := Begin{Event: EventRollback, ActionID: a.ActionID, PlanID: a.PlanID, Steps: append(saves, ops...), Keep: keep, Pins: p.ScopeRoots}
 	jpath := rollbackJournal(home, a.ActionID)
 	if err := execute(jpath, b, opts.Progress, plan.Dir(home.Root, a.PlanID)); err != nil {
 		var rev *RevertedError
