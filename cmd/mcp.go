@@ -353,6 +353,7 @@ func (s *mcpServer) validate(ctx context.Context, _ *mcp.CallToolRequest, in des
 func (s *mcpServer) plan(ctx context.Context, _ *mcp.CallToolRequest, in descriptorInput) (*mcp.CallToolResult, toolOutput, error) {
 	res := &result{}
 	ck, err := s.checkDescriptor(res, in.Descriptor, true)
+	defer ck.release()
 	var p *plan.Plan
 	if err == nil {
 		p, err = planChecked(ctx, s.env, res, ck)

@@ -55,6 +55,7 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, er
 	if err != nil {
 		return res, nil, err
 	}
+	defer ck.release()
 	p, err := planChecked(ctx, env, res, ck)
 	return res, p, err
 }
@@ -100,6 +101,7 @@ func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.
 		Host:     plan.DefaultHost(),
 		Assess:   g.Assessor(ck.d),
 		Homes:    []string{env.homeDir(), env.UserHome()},
+		Warm:     ck.warm,
 	})
 	if err != nil {
 		if rerr := g.Refused(ctx, ck.d, digest, err); rerr != nil {

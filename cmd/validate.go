@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 )
 
@@ -58,6 +60,16 @@ type checked struct {
 	pol      *policy.Policy
 	decision policy.Decision
 	stateDir string
+	// warm is a sandbox started beside the checks, for a descriptor that
+	// runs a command (isolate.Prestart); release ends it if unused.
+	warm *plan.Warm
+}
+
+// release ends what the checks started and the plan did not use.
+func (ck *checked) release() {
+	if ck != nil {
+		ck.warm.Close()
+	}
 }
 
 // check reads the descriptor arg and runs parse, schema, rules and policy,
@@ -84,8 +96,19 @@ func (env *Env) checkFor(res *result, arg string, acting bool) (*checked, error)
 // bytes (name is the name positions use), filling res as it goes: the
 // checks of check, for a descriptor that came from elsewhere than a file
 // (the MCP server's tool arguments).
-func (env *Env) checkData(res *result, pol *policy.Policy, name string, data []byte, acting bool) (*checked, error) {
+func (env *Env) checkData(res *result, pol *policy.Policy, name string, data []byte, acting bool) (_ *checked, err error) {
 	res.File = name
+	var warm *plan.Warm
+	if acting && bytes.Contains(data, []byte("COMMAND_EXECUTION")) {
+		// Probably a command: start its sandbox now, beside the checks
+		// below; it runs nothing until they and the gate have passed.
+		warm = plan.PrestartSandbox()
+		defer func() {
+			if err != nil {
+				warm.Close()
+			}
+		}()
+	}
 	d, doc, probs := descriptors.Load(name, data)
 	if probs != nil {
 		return nil, probs
@@ -122,7 +145,7 @@ func (env *Env) checkData(res *result, pol *policy.Policy, name string, data []b
 	if len(dec.Blocked) > 0 {
 		return nil, locate(doc, dec.Blocked)
 	}
-	return &checked{d: d, doc: doc, pol: pol, decision: dec, stateDir: stateDir}, nil
+	return &checked{d: d, doc: doc, pol: pol, decision: dec, stateDir: stateDir, warm: warm}, nil
 }
 
 // locate gives problems that name only a field the file and position of

@@ -53,6 +53,7 @@ type Commander interface {
 // the sandbox's tmpfs of that size, seeded from the layer and copied back
 // to it after the run: no work dir is needed here then.
 type sandboxCommander struct {
+	warm    *isolate.Warm // for the first command only
 	layer   *sandbox.LayerSystem
 	scopes  []string
 	workDir string
@@ -93,10 +94,12 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 	if workdir == "" && len(s.scopes) > 0 {
 		workdir = s.scopes[0]
 	}
+	warm := s.warm
+	s.warm = nil
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envList(env), Stdin: []byte(stdin),
 		Scopes: scopes, AllowNetwork: s.network, Limits: s.limits, Hide: s.hide,
-		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput,
+		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm,
 	})
 	if err != nil {
 		return nil, err
@@ -119,6 +122,17 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 	}
 	return out, nil
 }
+
+// A Warm is a sandbox started ahead of a plan's first command
+// ([PrestartSandbox]).
+type Warm = isolate.Warm
+
+// PrestartSandbox starts the sandbox of a command that will probably be
+// planned, beside the caller's checks: the start's few milliseconds
+// overlap them, and nothing runs in it until Build has a command for it
+// (after every check). Without the network: a command with it starts its
+// own. The caller passes it in Options.Warm and closes it.
+func PrestartSandbox() *Warm { return isolate.Prestart(false) }
 
 func envList(env map[string]string) []string {
 	keys := sortedKeys(env)

@@ -158,6 +158,10 @@ type Options struct {
 	// Homes are the user's home directories ($HOME and the passwd
 	// entry's), whose credential stores the sandbox hides.
 	Homes []string
+	// Warm, if not nil, is a sandbox the caller started beside its checks
+	// (isolate.Prestart); the first command runs in it if it suits. The
+	// caller closes it.
+	Warm *Warm
 }
 
 // Build runs docs/lifecycle.md steps 2–7 for an already validated descriptor whose
@@ -203,6 +207,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 			hide:    HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths),
 			pii:     opts.Policy.Redact.PII,
 			limits:  isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB},
+			warm:    opts.Warm,
 		}
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)

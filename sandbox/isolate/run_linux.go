@@ -112,15 +112,17 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		cg.remove()
 	}()
 
-	sb, err := start(spec)
-	if err != nil {
-		return nil, err
+	sb, initProc := spec.Warm.take(spec)
+	if sb == nil {
+		if sb, err = start(spec); err != nil {
+			return nil, err
+		}
+		if initProc, err = sb.handshake(); err != nil {
+			sb.parent.Close()
+			return nil, err
+		}
 	}
 	defer sb.parent.Close()
-	initProc, err := sb.handshake()
-	if err != nil {
-		return nil, err
-	}
 	cg = <-cgReady
 	enf, rl := enforcement(l, procs, cg, os.Getuid())
 	sb.sendSpec(rl.append(payload, l.DiskMB<<20), cg)
@@ -593,12 +595,21 @@ func orDefault(n int) int {
 
 // capped keeps the first max bytes written and drops the rest.
 type capped struct {
+	mu  sync.Mutex // max is set by a Warm's take while the copy waits
 	buf []byte
 	max int
 	cut bool
 }
 
+func (c *capped) setMax(n int) {
+	c.mu.Lock()
+	c.max = n
+	c.mu.Unlock()
+}
+
 func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	room := c.max - len(c.buf)
 	if len(p) > room {
 		c.cut = true

@@ -14,3 +14,12 @@ func Run(ctx context.Context, spec Spec) (*Result, error) { return nil, Availabl
 func Available() error {
 	return fmt.Errorf("%w: the sandbox needs Linux namespaces", ErrUnavailable)
 }
+
+// A Warm is a sandbox started ahead; off Linux there is none.
+type Warm struct{}
+
+// Prestart does nothing off Linux.
+func Prestart(net bool) *Warm { return nil }
+
+// Close does nothing off Linux.
+func (w *Warm) Close() {}

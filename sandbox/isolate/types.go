@@ -31,6 +31,9 @@ type Spec struct {
 	// is masked by an empty tmpfs, each file by an empty file. Paths that
 	// do not exist are skipped.
 	Hide []string
+	// Warm, if not nil, is a sandbox started ahead ([Prestart]) that Run
+	// uses instead of starting one, when it suits the Spec.
+	Warm *Warm
 }
 
 // DefaultMaxOutput is the capture cap of each output stream when the Spec

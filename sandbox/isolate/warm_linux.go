@@ -1,0 +1,114 @@
+package isolate
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// A Warm is a sandbox started ahead of its spec: the first process has
+// been exec'd, the namespaces made and init cloned, and init waits for
+// the spec (which only then says what to mount and what to run). A caller
+// that will probably run a command starts one beside its own checks
+// (parsing, schema, policy), so that the few milliseconds the start takes
+// overlap them; the command itself still runs only once [Run] is given a
+// Spec, after every check has passed. A Warm is used by at most one Run;
+// Close ends one that was not.
+type Warm struct {
+	net   bool
+	ready chan struct{}
+	once  sync.Once // taken or closed
+
+	sb   *started
+	init *os.Process
+	err  error
+}
+
+// Prestart starts a sandbox for a Spec whose AllowNetwork is net and that
+// has no standard input. It returns at once; the start goes on in the
+// background. Where commands cannot run, the Warm holds the error and
+// Run starts afresh (and reports it).
+func Prestart(net bool) *Warm {
+	w := &Warm{net: net, ready: make(chan struct{})}
+	go func() {
+		defer close(w.ready)
+		if !childLinked {
+			w.err = ErrUnavailable
+			return
+		}
+		if w.err = archSupported(runtime.GOARCH); w.err != nil {
+			return
+		}
+		if w.err = landlockAvailable(); w.err != nil {
+			return
+		}
+		if w.sb, w.err = start(Spec{AllowNetwork: net}); w.err != nil {
+			return
+		}
+		if w.init, w.err = w.sb.handshake(); w.err != nil {
+			w.sb.parent.Close()
+			w.sb = nil
+		}
+	}()
+	return w
+}
+
+// take returns w's sandbox for spec, or nil where w is nil, already used,
+// failed, or was started for another network setting or without spec's
+// standard input (then w is closed). The output caps become spec's, and
+// the run's clock starts now.
+func (w *Warm) take(spec Spec) (*started, *os.Process) {
+	if w == nil {
+		return nil, nil
+	}
+	taken := false
+	w.once.Do(func() { taken = true })
+	if !taken {
+		return nil, nil
+	}
+	<-w.ready
+	if w.sb == nil {
+		return nil, nil
+	}
+	if spec.AllowNetwork != w.net || len(spec.Stdin) > 0 {
+		w.discard()
+		return nil, nil
+	}
+	w.sb.stdout.setMax(orDefault(spec.MaxStdout))
+	w.sb.stderr.setMax(orDefault(spec.MaxStderr))
+	w.sb.start = time.Now()
+	return w.sb, w.init
+}
+
+// Close ends w's sandbox unless a Run took it. It does not wait for init
+// to end. Close of nil does nothing.
+func (w *Warm) Close() {
+	if w == nil {
+		return
+	}
+	w.once.Do(func() {
+		go func() {
+			<-w.ready
+			if w.sb != nil {
+				w.discard()
+			}
+		}()
+	})
+}
+
+// discard ends a started sandbox that will get no spec: init reads an
+// empty one, refuses it and ends; it is reaped here, with the first
+// process, and the output is drained.
+func (w *Warm) discard() {
+	sb := w.sb
+	_ = syscall.Shutdown(sb.parentFD, syscall.SHUT_WR)
+	go func() {
+		<-sb.msgs
+		_, _ = w.init.Wait()
+		<-sb.firstDone
+		sb.copies.Wait()
+		sb.parent.Close()
+	}()
+}

@@ -1,0 +1,91 @@
+package isolate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// warmInit waits for w's start and returns init's PID and its PID
+// namespace as the host sees it.
+func warmInit(t *testing.T, w *Warm) (int, string) {
+	t.Helper()
+	<-w.ready
+	if w.err != nil {
+		t.Fatalf("prestart: %v", w.err)
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", w.init.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.init.Pid, ns
+}
+
+// reaped fails t unless the process pid is gone (ended and reaped) within
+// ten seconds: a liveness bound, not a speed one.
+func reaped(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			return
+		}
+	}
+	t.Fatalf("process %d is still there (a zombie or a running init)", pid)
+}
+
+// TestWarm: a prestarted sandbox runs the first Spec that suits it, with
+// that Spec's output cap; one that does not suit it (the network shared)
+// is ended and a fresh sandbox runs the command; an unused one ends on
+// Close. No init is left behind.
+func TestWarm(t *testing.T) {
+	requireIsolation(t)
+	ctx := context.Background()
+	t.Run("used", func(t *testing.T) {
+		w := Prestart(false)
+		pid, ns := warmInit(t, w)
+		res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "readlink /proc/self/ns/pid; head -c 5000 /dev/zero"}, Env: pathEnv,
+			Limits: Limits{WallMs: 20_000}, MaxStdout: 100, Warm: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExit(t, res, 0)
+		if got := strings.SplitN(string(res.Stdout), "\n", 2)[0]; got != ns {
+			t.Errorf("the command ran in %s, not in the warm sandbox's %s", got, ns)
+		}
+		if len(res.Stdout) != 100 || !res.StdoutCut {
+			t.Errorf("stdout %d bytes, cut %v: the Spec's cap of 100 did not hold", len(res.Stdout), res.StdoutCut)
+		}
+		w.Close() // after use: nothing
+		reaped(t, pid)
+		if res2, err := Run(ctx, Spec{Argv: []string{"true"}, Env: pathEnv, Limits: Limits{WallMs: 20_000}, Warm: w}); err != nil || res2.ExitCode != 0 {
+			t.Fatalf("a used Warm in a second Spec: %v %v", res2, err)
+		}
+	})
+	t.Run("network-differs", func(t *testing.T) {
+		w := Prestart(false)
+		pid, _ := warmInit(t, w)
+		host, err := os.Readlink("/proc/self/ns/net")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(ctx, Spec{Argv: []string{"readlink", "/proc/self/ns/net"}, Env: pathEnv, AllowNetwork: true,
+			Limits: Limits{WallMs: 20_000}, Warm: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExit(t, res, 0)
+		if got := strings.TrimSpace(string(res.Stdout)); got != host {
+			t.Errorf("network %s, want the host's %s", got, host)
+		}
+		reaped(t, pid)
+	})
+	t.Run("closed-unused", func(t *testing.T) {
+		w := Prestart(false)
+		pid, _ := warmInit(t, w)
+		w.Close()
+		reaped(t, pid)
+	})
+}
