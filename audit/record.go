@@ -196,13 +196,7 @@ var b64 = base64.StdEncoding.Strict()
 
 // encodeLine marshals l compactly, the one form verify accepts.
 func encodeLine(l *line) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(l); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil // ends in '\n'
+	return appendLine(make([]byte, 0, 3072), l)
 }
 
 // decodeLine parses one line (without its '\n') and insists that it is in
@@ -265,12 +259,21 @@ func applyLevel(ev Event) (Event, error) {
 		}
 		ev.Changes = &c
 	}
+	// Every time in a record is UTC, like the record's own.
+	ev.Started, ev.Finished = utc(ev.Started), utc(ev.Finished)
 	if ev.LogLevel == LevelForensic {
 		ev.Output = redact.String(ev.Output)
 	} else {
 		ev.Output = ""
 	}
 	return ev, nil
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
 }
 
 // decodeStatement parses and checks the shape of a record's payload.
