@@ -241,6 +241,26 @@ func (g *Gate) Refused(ctx context.Context, d *descriptors.Descriptor, digest st
 	})
 }
 
+// Blocked records that d (digest its canonical digest) was refused at
+// validation, before any plan: a static rule failed (exit 3) or the host
+// policy blocked it (exit 4); dec is the policy's decision, nil when the
+// rules stopped it first. It is a validate_blocked record, made the same
+// way by act validate, act plan and act apply DESCRIPTOR (and their MCP
+// tools). Unlike Refused, it is not counted against the action id: the
+// descriptor was never dry-run.
+func (g *Gate) Blocked(ctx context.Context, d *descriptors.Descriptor, digest string, probs problem.List, dec *policy.Decision) error {
+	code := map[problem.Layer]int{problem.Rule: 3, problem.Policy: 4}[probs.Layer()]
+	if code == 0 {
+		return nil
+	}
+	ev := refusalEvent(d, digest, code, probs)
+	ev.Name, ev.Status = audit.EventValidateBlocked, map[int]string{3: "invalid", 4: "blocked"}[code]
+	if dec != nil {
+		ev.Policy = &audit.Policy{Mode: string(dec.Mode), Source: dec.Source}
+	}
+	return g.record(ctx, ev)
+}
+
 // maxKeptPlans is how many of an action id's plans its record lists.
 const maxKeptPlans = 16
 
