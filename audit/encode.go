@@ -76,14 +76,8 @@ func marshalStatement(st *Statement) ([]byte, error) {
 	e.int(int64(ev.ExitCode))
 	e.optStr(`,"reason":`, ev.Reason)
 	if len(ev.Rules) > 0 {
-		e.raw(`,"rules":[`)
-		for i, r := range ev.Rules {
-			if i > 0 {
-				e.raw(",")
-			}
-			e.str(r)
-		}
-		e.raw("]")
+		e.raw(`,"rules":`)
+		e.strs(ev.Rules)
 	}
 	if r := ev.Risk; r != nil {
 		e.raw(`,"risk":{`)
@@ -181,6 +175,25 @@ func marshalStatement(st *Statement) ([]byte, error) {
 		e.time(pr.Before)
 		e.raw("}")
 	}
+	if r := ev.Removed; r != nil {
+		e.raw(`,"removed":{`)
+		comma := false
+		for _, f := range []struct {
+			key  string
+			list []string
+		}{{`"plans":`, r.Plans}, {`"backups":`, r.Backups}, {`"kept":`, r.Kept}} {
+			if len(f.list) == 0 {
+				continue
+			}
+			if comma {
+				e.raw(",")
+			}
+			e.raw(f.key)
+			e.strs(f.list)
+			comma = true
+		}
+		e.raw("}")
+	}
 	e.raw("}}")
 	if e.err != nil {
 		return nil, e.err
@@ -263,6 +276,17 @@ type jenc struct {
 
 func (e *jenc) raw(s string) { e.b = append(e.b, s...) }
 func (e *jenc) int(n int64)  { e.b = strconv.AppendInt(e.b, n, 10) }
+
+func (e *jenc) strs(list []string) {
+	e.raw("[")
+	for i, s := range list {
+		if i > 0 {
+			e.raw(",")
+		}
+		e.str(s)
+	}
+	e.raw("]")
+}
 
 func (e *jenc) optStr(key, s string) {
 	if s != "" {

@@ -56,12 +56,16 @@ func TestMarshalStatement(t *testing.T) {
 	full.Changes.Files = append(full.Changes.Files, FileChange{Path: "/a", Kind: "deleted", SHA256Before: "x"})
 	full.Resources.DiskBytes, full.Resources.Processes = 9, 2
 	full.Pruned = &PruneInfo{Count: 3, Through: 2, Before: t0}
+	full.Removed = &GCRemoved{Plans: []string{"a", "<b>"}, Backups: []string{"c"}, Kept: []string{"d"}}
 	full.Started = time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 3600))
 	check(stmt(full))
 	empty := stmt(Event{Name: EventApplied, Rules: []string{}, Risk: &Risk{}, Policy: &Policy{Source: "s"},
 		Approval: &Approval{}, Changes: &Changes{Files: []FileChange{}}, Resources: &Resources{}})
 	empty.Subject = []Subject{}
 	check(empty)
+	for _, r := range []*GCRemoved{{}, {Kept: []string{"k"}}, {Backups: []string{"b"}, Kept: []string{}}, {Plans: []string{"p"}}} {
+		check(stmt(Event{Name: EventGC, Removed: r}))
+	}
 	two := stmt(Event{Name: EventPlanned, Risk: &Risk{Declared: "d"}, Policy: &Policy{Mode: "m"}})
 	two.Subject = append(two.Subject, Subject{Name: "n", Digest: map[string]string{"z": "1", "a": "2", "m": ""}}, Subject{})
 	check(two)

@@ -89,6 +89,16 @@ type Event struct {
 	Output string `json:"output,omitempty"`
 	// Pruned is set by PruneBefore on the gc record it appends.
 	Pruned *PruneInfo `json:"pruned,omitempty"`
+	// Removed is what a gc removed from the state directory.
+	Removed *GCRemoved `json:"removed,omitempty"`
+}
+
+// GCRemoved is what act gc removed from the state directory past retention,
+// and what it kept although past retention, with why.
+type GCRemoved struct {
+	Plans   []string `json:"plans,omitempty"`   // plan ids, with their layers
+	Backups []string `json:"backups,omitempty"` // action ids whose backups went
+	Kept    []string `json:"kept,omitempty"`
 }
 
 // Risk is the descriptor's declared risk and act's own assessment.

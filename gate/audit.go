@@ -58,6 +58,15 @@ func Record(ctx context.Context, home state.Dir, via string, ev audit.Event) err
 	if err != nil {
 		return err
 	}
+	fillEvent(&ev, via)
+	appendMu.Lock()
+	defer appendMu.Unlock()
+	_, err = l.Append(ctx, ev)
+	return err
+}
+
+// fillEvent fills in who, where and when, and via (cli or mcp).
+func fillEvent(ev *audit.Event, via string) {
 	ev.Via = via
 	ev.UID = os.Getuid()
 	if u, err := user.LookupId(strconv.Itoa(ev.UID)); err == nil {
@@ -72,19 +81,21 @@ func Record(ctx context.Context, home state.Dir, via string, ev audit.Event) err
 	if ev.LogLevel == "" {
 		ev.LogLevel = audit.LevelSummary
 	}
-	appendMu.Lock()
-	defer appendMu.Unlock()
-	_, err = l.Append(ctx, ev)
-	return err
 }
 
 // record is Record for this gate.
 func (g *Gate) record(ctx context.Context, ev audit.Event) error {
-	via := g.Caller
-	if via == "" {
-		via = "cli"
+	return Record(ctx, g.Home, g.via(), ev)
+}
+
+// fill is fillEvent for this gate.
+func (g *Gate) fill(ev *audit.Event) { fillEvent(ev, g.via()) }
+
+func (g *Gate) via() string {
+	if g.Caller == "" {
+		return "cli"
 	}
-	return Record(ctx, g.Home, via, ev)
+	return g.Caller
 }
 
 // planEvent is the record of plan p: ids, digest, risk, the policy's
