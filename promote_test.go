@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/act-project/act/audit"
 	"github.com/act-project/act/internal/treesnap"
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -276,6 +278,25 @@ func (w *world) settled() {
 			w.t.Errorf("left in the tree: %s", name)
 		}
 	}
+	w.ok(0, "audit", "verify")
+}
+
+// recorded fails unless the audit log holds a record of the action with
+// one of events: what it did is never left unrecorded.
+func (w *world) recorded(n int, events ...string) {
+	w.t.Helper()
+	found, err := audit.Find(filepath.Join(w.home, "audit"), w.id, "")
+	if err != nil {
+		w.t.Fatalf("N=%d: %v", n, err)
+	}
+	var got []string
+	for _, f := range found {
+		if slices.Contains(events, f.Event) {
+			return
+		}
+		got = append(got, f.Event)
+	}
+	w.t.Fatalf("N=%d: no %v record of action %s in the audit log, only %v", n, events, w.id, got)
 }
 
 // is reports whether the tree is exactly snap.
@@ -410,6 +431,7 @@ func crashApply(t *testing.T, base string) {
 			w.requireTree("applied", after)
 		case w.is(after):
 			sawAfter++
+			w.recorded(n, audit.EventApplied, audit.EventRecovered)
 			if st := w.state(); st != "applied" {
 				t.Fatalf("N=%d: the tree is the applied one but the action is %q", n, st)
 			}
@@ -497,6 +519,7 @@ func crashRollback(t *testing.T, base string) {
 			w.ok(0, "rollback", w.id)
 		case w.is(before):
 			sawBefore++
+			w.recorded(n, audit.EventRolledBack, audit.EventRecovered)
 			if st := w.state(); st != "rolled_back" {
 				t.Fatalf("N=%d: the tree is the original but the action is %q", n, st)
 			}

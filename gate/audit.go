@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/act-project/act/audit"
@@ -54,6 +55,10 @@ func auditLog(home state.Dir) (*audit.Log, error) {
 // Record appends ev to home's audit log, filling in who, where and when,
 // and via (cli or mcp).
 func Record(ctx context.Context, home state.Dir, via string, ev audit.Event) error {
+	return record(ctx, home, via, ev, nil)
+}
+
+func record(ctx context.Context, home state.Dir, via string, ev audit.Event, opts *audit.BatchOptions) error {
 	l, err := auditLog(home)
 	if err != nil {
 		return err
@@ -61,8 +66,43 @@ func Record(ctx context.Context, home state.Dir, via string, ev audit.Event) err
 	fillEvent(&ev, via)
 	appendMu.Lock()
 	defer appendMu.Unlock()
-	_, err = l.Append(ctx, ev)
+	_, err = l.AppendBatch(ctx, []audit.Event{ev}, opts)
 	return err
+}
+
+// recordOutcome returns the rollback.Options.Record of a promotion or
+// rollback whose outcome is ev: the audit record is appended before the
+// journal is removed, and, for an apply, made durable with the action
+// record in one round (a syncfs of the state directory's filesystem; an
+// fsync of the action record first when the audit log is on another).
+func (g *Gate) recordOutcome(ctx context.Context, ev func(*rollback.Action) audit.Event) func(*rollback.Action, bool) error {
+	return func(a *rollback.Action, syncFS bool) error {
+		if _, err := auditLog(g.Home); err != nil {
+			return err
+		}
+		if syncFS && !sameFS(g.Home.Actions(), g.Home.Audit()) {
+			if err := rollback.SyncAction(g.Home, a.ActionID); err != nil {
+				return err
+			}
+			syncFS = false
+		}
+		return record(ctx, g.Home, g.via(), ev(a), &audit.BatchOptions{SyncFS: syncFS})
+	}
+}
+
+// sameFS reports whether directories a and b are on one filesystem.
+func sameFS(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	sa, ok1 := fa.Sys().(*syscall.Stat_t)
+	sb, ok2 := fb.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && sa.Dev == sb.Dev
 }
 
 // fillEvent fills in who, where and when, and via (cli or mcp).

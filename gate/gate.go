@@ -541,18 +541,16 @@ func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progres
 		Preconditions: func() problem.List {
 			return plan.CheckPreconditions(adm.Descriptor, host, g.Now(), g.Policy.IdlePeriod)
 		},
+		Record: g.recordOutcome(ctx, func(*rollback.Action) audit.Event {
+			ev := planEvent(audit.EventApplied, adm.Plan)
+			ev.Status, ev.Approval = "succeeded", approvalOf(&ap.Approval)
+			ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
+			ev.Risk.Assessed = string(adm.Risk.Assessed)
+			return ev
+		}),
 	})
 	var rev *rollback.RevertedError
-	switch {
-	case err == nil && out != nil && !out.AlreadyApplied:
-		ev := planEvent(audit.EventApplied, adm.Plan)
-		ev.Status, ev.Approval = "succeeded", approvalOf(&ap.Approval)
-		ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
-		ev.Risk.Assessed = string(adm.Risk.Assessed)
-		if rerr := g.record(ctx, ev); rerr != nil {
-			return out, rerr
-		}
-	case errors.As(err, &rev):
+	if errors.As(err, &rev) {
 		ev := planEvent(audit.EventReverted, adm.Plan)
 		ev.Status, ev.ExitCode, ev.Reason, ev.Approval = "reverted", 1, err.Error(), approvalOf(&ap.Approval)
 		if rerr := g.record(ctx, ev); rerr != nil {
@@ -570,19 +568,17 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 			return nil, err
 		}
 	}
-	out, err := rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress})
-	if err == nil && out != nil && out.Action != nil {
-		ev := audit.Event{Name: audit.EventRolledBack, ActionID: out.Action.ActionID, PlanID: out.Action.PlanID,
-			DescriptorSHA256: out.Action.DescriptorDigest, Status: "rolled_back", Changes: changeSummary(out.Action.Changes)}
-		if force {
-			ev.Reason = "forced"
-			ev.Approval = approvalOf(&ap.Approval)
-		}
-		if rerr := g.record(ctx, ev); rerr != nil {
-			return out, rerr
-		}
-	}
-	return out, err
+	return rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress,
+		Record: g.recordOutcome(ctx, func(a *rollback.Action) audit.Event {
+			ev := audit.Event{Name: audit.EventRolledBack, ActionID: a.ActionID, PlanID: a.PlanID,
+				DescriptorSHA256: a.DescriptorDigest, Status: "rolled_back", Changes: changeSummary(a.Changes)}
+			if force {
+				ev.Reason = "forced"
+				ev.Approval = approvalOf(&ap.Approval)
+			}
+			return ev
+		}),
+	})
 }
 
 // A ReadOut is what a FILE_READ gives at apply: the file's content as it

@@ -151,8 +151,14 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 		}
 		return out, err
 	}
-	if out.Action, err = finishPlan(home, b, p, opts.Now()); err != nil {
+	if out.Action, err = finishPlan(home, b, p, opts.Now(), true); err != nil {
 		return out, err
+	}
+	if opts.Record != nil {
+		if err := opts.Record(out.Action, false); err != nil {
+			return out, err // the journal stays: recovery finishes and records it
+		}
+		crashPoint()
 	}
 	return out, removeJournal(jpath)
 }
