@@ -40,6 +40,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -726,6 +727,22 @@ type fileHashReader struct{ f *os.File }
 
 func (r fileHashReader) ReadHashes(ix []int64) ([]tlog.Hash, error) {
 	out := make([]tlog.Hash, len(ix))
+	// The hashes a tree hash or a proof needs are few but spread over the
+	// file: one read of the span between them when it is small, else one
+	// per hash.
+	if len(ix) > 1 {
+		lo, hi := slices.Min(ix), slices.Max(ix)
+		if lo >= 0 && (hi-lo+1)*tlog.HashSize <= 64<<10 {
+			buf := make([]byte, (hi-lo+1)*tlog.HashSize)
+			if _, err := r.f.ReadAt(buf, lo*tlog.HashSize); err != nil {
+				return nil, fmt.Errorf("tree cache: hashes %d-%d: %v", lo, hi, err)
+			}
+			for i, x := range ix {
+				copy(out[i][:], buf[(x-lo)*tlog.HashSize:])
+			}
+			return out, nil
+		}
+	}
 	for i, x := range ix {
 		if _, err := r.f.ReadAt(out[i][:], x*tlog.HashSize); err != nil {
 			return nil, fmt.Errorf("tree cache: hash %d: %v", x, err)
@@ -783,6 +800,7 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 	base := tlog.StoredHashCount(n)
 	rf := tlog.HashReaderFunc(func(ix []int64) ([]tlog.Hash, error) {
 		hs := make([]tlog.Hash, len(ix))
+		var old []int64 // those in the file, read together
 		for i, x := range ix {
 			if x >= base {
 				if x-base >= int64(len(newHashes)) {
@@ -791,11 +809,19 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 				hs[i] = newHashes[x-base]
 				continue
 			}
-			h, err := fileHashReader{l.tree}.ReadHashes([]int64{x})
-			if err != nil {
-				return nil, err
+			old = append(old, x)
+		}
+		if len(old) == 0 {
+			return hs, nil
+		}
+		got, err := fileHashReader{l.tree}.ReadHashes(old)
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range ix {
+			if x < base {
+				hs[i], got = got[0], got[1:]
 			}
-			hs[i] = h[0]
 		}
 		return hs, nil
 	})
