@@ -661,9 +661,17 @@ func TestRoundTrip(t *testing.T) {
 // an ordinary user), in a copy of this test binary.
 func TestRoundTripNobody(t *testing.T) { asNobody(t, "TestRoundTrip") }
 
+// TestGCNobody runs the gc testscript as an ordinary user, for whom the
+// mode 000 and 555 directories left in a layer are really in the way.
+func TestGCNobody(t *testing.T) {
+	root, err := filepath.Abs(".")
+	must(t, err)
+	asNobody(t, "TestScript$/^gc_retention$", "ACT_TEST_ROOT="+root)
+}
+
 // asNobody runs the test named test as uid and gid 65534, in a copy of
 // this test binary, and fails t if it fails.
-func asNobody(t *testing.T, test string) {
+func asNobody(t *testing.T, test string, env ...string) {
 	if os.Getenv("ACT_TEST_AS_NOBODY") != "" || testing.Short() {
 		t.Skip("already an ordinary user, or -short")
 	}
@@ -696,6 +704,7 @@ func asNobody(t *testing.T, test string) {
 		}
 	}
 	c.Env = append(c.Env, "TMPDIR="+dir, "HOME="+dir, "GOCACHE="+filepath.Join(dir, "gocache"), "ACT_TEST_AS_NOBODY=1")
+	c.Env = append(c.Env, env...)
 	out, err := c.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s as nobody: %v\n%s", test, err, out)
