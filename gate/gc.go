@@ -137,10 +137,17 @@ func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error
 		owner[a.PlanID] = a
 	}
 	for _, id := range ids {
-		p, err := rollback.LoadPlan(g.Home, id)
+		p, err := plan.Load(g.Home.Root, id)
+		if err == nil {
+			p, err = rollback.LoadPlan(g.Home, id)
+			if err != nil {
+				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: %v", id, err))
+				continue
+			}
+		}
 		if err != nil {
-			// A plan whose record does not read is removed when its
-			// directory is past retention; act never wrote it otherwise.
+			// A plan whose own record does not read (torn by a power
+			// cut) is removed when its directory is past retention.
 			fi, serr := os.Stat(plan.Dir(g.Home.Root, id))
 			if serr != nil || !fi.ModTime().Before(before) {
 				continue
