@@ -143,12 +143,15 @@ func scriptSetup(examples string) func(e *testscript.Env) error {
 }
 
 func TestScript(t *testing.T) {
-	examples, err := filepath.Abs("examples")
+	// ACT_TEST_ROOT is the repository, for a run of this binary elsewhere
+	// (asNobody runs it in a directory of its own).
+	root := os.Getenv("ACT_TEST_ROOT")
+	examples, err := filepath.Abs(filepath.Join(root, "examples"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+		Dir:                 filepath.Join(root, "testdata/script"),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,

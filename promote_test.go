@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/act-project/act/audit"
 	"github.com/act-project/act/internal/treesnap"
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -276,6 +278,25 @@ func (w *world) settled() {
 			w.t.Errorf("left in the tree: %s", name)
 		}
 	}
+	w.ok(0, "audit", "verify")
+}
+
+// recorded fails unless the audit log holds a record of the action with
+// one of events: what it did is never left unrecorded.
+func (w *world) recorded(n int, events ...string) {
+	w.t.Helper()
+	found, err := audit.Find(filepath.Join(w.home, "audit"), w.id, "")
+	if err != nil {
+		w.t.Fatalf("N=%d: %v", n, err)
+	}
+	var got []string
+	for _, f := range found {
+		if slices.Contains(events, f.Event) {
+			return
+		}
+		got = append(got, f.Event)
+	}
+	w.t.Fatalf("N=%d: no %v record of action %s in the audit log, only %v", n, events, w.id, got)
 }
 
 // is reports whether the tree is exactly snap.
@@ -410,6 +431,7 @@ func crashApply(t *testing.T, base string) {
 			w.requireTree("applied", after)
 		case w.is(after):
 			sawAfter++
+			w.recorded(n, audit.EventApplied, audit.EventRecovered)
 			if st := w.state(); st != "applied" {
 				t.Fatalf("N=%d: the tree is the applied one but the action is %q", n, st)
 			}
@@ -497,6 +519,7 @@ func crashRollback(t *testing.T, base string) {
 			w.ok(0, "rollback", w.id)
 		case w.is(before):
 			sawBefore++
+			w.recorded(n, audit.EventRolledBack, audit.EventRecovered)
 			if st := w.state(); st != "rolled_back" {
 				t.Fatalf("N=%d: the tree is the original but the action is %q", n, st)
 			}
@@ -638,9 +661,17 @@ func TestRoundTrip(t *testing.T) {
 // an ordinary user), in a copy of this test binary.
 func TestRoundTripNobody(t *testing.T) { asNobody(t, "TestRoundTrip") }
 
+// TestGCNobody runs the gc testscript as an ordinary user, for whom the
+// mode 000 and 555 directories left in a layer are really in the way.
+func TestGCNobody(t *testing.T) {
+	root, err := filepath.Abs(".")
+	must(t, err)
+	asNobody(t, "TestScript$/^gc_retention$", "ACT_TEST_ROOT="+root)
+}
+
 // asNobody runs the test named test as uid and gid 65534, in a copy of
 // this test binary, and fails t if it fails.
-func asNobody(t *testing.T, test string) {
+func asNobody(t *testing.T, test string, env ...string) {
 	if os.Getenv("ACT_TEST_AS_NOBODY") != "" || testing.Short() {
 		t.Skip("already an ordinary user, or -short")
 	}
@@ -673,6 +704,7 @@ func asNobody(t *testing.T, test string) {
 		}
 	}
 	c.Env = append(c.Env, "TMPDIR="+dir, "HOME="+dir, "GOCACHE="+filepath.Join(dir, "gocache"), "ACT_TEST_AS_NOBODY=1")
+	c.Env = append(c.Env, env...)
 	out, err := c.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s as nobody: %v\n%s", test, err, out)

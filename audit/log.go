@@ -33,7 +33,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -41,6 +40,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -727,6 +727,22 @@ type fileHashReader struct{ f *os.File }
 
 func (r fileHashReader) ReadHashes(ix []int64) ([]tlog.Hash, error) {
 	out := make([]tlog.Hash, len(ix))
+	// The hashes a tree hash or a proof needs are few but spread over the
+	// file: one read of the span between them when it is small, else one
+	// per hash.
+	if len(ix) > 1 {
+		lo, hi := slices.Min(ix), slices.Max(ix)
+		if lo >= 0 && (hi-lo+1)*tlog.HashSize <= 64<<10 {
+			buf := make([]byte, (hi-lo+1)*tlog.HashSize)
+			if _, err := r.f.ReadAt(buf, lo*tlog.HashSize); err != nil {
+				return nil, fmt.Errorf("tree cache: hashes %d-%d: %v", lo, hi, err)
+			}
+			for i, x := range ix {
+				copy(out[i][:], buf[(x-lo)*tlog.HashSize:])
+			}
+			return out, nil
+		}
+	}
 	for i, x := range ix {
 		if _, err := r.f.ReadAt(out[i][:], x*tlog.HashSize); err != nil {
 			return nil, fmt.Errorf("tree cache: hash %d: %v", x, err)
@@ -784,6 +800,7 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 	base := tlog.StoredHashCount(n)
 	rf := tlog.HashReaderFunc(func(ix []int64) ([]tlog.Hash, error) {
 		hs := make([]tlog.Hash, len(ix))
+		var old []int64 // those in the file, read together
 		for i, x := range ix {
 			if x >= base {
 				if x-base >= int64(len(newHashes)) {
@@ -792,21 +809,32 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 				hs[i] = newHashes[x-base]
 				continue
 			}
-			h, err := fileHashReader{l.tree}.ReadHashes([]int64{x})
-			if err != nil {
-				return nil, err
+			old = append(old, x)
+		}
+		if len(old) == 0 {
+			return hs, nil
+		}
+		got, err := fileHashReader{l.tree}.ReadHashes(old)
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range ix {
+			if x < base {
+				hs[i], got = got[0], got[1:]
 			}
-			hs[i] = h[0]
 		}
 		return hs, nil
 	})
 	var lastCP string
 	for _, ev := range evs {
-		b, leaf, err := l.record(ev, n, last, root)
+		payload, err := l.statement(ev, n, last, root)
 		if err != nil {
 			return nil, err
 		}
-		hs, err := tlog.StoredHashesForRecordHash(n, leaf, rf)
+		// (Not on another goroutine beside the checkpoint's: in a fresh
+		// process that starts a thread, which costs more than it saves.)
+		sig := ed25519.Sign(l.priv, dsse.PAE(PayloadType, payload))
+		hs, err := tlog.StoredHashesForRecordHash(n, tlog.RecordHash(payload), rf)
 		if err != nil {
 			return nil, err
 		}
@@ -819,9 +847,12 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 		if err != nil {
 			return nil, err
 		}
-		ln := b
-		ln.Checkpoint = cp
-		enc, err := encodeLine(ln)
+		enc, err := encodeLine(&line{
+			PayloadType: PayloadType,
+			Payload:     b64.EncodeToString(payload),
+			Signatures:  []dsse.Signature{{KeyID: l.keyID, Sig: b64.EncodeToString(sig)}},
+			Checkpoint:  cp,
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -878,17 +909,24 @@ func (l *Log) writeCheckpointCache(cp string) error {
 	if _, err := l.cpf.WriteAt([]byte(cp), 0); err != nil {
 		return err
 	}
-	return l.cpf.Truncate(int64(len(cp)))
+	// A newer checkpoint is never shorter than an older one of the same
+	// log (only the size's digits vary); truncate only a longer leftover.
+	fi, err := l.cpf.Stat()
+	if err != nil || fi.Size() > int64(len(cp)) {
+		return l.cpf.Truncate(int64(len(cp)))
+	}
+	return nil
 }
 
-// record builds the signed envelope of ev as record n.
-func (l *Log) record(ev Event, n int64, prev [32]byte, root tlog.Hash) (*line, tlog.Hash, error) {
+// statement builds the payload of ev as record n: the statement the
+// record's envelope signs.
+func (l *Log) statement(ev Event, n int64, prev [32]byte, root tlog.Hash) ([]byte, error) {
 	if !events[ev.Name] {
-		return nil, tlog.Hash{}, fmt.Errorf("audit: unknown event %q", ev.Name)
+		return nil, fmt.Errorf("audit: unknown event %q", ev.Name)
 	}
 	ev, err := applyLevel(ev)
 	if err != nil {
-		return nil, tlog.Hash{}, fmt.Errorf("audit: %v", err)
+		return nil, fmt.Errorf("audit: %v", err)
 	}
 	st := Statement{
 		Type:          StatementType,
@@ -900,7 +938,7 @@ func (l *Log) record(ev Event, n int64, prev [32]byte, root tlog.Hash) (*line, t
 	}
 	if ev.DescriptorSHA256 != "" {
 		if _, err := parseHash(ev.DescriptorSHA256); err != nil {
-			return nil, tlog.Hash{}, fmt.Errorf("audit: descriptor sha256: %v", err)
+			return nil, fmt.Errorf("audit: descriptor sha256: %v", err)
 		}
 		st.Subject = []Subject{{Name: ev.ActionID, Digest: map[string]string{"sha256": ev.DescriptorSHA256}}}
 	} else {
@@ -908,16 +946,7 @@ func (l *Log) record(ev Event, n int64, prev [32]byte, root tlog.Hash) (*line, t
 		// the root of the tree before this record.
 		st.Subject = []Subject{{Name: l.origin, Digest: map[string]string{"sha256": hex.EncodeToString(root[:])}}}
 	}
-	payload, err := json.Marshal(&st)
-	if err != nil {
-		return nil, tlog.Hash{}, err
-	}
-	sig := ed25519.Sign(l.priv, dsse.PAE(PayloadType, payload))
-	return &line{
-		PayloadType: PayloadType,
-		Payload:     b64.EncodeToString(payload),
-		Signatures:  []dsse.Signature{{KeyID: l.keyID, Sig: b64.EncodeToString(sig)}},
-	}, tlog.RecordHash(payload), nil
+	return marshalStatement(&st)
 }
 
 // Checkpoint returns the log's current signed tree head.

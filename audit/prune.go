@@ -24,6 +24,39 @@ func (l *Log) PruneBefore(ctx context.Context, t time.Time) (PruneInfo, error) {
 		return PruneInfo{}, err
 	}
 	defer unlock()
+	info, err := l.pruneLocked(t)
+	if err != nil || info.Count == 0 {
+		return info, err
+	}
+	_, err = l.appendLocked(ctx, []Event{{Name: EventGC, Status: "pruned", Pruned: &info,
+		Reason: fmt.Sprintf("pruned %d audit record bodies through record %d (before %s)", info.Count, info.Through, t.UTC().Format(time.RFC3339))}}, false)
+	return info, err
+}
+
+// GC is PruneBefore for a gc that did more than prune: it prunes the
+// records stamped before t, then appends ev, a gc record, whether or not
+// anything was pruned, with ev.Pruned set to what was.
+func (l *Log) GC(ctx context.Context, t time.Time, ev Event) (PruneInfo, error) {
+	if ev.Name != EventGC {
+		return PruneInfo{}, fmt.Errorf("audit: GC records a gc event, not %q", ev.Name)
+	}
+	unlock, err := l.lock()
+	if err != nil {
+		return PruneInfo{}, err
+	}
+	defer unlock()
+	info, err := l.pruneLocked(t)
+	if err != nil {
+		return info, err
+	}
+	ev.Pruned = &info
+	_, err = l.appendLocked(ctx, []Event{ev}, false)
+	return info, err
+}
+
+// pruneLocked replaces the bodies of the records stamped before t with
+// stubs, under the writers' lock.
+func (l *Log) pruneLocked(t time.Time) (PruneInfo, error) {
 	if err := l.refresh(); err != nil {
 		return PruneInfo{}, err
 	}
@@ -78,10 +111,5 @@ func (l *Log) PruneBefore(ctx context.Context, t time.Time) (PruneInfo, error) {
 	if err := l.reopenIfReplaced(); err != nil {
 		return info, err
 	}
-	if err := l.refresh(); err != nil {
-		return info, err
-	}
-	_, err = l.appendLocked(ctx, []Event{{Name: EventGC, Status: "pruned", Pruned: &info,
-		Reason: fmt.Sprintf("pruned %d audit record bodies through record %d (before %s)", info.Count, info.Through, t.UTC().Format(time.RFC3339))}}, false)
-	return info, err
+	return info, l.refresh()
 }

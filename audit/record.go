@@ -89,6 +89,16 @@ type Event struct {
 	Output string `json:"output,omitempty"`
 	// Pruned is set by PruneBefore on the gc record it appends.
 	Pruned *PruneInfo `json:"pruned,omitempty"`
+	// Removed is what a gc removed from the state directory.
+	Removed *GCRemoved `json:"removed,omitempty"`
+}
+
+// GCRemoved is what act gc removed from the state directory past retention,
+// and what it kept although past retention, with why.
+type GCRemoved struct {
+	Plans   []string `json:"plans,omitempty"`   // plan ids, with their layers
+	Backups []string `json:"backups,omitempty"` // action ids whose backups went
+	Kept    []string `json:"kept,omitempty"`
 }
 
 // Risk is the descriptor's declared risk and act's own assessment.
@@ -196,13 +206,7 @@ var b64 = base64.StdEncoding.Strict()
 
 // encodeLine marshals l compactly, the one form verify accepts.
 func encodeLine(l *line) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(l); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil // ends in '\n'
+	return appendLine(make([]byte, 0, 3072), l)
 }
 
 // decodeLine parses one line (without its '\n') and insists that it is in
@@ -265,12 +269,21 @@ func applyLevel(ev Event) (Event, error) {
 		}
 		ev.Changes = &c
 	}
+	// Every time in a record is UTC, like the record's own.
+	ev.Started, ev.Finished = utc(ev.Started), utc(ev.Finished)
 	if ev.LogLevel == LevelForensic {
 		ev.Output = redact.String(ev.Output)
 	} else {
 		ev.Output = ""
 	}
 	return ev, nil
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
 }
 
 // decodeStatement parses and checks the shape of a record's payload.

@@ -91,7 +91,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		shot bool // the plan was printed already
 	)
 	if _, serr := os.Stat(arg); arg == "-" || serr == nil {
-		ck, err := env.check(res, arg)
+		ck, err := env.check(ctx, res, arg)
 		if err != nil {
 			return env.finish(res, "succeeded", err, nil)
 		}

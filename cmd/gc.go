@@ -1,15 +1,13 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/act-project/act/audit"
+	"github.com/act-project/act/gate"
 )
 
 func newGCCommand(env *Env) *cli.Command {
@@ -17,11 +15,18 @@ func newGCCommand(env *Env) *cli.Command {
 		Name:      "gc",
 		Usage:     "remove what is past the host's retention",
 		UsageText: "act gc [--json]",
-		Description: `Drops the bodies of audit records older than the host policy's
-   audit.retain_days, keeping their leaf hashes, so act audit verify still
-   proves the whole log and says how many records were pruned and up to
-   when (docs/audit.md). Every gc is itself recorded. (Plans, layers and
-   backups past retention are not removed yet.)
+		Description: `Removes what is past the host policy's retention (audit.retain_days,
+   docs/state.md, docs/audit.md):
+   - plans made before it, with their layers, and the backups of actions
+     applied or rolled back before it (such an action can then no longer be
+     rolled back);
+   - the bodies of older audit records, keeping their leaf hashes, so act
+     audit verify still proves the whole log and says how many records were
+     pruned and up to when;
+   - what a crash left: half-written plans, interrupted removals.
+   It never removes a pending plan, a plan that can still be applied, or the
+   plan and backups of the newest applied action: it lists them as kept.
+   Nothing but act's own files is touched. Every gc is itself recorded.
 
 EXAMPLES:
    act gc
@@ -38,37 +43,42 @@ EXIT STATUS:
 			if err != nil {
 				return env.finish(res, "ok", err, nil)
 			}
-			stateDir, err := env.stateDir()
-			if err != nil {
+			if _, err := env.stateDir(); err != nil {
 				return env.finish(res, "ok", err, nil)
 			}
-			info, err := runGC(c.Context, env, filepath.Join(stateDir, "audit"), pol.Audit.RetainDays)
-			res.Data = info
+			before := env.Now().UTC().Add(-time.Duration(pol.Audit.RetainDays) * 24 * time.Hour)
+			col, err := env.gate(pol).GC(c.Context, before)
+			res.Data = col
 			return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
-				if info.Count == 0 {
-					fmt.Fprintf(w, "gc: no audit record older than %s\n", info.Before.Format(time.RFC3339))
-					return
-				}
-				fmt.Fprintf(w, "gc: pruned %d audit records through record %d (older than %s)\n", info.Count, info.Through, info.Before.Format(time.RFC3339))
+				renderGC(w, col)
 			})
 		},
 	}
 }
 
-// runGC prunes audit records older than retainDays and records the gc.
-func runGC(ctx context.Context, env *Env, dir string, retainDays int64) (audit.PruneInfo, error) {
-	before := env.Now().UTC().Add(-time.Duration(retainDays) * 24 * time.Hour)
-	l, err := audit.Open(dir, audit.HostOrigin())
-	if err != nil {
-		return audit.PruneInfo{}, err
+func renderGC(w io.Writer, c *gate.Collected) {
+	cutoff := c.Before.Format(time.RFC3339)
+	fmt.Fprintf(w, "gc: removed %s (with their layers) and the backups of %s older than %s\n",
+		plural(len(c.Plans), "plan"), plural(len(c.Backups), "action"), cutoff)
+	for _, id := range c.Plans {
+		fmt.Fprintf(w, "  removed plan %s\n", id)
 	}
-	defer l.Close()
-	l.Now = env.Now
-	info, err := l.PruneBefore(ctx, before)
-	if err != nil || info.Count > 0 {
-		return info, err // PruneBefore recorded it
+	for _, id := range c.Backups {
+		fmt.Fprintf(w, "  removed the backups of action %s: it can no longer be rolled back\n", id)
 	}
-	_, err = l.Append(ctx, audit.Event{Name: audit.EventGC, Status: "ok", Pruned: &info,
-		Reason: "nothing past retention"})
-	return info, err
+	if c.Temp > 0 {
+		what := "directories"
+		if c.Temp == 1 {
+			what = "directory"
+		}
+		fmt.Fprintf(w, "  removed %d %s left by a crash or an interrupted gc\n", c.Temp, what)
+	}
+	for _, k := range c.Kept {
+		fmt.Fprintf(w, "  kept %s\n", k)
+	}
+	if a := c.Audit; a.Count == 0 {
+		fmt.Fprintf(w, "gc: no audit record older than %s\n", cutoff)
+	} else {
+		fmt.Fprintf(w, "gc: pruned %d audit records through record %d (older than %s)\n", a.Count, a.Through, cutoff)
+	}
 }

@@ -328,7 +328,7 @@ func descriptorBytes(v any) ([]byte, error) {
 
 // checkDescriptor runs validate's checks on the descriptor argument under
 // the policy as it is now.
-func (s *mcpServer) checkDescriptor(res *result, v any, acting bool) (*checked, error) {
+func (s *mcpServer) checkDescriptor(ctx context.Context, res *result, v any, acting bool) (*checked, error) {
 	data, err := descriptorBytes(v)
 	if err != nil {
 		return nil, err
@@ -337,12 +337,12 @@ func (s *mcpServer) checkDescriptor(res *result, v any, acting bool) (*checked, 
 	if err != nil {
 		return nil, err
 	}
-	return s.env.checkData(res, pol, mcpDescriptorName, data, acting)
+	return s.env.checkData(ctx, res, pol, mcpDescriptorName, data, acting)
 }
 
 func (s *mcpServer) validate(ctx context.Context, _ *mcp.CallToolRequest, in descriptorInput) (*mcp.CallToolResult, toolOutput, error) {
 	res := &result{}
-	_, err := s.checkDescriptor(res, in.Descriptor, false)
+	_, err := s.checkDescriptor(ctx, res, in.Descriptor, false)
 	r, out, err := s.answer("act_validate", res, "valid", err)
 	if out.ExitCode == 0 {
 		out.Next = "act_plan this descriptor"
@@ -352,7 +352,7 @@ func (s *mcpServer) validate(ctx context.Context, _ *mcp.CallToolRequest, in des
 
 func (s *mcpServer) plan(ctx context.Context, _ *mcp.CallToolRequest, in descriptorInput) (*mcp.CallToolResult, toolOutput, error) {
 	res := &result{}
-	ck, err := s.checkDescriptor(res, in.Descriptor, true)
+	ck, err := s.checkDescriptor(ctx, res, in.Descriptor, true)
 	defer ck.release()
 	var p *plan.Plan
 	if err == nil {

@@ -51,7 +51,7 @@ EXIT STATUS:
 
 func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, error) {
 	res := &result{}
-	ck, err := env.check(res, arg)
+	ck, err := env.check(ctx, res, arg)
 	if err != nil {
 		return res, nil, err
 	}

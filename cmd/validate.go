@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 
@@ -17,11 +18,13 @@ import (
 func newValidateCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "validate",
-		Usage:     "check a descriptor: schema, rules and host policy, with no side effects",
+		Usage:     "check a descriptor: schema, rules and host policy, without touching its scope",
 		UsageText: "act validate [--json] DESCRIPTOR|-",
 		Description: `Parses the descriptor strictly (YAML 1.2 or JSON; - reads standard input),
    checks it against the CUE schema and the static rules, and resolves the host
    policy's mode for it. Nothing is read from or written to the declared scope.
+   A descriptor refused by a rule (3) or the policy (4) is recorded in the
+   audit log as validate_blocked, as act plan and act apply record it.
 
 EXAMPLES:
    act validate d.yaml
@@ -35,7 +38,7 @@ EXIT STATUS:
 			if c.NArg() != 1 {
 				return usagef("validate takes exactly one descriptor (a file or -), got %d arguments", c.NArg())
 			}
-			res, err := runValidate(env, c.Args().First())
+			res, err := runValidate(c.Context, env, c.Args().First())
 			return env.finish(res, "valid", err, func(w io.Writer, st styles) {
 				fmt.Fprintf(w, "%s %s\n", st.create.Render("valid:"), res.File)
 				fmt.Fprintf(w, "  action  %s %s, risk %s\n", res.ActionID, res.ActionType, res.RiskLevel)
@@ -47,9 +50,9 @@ EXIT STATUS:
 
 // runValidate runs the checks of docs/rules.md in order and stops at the first
 // layer that fails, reporting every problem of that layer.
-func runValidate(env *Env, arg string) (*result, error) {
+func runValidate(ctx context.Context, env *Env, arg string) (*result, error) {
 	res := &result{}
-	_, err := env.checkFor(res, arg, false)
+	_, err := env.checkFor(ctx, res, arg, false)
 	return res, err
 }
 
@@ -74,13 +77,13 @@ func (ck *checked) release() {
 
 // check reads the descriptor arg and runs parse, schema, rules and policy,
 // filling res as it goes.
-func (env *Env) check(res *result, arg string) (*checked, error) {
-	return env.checkFor(res, arg, true)
+func (env *Env) check(ctx context.Context, res *result, arg string) (*checked, error) {
+	return env.checkFor(ctx, res, arg, true)
 }
 
 // checkFor is check; acting is false for validate, which only looks at
 // the descriptor (a stale intent is then a warning).
-func (env *Env) checkFor(res *result, arg string, acting bool) (*checked, error) {
+func (env *Env) checkFor(ctx context.Context, res *result, arg string, acting bool) (*checked, error) {
 	pol, err := env.loadPolicy(res)
 	if err != nil {
 		return nil, err
@@ -89,14 +92,14 @@ func (env *Env) checkFor(res *result, arg string, acting bool) (*checked, error)
 	if err != nil {
 		return nil, err
 	}
-	return env.checkData(res, pol, name, data, acting)
+	return env.checkData(ctx, res, pol, name, data, acting)
 }
 
 // checkData runs parse, schema, rules and policy pol on a descriptor's
 // bytes (name is the name positions use), filling res as it goes: the
 // checks of check, for a descriptor that came from elsewhere than a file
 // (the MCP server's tool arguments).
-func (env *Env) checkData(res *result, pol *policy.Policy, name string, data []byte, acting bool) (_ *checked, err error) {
+func (env *Env) checkData(ctx context.Context, res *result, pol *policy.Policy, name string, data []byte, acting bool) (_ *checked, err error) {
 	res.File = name
 	var warm *plan.Warm
 	if acting && bytes.Contains(data, []byte("COMMAND_EXECUTION")) {
@@ -124,7 +127,7 @@ func (env *Env) checkData(res *result, pol *policy.Policy, name string, data []b
 		UserHome: env.UserHome(),
 		StateDir: stateDir,
 	}); len(probs) > 0 {
-		return nil, probs
+		return nil, env.blocked(ctx, pol, d, probs, nil)
 	}
 	dec := pol.Decide(d, env.Now())
 	res.Mode, res.ModeSource, res.Reason = string(dec.Mode), dec.Source, dec.Reason
@@ -143,9 +146,23 @@ func (env *Env) checkData(res *result, pol *policy.Policy, name string, data []b
 		dec.Blocked = rest
 	}
 	if len(dec.Blocked) > 0 {
-		return nil, locate(doc, dec.Blocked)
+		return nil, env.blocked(ctx, pol, d, locate(doc, dec.Blocked), &dec)
 	}
 	return &checked{d: d, doc: doc, pol: pol, decision: dec, stateDir: stateDir, warm: warm}, nil
+}
+
+// blocked records with the gate that d was refused at validation
+// (docs/audit.md: validate_blocked) and returns probs, or the error of a
+// record that could not be written: act does not refuse unrecorded either.
+func (env *Env) blocked(ctx context.Context, pol *policy.Policy, d *descriptors.Descriptor, probs problem.List, dec *policy.Decision) error {
+	_, digest, err := plan.Canonical(d)
+	if err != nil {
+		return err
+	}
+	if err := env.gate(pol).Blocked(ctx, d, digest, probs, dec); err != nil {
+		return err
+	}
+	return probs
 }
 
 // locate gives problems that name only a field the file and position of

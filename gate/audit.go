@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/act-project/act/audit"
@@ -54,10 +55,58 @@ func auditLog(home state.Dir) (*audit.Log, error) {
 // Record appends ev to home's audit log, filling in who, where and when,
 // and via (cli or mcp).
 func Record(ctx context.Context, home state.Dir, via string, ev audit.Event) error {
+	return record(ctx, home, via, ev, nil)
+}
+
+func record(ctx context.Context, home state.Dir, via string, ev audit.Event, opts *audit.BatchOptions) error {
 	l, err := auditLog(home)
 	if err != nil {
 		return err
 	}
+	fillEvent(&ev, via)
+	appendMu.Lock()
+	defer appendMu.Unlock()
+	_, err = l.AppendBatch(ctx, []audit.Event{ev}, opts)
+	return err
+}
+
+// recordOutcome returns the rollback.Options.Record of a promotion or
+// rollback whose outcome is ev: the audit record is appended before the
+// journal is removed, and, for an apply, made durable with the action
+// record in one round (a syncfs of the state directory's filesystem; an
+// fsync of the action record first when the audit log is on another).
+func (g *Gate) recordOutcome(ctx context.Context, ev func(*rollback.Action) audit.Event) func(*rollback.Action, bool) error {
+	return func(a *rollback.Action, syncFS bool) error {
+		if _, err := auditLog(g.Home); err != nil {
+			return err
+		}
+		if syncFS && !sameFS(g.Home.Actions(), g.Home.Audit()) {
+			if err := rollback.SyncAction(g.Home, a.ActionID); err != nil {
+				return err
+			}
+			syncFS = false
+		}
+		return record(ctx, g.Home, g.via(), ev(a), &audit.BatchOptions{SyncFS: syncFS})
+	}
+}
+
+// sameFS reports whether directories a and b are on one filesystem.
+func sameFS(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	sa, ok1 := fa.Sys().(*syscall.Stat_t)
+	sb, ok2 := fb.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && sa.Dev == sb.Dev
+}
+
+// fillEvent fills in who, where and when, and via (cli or mcp).
+func fillEvent(ev *audit.Event, via string) {
 	ev.Via = via
 	ev.UID = os.Getuid()
 	if u, err := user.LookupId(strconv.Itoa(ev.UID)); err == nil {
@@ -72,19 +121,21 @@ func Record(ctx context.Context, home state.Dir, via string, ev audit.Event) err
 	if ev.LogLevel == "" {
 		ev.LogLevel = audit.LevelSummary
 	}
-	appendMu.Lock()
-	defer appendMu.Unlock()
-	_, err = l.Append(ctx, ev)
-	return err
 }
 
 // record is Record for this gate.
 func (g *Gate) record(ctx context.Context, ev audit.Event) error {
-	via := g.Caller
-	if via == "" {
-		via = "cli"
+	return Record(ctx, g.Home, g.via(), ev)
+}
+
+// fill is fillEvent for this gate.
+func (g *Gate) fill(ev *audit.Event) { fillEvent(ev, g.via()) }
+
+func (g *Gate) via() string {
+	if g.Caller == "" {
+		return "cli"
 	}
-	return Record(ctx, g.Home, via, ev)
+	return g.Caller
 }
 
 // planEvent is the record of plan p: ids, digest, risk, the policy's

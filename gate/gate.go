@@ -241,6 +241,26 @@ func (g *Gate) Refused(ctx context.Context, d *descriptors.Descriptor, digest st
 	})
 }
 
+// Blocked records that d (digest its canonical digest) was refused at
+// validation, before any plan: a static rule failed (exit 3) or the host
+// policy blocked it (exit 4); dec is the policy's decision, nil when the
+// rules stopped it first. It is a validate_blocked record, made the same
+// way by act validate, act plan and act apply DESCRIPTOR (and their MCP
+// tools). Unlike Refused, it is not counted against the action id: the
+// descriptor was never dry-run.
+func (g *Gate) Blocked(ctx context.Context, d *descriptors.Descriptor, digest string, probs problem.List, dec *policy.Decision) error {
+	code := map[problem.Layer]int{problem.Rule: 3, problem.Policy: 4}[probs.Layer()]
+	if code == 0 {
+		return nil
+	}
+	ev := refusalEvent(d, digest, code, probs)
+	ev.Name, ev.Status = audit.EventValidateBlocked, map[int]string{3: "invalid", 4: "blocked"}[code]
+	if dec != nil {
+		ev.Policy = &audit.Policy{Mode: string(dec.Mode), Source: dec.Source}
+	}
+	return g.record(ctx, ev)
+}
+
 // maxKeptPlans is how many of an action id's plans its record lists.
 const maxKeptPlans = 16
 
@@ -521,18 +541,16 @@ func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progres
 		Preconditions: func() problem.List {
 			return plan.CheckPreconditions(adm.Descriptor, host, g.Now(), g.Policy.IdlePeriod)
 		},
+		Record: g.recordOutcome(ctx, func(*rollback.Action) audit.Event {
+			ev := planEvent(audit.EventApplied, adm.Plan)
+			ev.Status, ev.Approval = "succeeded", approvalOf(&ap.Approval)
+			ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
+			ev.Risk.Assessed = string(adm.Risk.Assessed)
+			return ev
+		}),
 	})
 	var rev *rollback.RevertedError
-	switch {
-	case err == nil && out != nil && !out.AlreadyApplied:
-		ev := planEvent(audit.EventApplied, adm.Plan)
-		ev.Status, ev.Approval = "succeeded", approvalOf(&ap.Approval)
-		ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
-		ev.Risk.Assessed = string(adm.Risk.Assessed)
-		if rerr := g.record(ctx, ev); rerr != nil {
-			return out, rerr
-		}
-	case errors.As(err, &rev):
+	if errors.As(err, &rev) {
 		ev := planEvent(audit.EventReverted, adm.Plan)
 		ev.Status, ev.ExitCode, ev.Reason, ev.Approval = "reverted", 1, err.Error(), approvalOf(&ap.Approval)
 		if rerr := g.record(ctx, ev); rerr != nil {
@@ -550,19 +568,17 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 			return nil, err
 		}
 	}
-	out, err := rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress})
-	if err == nil && out != nil && out.Action != nil {
-		ev := audit.Event{Name: audit.EventRolledBack, ActionID: out.Action.ActionID, PlanID: out.Action.PlanID,
-			DescriptorSHA256: out.Action.DescriptorDigest, Status: "rolled_back", Changes: changeSummary(out.Action.Changes)}
-		if force {
-			ev.Reason = "forced"
-			ev.Approval = approvalOf(&ap.Approval)
-		}
-		if rerr := g.record(ctx, ev); rerr != nil {
-			return out, rerr
-		}
-	}
-	return out, err
+	return rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress,
+		Record: g.recordOutcome(ctx, func(a *rollback.Action) audit.Event {
+			ev := audit.Event{Name: audit.EventRolledBack, ActionID: a.ActionID, PlanID: a.PlanID,
+				DescriptorSHA256: a.DescriptorDigest, Status: "rolled_back", Changes: changeSummary(a.Changes)}
+			if force {
+				ev.Reason = "forced"
+				ev.Approval = approvalOf(&ap.Approval)
+			}
+			return ev
+		}),
+	})
 }
 
 // A ReadOut is what a FILE_READ gives at apply: the file's content as it

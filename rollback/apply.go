@@ -150,7 +150,7 @@ func readAction(home state.Dir, id string, v any) error {
 	return nil
 }
 
-func saveAction(home state.Dir, a *Action) error {
+func saveAction(home state.Dir, a *Action, durable bool) error {
 	if err := os.MkdirAll(home.Actions(), 0o700); err != nil {
 		return err
 	}
@@ -160,7 +160,25 @@ func saveAction(home state.Dir, a *Action) error {
 	if err != nil {
 		return err
 	}
+	if !durable {
+		return atomicfile.Replace(actionFile(home, a.ActionID), append(b, '\n'), 0o600)
+	}
 	return atomicfile.WriteFile(actionFile(home, a.ActionID), append(b, '\n'), 0o600)
+}
+
+// SyncAction makes the record of action id durable: for an Options.Record
+// whose own durable round does not reach the actions directory's
+// filesystem.
+func SyncAction(home state.Dir, id string) error {
+	f, err := os.Open(actionFile(home, id))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(home.Actions())
 }
 
 // Options are what Apply and Rollback need besides their subject.
@@ -173,6 +191,16 @@ type Options struct {
 	// Force makes Rollback restore paths changed since the apply, after
 	// saving their current versions.
 	Force bool
+	// Record, when set, records the committed outcome elsewhere (the
+	// audit log) before the journal is removed, so that a crash never
+	// leaves an action done and unrecorded: until the journal is gone,
+	// recovery finishes it and records that. Apply then writes its action
+	// record without a sync of its own, and Record must make it durable in
+	// the same round as its own record: with syncFS true, a syncfs(2) of
+	// the state directory's filesystem (docs/audit.md). A rollback's action
+	// record, which recovery must be able to read back, is made durable
+	// before Record, which is then called with syncFS false.
+	Record func(a *Action, syncFS bool) error
 	// Approval is how the promotion was confirmed (Apply only).
 	Approval *Approval
 }
@@ -299,8 +327,15 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 		}
 		return out, err
 	}
-	if out.Action, err = finishPlan(home, b, p, opts.Now()); err != nil {
+	durable := opts.Record == nil
+	if out.Action, err = finishPlan(home, b, p, opts.Now(), durable); err != nil {
 		return out, err
+	}
+	if opts.Record != nil {
+		if err := opts.Record(out.Action, !durable); err != nil {
+			return out, err // the journal stays: recovery finishes and records it
+		}
+		crashPoint()
 	}
 	return out, removeJournal(jpath)
 }
@@ -480,12 +515,15 @@ func finish(home state.Dir, b Begin, now time.Time) (*Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finishPlan(home, b, p, now)
+	return finishPlan(home, b, p, now, true)
 }
 
 // finishPlan is finish with b's plan p already loaded (Apply has it: a
 // plan of 10,000 changes is megabytes of JSON to decode again).
-func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time) (*Action, error) {
+//
+// An apply's action record is written durably unless durable is false:
+// then the caller makes it durable before the journal is removed.
+func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time, durable bool) (*Action, error) {
 	var err error
 	var a *Action
 	switch b.Event {
@@ -522,7 +560,7 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time) (*Action, 
 	// The action record is all that is written: it is what says a plan
 	// was applied or rolled back (LoadPlan), so that promoting a plan
 	// makes one record durable, not two.
-	if err := saveAction(home, a); err != nil {
+	if err := saveAction(home, a, durable || b.Event != EventApply); err != nil {
 		return nil, err
 	}
 	crashPoint()

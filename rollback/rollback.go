@@ -70,6 +70,9 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	// Nothing can be put back into a directory that is gone, forced or
 	// not.
 	p, err := plan.Load(home.Root, a.PlanID)
+	if errors.Is(err, plan.ErrNotFound) {
+		return out, problem.List{conflict(RuleBackupChanged, "action_id", "the plan and backups of action %s are gone: act gc removes them past the policy's retention (audit.retain_days); it can no longer be rolled back", a.ActionID)}
+	}
 	if err != nil {
 		return out, err
 	}
@@ -148,8 +151,14 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 		}
 		return out, err
 	}
-	if out.Action, err = finishPlan(home, b, p, opts.Now()); err != nil {
+	if out.Action, err = finishPlan(home, b, p, opts.Now(), true); err != nil {
 		return out, err
+	}
+	if opts.Record != nil {
+		if err := opts.Record(out.Action, false); err != nil {
+			return out, err // the journal stays: recovery finishes and records it
+		}
+		crashPoint()
 	}
 	return out, removeJournal(jpath)
 }

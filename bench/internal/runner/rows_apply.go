@@ -109,7 +109,7 @@ func (b *bench) applySide(scope string, op func(target string) (effects, argv st
 		d := b.applyDescriptor(scope, actions, effects, argv)
 		id, err := b.planID(act, d)
 		b.must(err)
-		return target, []string{act, "apply", id}
+		return target, []string{act, "apply", "--confirm", id}
 	}
 	run := func(int) (s sample, err error) {
 		defer func() {

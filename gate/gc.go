@@ -1,0 +1,267 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/act-project/act/audit"
+	"github.com/act-project/act/plan"
+	"github.com/act-project/act/rollback"
+	"github.com/act-project/act/sandbox"
+)
+
+// gcPrefix names what gc is removing: plans/<id> and backups/<id> are
+// first renamed to .gc-<id> (one atomic step, so a plan is never seen
+// half removed), then removed; a crash in between leaves a .gc-* the next
+// gc removes.
+const gcPrefix = ".gc-"
+
+// Collected is what a gc did to the state directory (docs/state.md).
+type Collected struct {
+	// Before is the retention cutoff: what is older is past retention.
+	Before time.Time `json:"before"`
+	// Plans are the plans removed, with their layers.
+	Plans []string `json:"plans"`
+	// Backups are the actions whose backups were removed: they can no
+	// longer be rolled back.
+	Backups []string `json:"backups"`
+	// Temp counts leftover directories removed: plans a crash left
+	// half-written (plans/.tmp-*) and removals a crash interrupted.
+	Temp int `json:"temp"`
+	// Kept says what is past retention but was kept, and why.
+	Kept []string `json:"kept"`
+	// Audit is what was pruned from the audit log.
+	Audit audit.PruneInfo `json:"audit"`
+}
+
+// GC removes what is past the host policy's retention (audit.retain_days)
+// at before: the bodies of older audit records (audit.Log.GC), the plans
+// made before it with their layers, and the backups of actions applied or
+// rolled back before it. It never removes a pending plan, a plan that can
+// still be applied, or the plan and backups of the newest applied action:
+// those are listed in Kept. It removes nothing that is not act's own: only
+// plan directories named by a plan id, backups of an action id that has an
+// action record, and its own leftovers. The gc is one audit record, made
+// after the removals.
+func (g *Gate) GC(ctx context.Context, before time.Time) (*Collected, error) {
+	c, err := g.collect(ctx, before)
+	if err != nil {
+		return c, err
+	}
+	ev := audit.Event{Name: audit.EventGC, Status: "ok",
+		Removed: &audit.GCRemoved{Plans: c.Plans, Backups: c.Backups, Kept: c.Kept},
+		Reason: fmt.Sprintf("removed %s and the backups of %s past retention (before %s)",
+			plural(len(c.Plans), "plan"), plural(len(c.Backups), "action"), before.UTC().Format(time.RFC3339))}
+	l, err := auditLog(g.Home)
+	if err != nil {
+		return c, err
+	}
+	g.fill(&ev)
+	appendMu.Lock()
+	defer appendMu.Unlock()
+	l.Now = g.Now
+	c.Audit, err = l.GC(ctx, before, ev)
+	return c, err
+}
+
+// collect removes the plans and backups past retention, under the state
+// directory's lock (promotions, rollbacks and denials hold it too).
+func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error) {
+	c := &Collected{Before: before.UTC(), Plans: []string{}, Backups: []string{}, Kept: []string{}}
+	unlock, err := g.Home.Lock(ctx)
+	if err != nil {
+		return c, err
+	}
+	defer unlock()
+
+	// Leftovers first: earlier gcs' and crashed plans'.
+	for _, dir := range []string{g.Home.Plans(), g.Home.Backups()} {
+		n, err := removeLeftovers(dir, dir == g.Home.Plans(), g.Now().Add(-g.Policy.PlanExpiry))
+		c.Temp += n
+		if err != nil {
+			return c, err
+		}
+	}
+
+	// The actions: which are past retention, and the newest applied one.
+	acts, err := g.actions()
+	if err != nil {
+		return c, err
+	}
+	var newest *rollback.Action
+	for _, a := range acts {
+		if a.State == rollback.Applied && (newest == nil || a.AppliedAt.After(newest.AppliedAt)) {
+			newest = a
+		}
+	}
+	unfinished := rollback.NeedsRecovery(g.Home)
+	released := map[string]bool{} // plan ids of actions past retention
+	for _, a := range acts {
+		if !actionTime(a).Before(before) {
+			continue
+		}
+		switch {
+		case a == newest:
+			c.Kept = append(c.Kept, fmt.Sprintf("action %s: the newest applied action keeps its plan and backups, so that it can still be rolled back", a.ActionID))
+			continue
+		case unfinished:
+			c.Kept = append(c.Kept, fmt.Sprintf("action %s: a promotion or rollback is unfinished, so no backups are removed", a.ActionID))
+			continue
+		}
+		released[a.PlanID] = true
+		dir := filepath.Join(g.Home.Backups(), a.ActionID)
+		removed, err := removeDir(dir)
+		if err != nil {
+			return c, err
+		}
+		if removed {
+			c.Backups = append(c.Backups, a.ActionID)
+		}
+	}
+
+	// The plans.
+	ids, err := plan.List(g.Home.Root)
+	if err != nil {
+		return c, err
+	}
+	slices.Sort(ids)
+	owner := map[string]*rollback.Action{}
+	for _, a := range acts {
+		owner[a.PlanID] = a
+	}
+	for _, id := range ids {
+		p, err := plan.Load(g.Home.Root, id)
+		if err == nil {
+			p, err = rollback.LoadPlan(g.Home, id)
+			if err != nil {
+				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: %v", id, err))
+				continue
+			}
+		}
+		if err != nil {
+			// A plan whose own record does not read (torn by a power
+			// cut) is removed when its directory is past retention.
+			fi, serr := os.Stat(plan.Dir(g.Home.Root, id))
+			if serr != nil || !fi.ModTime().Before(before) {
+				continue
+			}
+		} else {
+			if !p.CreatedAt.Before(before) {
+				continue
+			}
+			if a := owner[id]; a != nil && !released[id] {
+				continue // its action is kept (within retention, or said above)
+			}
+			switch g.Status(p) {
+			case Pending:
+				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending, waiting for a person (act apply %s --confirm, or act deny %s)", id, id, id))
+				continue
+			case Expired:
+				if p.State == plan.Pending {
+					c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending though expired: act deny %s removes its layer", id, id))
+					continue
+				}
+			case Planned:
+				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: still within the plan expiry, it can be applied", id))
+				continue
+			}
+		}
+		removed, err := removeDir(plan.Dir(g.Home.Root, id))
+		if err != nil {
+			return c, err
+		}
+		if removed {
+			c.Plans = append(c.Plans, id)
+		}
+	}
+	return c, nil
+}
+
+// actionTime is when an action last changed: its rollback, or its apply.
+func actionTime(a *rollback.Action) time.Time {
+	if a.RolledBackAt != nil {
+		return *a.RolledBackAt
+	}
+	return a.AppliedAt
+}
+
+// actions reads every action record, oldest first.
+func (g *Gate) actions() ([]*rollback.Action, error) {
+	ents, err := os.ReadDir(g.Home.Actions())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*rollback.Action
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() || !idRE.MatchString(id) {
+			continue
+		}
+		a, err := rollback.LoadAction(g.Home, id)
+		if err != nil || a.ActionID != id {
+			continue // not a record act can read: not gc's to judge
+		}
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b *rollback.Action) int { return a.AppliedAt.Compare(b.AppliedAt) })
+	return out, nil
+}
+
+// removeDir removes dir, whatever modes a command left inside it: renamed
+// to a .gc-* name first, then removed. It reports whether dir existed.
+func removeDir(dir string) (bool, error) {
+	tmp := filepath.Join(filepath.Dir(dir), gcPrefix+filepath.Base(dir))
+	if err := os.Rename(dir, tmp); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, sandbox.RemoveAll(tmp)
+}
+
+// removeLeftovers removes, in dir, what earlier gcs left (.gc-*) and, in
+// the plans directory, plans a crash left half-written (.tmp-*, only when
+// not modified since stale: another act may be writing a newer one). It
+// returns how many it removed.
+func removeLeftovers(dir string, plans bool, stale time.Time) (int, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, gcPrefix):
+		case plans && strings.HasPrefix(name, ".tmp-"):
+			fi, err := e.Info()
+			if err != nil || !fi.ModTime().Before(stale) {
+				continue
+			}
+		default:
+			continue
+		}
+		if !e.IsDir() {
+			continue
+		}
+		if err := sandbox.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
