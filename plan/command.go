@@ -156,10 +156,11 @@ func (r *runner) command(f []string, what string, argv []string, workdir string,
 		return err
 	}
 	r.res.Commands = append(r.res.Commands, *res)
-	if res.Caps[string(isolate.CapMemory)] == isolate.MemoryPerProcess && !r.memNoted {
-		// Say which mechanism holds: the plan shows it was not aggregate.
+	if mech := res.Caps[string(isolate.CapMemory)]; strings.HasPrefix(mech, isolate.MemoryRlimits) && !r.memNoted {
+		// Say which mechanism holds where it is not a cgroup: the
+		// command's processes and their size are bounded by it.
 		r.memNoted = true
-		r.note("op.memory-per-process", field(f), "", "resources.max_memory_mb bounds each process of the command, not all together: no memory cgroup is writable for this user (act as root, or a delegated cgroup, bounds them together)")
+		r.note("op.memory-rlimits", field(f), "", "resources.max_memory_mb is held by rlimits, not a memory cgroup: %s", strings.TrimPrefix(mech, isolate.MemoryRlimits+": "))
 	}
 	switch {
 	case res.CapHit != "":

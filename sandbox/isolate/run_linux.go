@@ -122,7 +122,16 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		return nil, err
 	}
 	cg = <-cgReady
-	enf, rl := enforcement(l, procs, cg, os.Getuid())
+	enf, rl, err := enforcement(l, procs, cg, os.Getuid())
+	if err != nil {
+		sb.abort(initProc)
+		return nil, err
+	}
+	// The first process has ended and been reaped before the command can
+	// fork: it was in the sandbox's user namespace, whose processes
+	// RLIMIT_NPROC counts.
+	st := <-sb.firstDone
+	sb.firstDone <- st
 	sb.sendSpec(rl.append(payload, l.DiskMB<<20), cg)
 	w := watch(ctx, initProc, sb.start, l, cg, enf)
 	<-sb.firstDone
@@ -282,9 +291,43 @@ func (sb *started) setupFailed(st *os.ProcessState) error {
 	return fmt.Errorf("%w: the sandbox's first process ended: %v", ErrUnavailable, st)
 }
 
+// The memory cap without a memory cgroup: each process gets an equal share
+// of the cap as its address space, and the number of processes is capped
+// so that the shares add up to no more than the cap. The cap is split into
+// one process per memShareMiB (python3 starts in 16 MiB of address space,
+// a shell in less), but at least 3 (init, a shell and what it starts) and
+// at most memShareProcs, the sandbox's init included.
+const (
+	memShareMiB   = 32
+	memShareProcs = 64
+)
+
+// memShares splits a memory cap of mb MiB into n processes of as bytes of
+// address space each, n × as ≤ mb MiB, with at most procs processes.
+func memShares(mb, procs int64) (n, as int64) {
+	n = min(max(mb/memShareMiB, 3), memShareProcs, max(procs, 1))
+	return n, mb << 20 / n
+}
+
+// memoryRlimits is the memory cap's mechanism for n processes of as bytes.
+func memoryRlimits(n, as int64) string {
+	return fmt.Sprintf("%s: at most %d processes (the sandbox's init included) of %d MiB of address space each, "+
+		"memfd_create, memfd_secret and shmget refused, no POSIX message queues, tmpfs files counted by the disk cap; "+
+		"no memory cgroup is writable here", MemoryRlimits, n, as>>20)
+}
+
+// errMemoryRoot refuses a memory cap that only rlimits could hold for root:
+// RLIMIT_NPROC does not bind a process whose uid is 0 on the host.
+var errMemoryRoot = fmt.Errorf("%w: the memory cap cannot be enforced: no writable memory cgroup, "+
+	"and without one the cap is RLIMIT_AS × RLIMIT_NPROC, but RLIMIT_NPROC does not bind root (uid 0 on the host); "+
+	"run act in a cgroup whose memory controller it can write (a cgroup v1 memory hierarchy, or a delegated cgroup v2: "+
+	"systemd-run --scope -p Delegate=yes act …), or as an ordinary user", ErrUnavailable)
+
 // enforcement chooses the mechanism of each cap of l (the Result's
-// Enforcement) and the rlimits init sets where no cgroup holds a cap.
-func enforcement(l Limits, procs int64, cg *cgroupV1, uid int) (map[Cap]string, rlimits) {
+// Enforcement) and the rlimits init sets where no cgroup holds a cap. A
+// memory cap neither a cgroup nor the rlimits can hold (root without a
+// memory cgroup) is an error: the command is not run.
+func enforcement(l Limits, procs int64, cg *cgroupV1, uid int) (map[Cap]string, rlimits, error) {
 	enf := map[Cap]string{}
 	var rl rlimits
 	if l.WallMs > 0 {
@@ -293,9 +336,11 @@ func enforcement(l Limits, procs int64, cg *cgroupV1, uid int) (map[Cap]string, 
 	if l.MemoryMB > 0 {
 		if cg.memory != "" {
 			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
+		} else if uid == 0 {
+			return nil, rl, errMemoryRoot
 		} else {
-			enf[CapMemory] = MemoryPerProcess
-			rl.as = l.MemoryMB << 20
+			rl.memShares, rl.as = memShares(l.MemoryMB, procs)
+			enf[CapMemory] = memoryRlimits(rl.memShares, rl.as)
 		}
 	}
 	if l.CPUMs > 0 {
@@ -309,16 +354,32 @@ func enforcement(l Limits, procs int64, cg *cgroupV1, uid int) (map[Cap]string, 
 	if l.DiskMB > 0 {
 		enf[CapDisk] = diskMechanism(l.DiskMB) + " holding the layers' upper dirs, /tmp and /dev/shm"
 	}
-	if cg.pids != "" {
+	switch {
+	case rl.memShares > 0:
+		// The memory cap's share count is the process cap, whatever a
+		// pids cgroup says.
+		enf[CapProcs] = fmt.Sprintf("RLIMIT_NPROC of %d, set by the memory cap (%d MiB of address space per process)", rl.memShares, rl.as>>20)
+		rl.nproc = rl.memShares
+	case cg.pids != "":
 		enf[CapProcs] = "cgroup v1 pids.max"
-	} else {
+	default:
 		enf[CapProcs] = "RLIMIT_NPROC"
 		if uid == 0 {
 			enf[CapProcs] = "none: no writable pids cgroup, and RLIMIT_NPROC does not bind root"
 		}
 		rl.nproc = procs
 	}
-	return enf, rl
+	return enf, rl, nil
+}
+
+// abort ends a sandbox whose command is not to run: init gets no spec,
+// fails to read one and ends; it and the first process are reaped.
+func (sb *started) abort(initProc *os.Process) {
+	_ = syscall.Shutdown(sb.parentFD, syscall.SHUT_WR)
+	_, _ = initProc.Wait()
+	<-sb.firstDone
+	sb.copies.Wait()
+	<-sb.msgs
 }
 
 // sendSpec sends init the cgroups' tasks files, which it joins before it
@@ -500,7 +561,7 @@ const diskFullSlack = 16 << 10
 func diskMechanism(mb int64) string { return fmt.Sprintf("a tmpfs of %d MiB", mb) }
 
 // allocFailure matches the ways programs report a refused allocation.
-var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory`)
+var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory|failed to map segment`)
 
 // forkFailure matches what shells and runtimes print when fork fails.
 var forkFailure = regexp.MustCompile(`(?i)cannot fork|fork: (retry: )?resource temporarily unavailable|can't fork|BlockingIOError|EAGAIN`)
@@ -520,10 +581,15 @@ func capHitAfter(res *Result, l Limits, procs int64, cg *cgroupV1, rl rlimits, e
 	switch {
 	case l.MemoryMB > 0 && cg.oomKills() > 0:
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: enf[CapMemory]}
-	case l.MemoryMB > 0 && cg.memory == "" && res.ExitCode != 0 && allocFailure.Match(tail(res.Stderr, 4096)):
+	case rl.memShares > 0 && res.ExitCode != 0 && allocFailure.Match(tail(res.Stderr, 4096)):
 		// RLIMIT_AS refuses an allocation rather than killing: the
 		// command fails, saying so in its own words.
-		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: "RLIMIT_AS (the command reported a failed allocation)"}
+		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: fmt.Sprintf(
+			"RLIMIT_AS of %d MiB per process, the cap split among at most %d processes: the command reported a failed allocation", rl.as>>20, rl.memShares)}
+	case rl.memShares > 0 && res.ExitCode != 0 && forkFailure.Match(tail(res.Stderr, 4096)):
+		// The process count is the memory cap's: a refused fork is it.
+		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: fmt.Sprintf(
+			"RLIMIT_NPROC of %d: the cap is split among at most %d processes of %d MiB of address space each; the command reported a failed fork", rl.memShares, rl.memShares, rl.as>>20)}
 	case l.CPUMs > 0 && (res.Signal == syscall.SIGXCPU || res.Signal == syscall.SIGKILL) &&
 		res.Usage.CPU >= time.Duration(rl.cpuS)*time.Second:
 		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "RLIMIT_CPU"}

@@ -37,10 +37,11 @@ type Spec struct {
 // sets none.
 const DefaultMaxOutput = 1 << 20
 
-// MemoryPerProcess is the memory cap's mechanism where no memory cgroup is
-// writable: RLIMIT_AS bounds each process, not all of them together (a
-// command that forks shares the cap N times over).
-const MemoryPerProcess = "RLIMIT_AS per process (no memory cgroup is writable here: not a bound on the command's processes together)"
+// MemoryRlimits begins the memory cap's mechanism where no memory cgroup is
+// writable: RLIMIT_AS per process times RLIMIT_NPROC, each a share of the
+// cap, so that all the command's processes together stay within it
+// (docs/sandbox-process.md). The rest of the text gives the figures.
+const MemoryRlimits = "RLIMIT_AS × RLIMIT_NPROC"
 
 // DefaultMaxProcs is the process cap when Limits.Procs is 0.
 const DefaultMaxProcs = 1024
