@@ -8,7 +8,11 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -187,36 +191,160 @@ func fifoGotNothing(t *testing.T, w *attackWorld, _ *Plan) {
 func init() {
 	attackCases = append(attackCases,
 		attackCase{
-			// Ten processes under a 128 MiB cap: where no memory cgroup is
-			// writable (an ordinary user here), RLIMIT_AS bounds each, not
-			// all — the plan must say so rather than claim the cap held.
-			name:   "memory-many-processes",
-			script: `for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.2 & done; wait`,
-			static: []string{"forbidden.background-execution"},
-			res:    "{max_cpu_ms: 5000, max_memory_mb: 128, max_disk_mb: 8, max_duration_ms: 5000}",
-			want:   "planned",
-			check:  memoryMechanismSaid,
+			// Ten processes under a 128 MiB cap: a memory cgroup (root
+			// here) bounds them together; where none is writable (an
+			// ordinary user here) the cap is split into RLIMIT_NPROC
+			// processes of RLIMIT_AS each, and the shell's fifth fork is
+			// refused, naming the memory cap.
+			name:     "memory-many-processes",
+			script:   `for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.2 & done; wait`,
+			static:   []string{"forbidden.background-execution"},
+			res:      "{max_cpu_ms: 5000, max_memory_mb: 128, max_disk_mb: 8, max_duration_ms: 5000}",
+			want:     "planned",
+			check:    memoryMechanismSaid,
+			wantUser: "op.cap-exceeded", msgUser: `memory cap of 128 MiB hit \(RLIMIT_NPROC of 4: .*failed fork`,
+		},
+		attackCase{
+			// Issue 12 item 9's attack: ten processes of up to 100 MiB
+			// each, a memfd filled with write() (never mapped, so no
+			// RLIMIT_AS counts it) and a SysV segment filled and
+			// detached, under a 128 MiB cap. It held ~1.2 GiB as an
+			// ordinary user. A cgroup's OOM killer stops it (root here);
+			// the rlimits hold it to what 4 processes of 32 MiB can map,
+			// with memfd_create and shmget failing with ENOSYS.
+			name:    "memory-memfd-many-processes",
+			script:  "python3 -c '" + memoryAttack + "'",
+			res:     "{max_cpu_ms: 20000, max_memory_mb: 128, max_disk_mb: 8, max_duration_ms: 20000}",
+			needs:   "python3",
+			maxWall: 25 * time.Second,
+			want:    "op.cap-exceeded", msg: `memory cap of 128 MiB hit \(cgroup`,
+			wantUser: "planned",
+			check:    memoryHeldWithinCap(128),
 		},
 	)
 }
 
+// memoryAttack prints what it held at once: ten processes that each take
+// up to 100 MiB, a memfd filled with write() and a SysV segment filled and
+// detached (as sandbox/isolate's TestMemoryAttack).
+const memoryAttack = `
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+MiB = 1 << 20
+def grab(limit):
+    held = []
+    try:
+        while len(held) * 4 < limit:
+            held.append(b"\x01" * (4 * MiB))
+    except MemoryError:
+        pass
+    return held
+kids, total = [], 0
+for i in range(10):
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print("fork refused: errno %d" % e.errno)
+        os.close(r); os.close(w)
+        break
+    if pid == 0:
+        os.close(r)
+        h = grab(100)
+        os.write(w, b"%d\n" % (len(h) * 4))
+        os.close(w)
+        time.sleep(60)
+        os._exit(0)
+    os.close(w)
+    kids.append((pid, r))
+for pid, r in kids:
+    total += int(os.read(r, 32) or b"0")
+memfd = 0
+try:
+    fd = os.memfd_create("hog")
+    chunk = b"\x02" * MiB
+    while memfd < 256:
+        os.write(fd, chunk)
+        memfd += 1
+except OSError as e:
+    print("memfd: errno %d" % e.errno)
+shm = 0
+libc.shmget.restype = ctypes.c_int
+sid = libc.shmget(0, 64 * MiB, 0o1600)
+if sid < 0:
+    print("shmget: errno %d" % ctypes.get_errno())
+else:
+    libc.shmat.restype = ctypes.c_void_p
+    a = libc.shmat(sid, None, 0)
+    if a is None or a == ctypes.c_void_p(-1).value:
+        print("shmat: errno %d" % ctypes.get_errno())
+    else:
+        ctypes.memset(a, 3, 64 * MiB)
+        libc.shmdt(ctypes.c_void_p(a))
+        shm = 64
+print("held %d MiB: %d in %d children, memfd %d, shm %d" % (total + memfd + shm, total, len(kids), memfd, shm))
+for pid, r in kids:
+    os.kill(pid, 9)
+`
+
+// memoryHeldWithinCap checks, of a plan whose command ran the memory
+// attack, that it held no more than capMiB at once, that memfd_create and
+// shmget were refused, and that the plan names the rlimits it ran under.
+func memoryHeldWithinCap(capMiB int) func(t *testing.T, w *attackWorld, p *Plan) {
+	return func(t *testing.T, w *attackWorld, p *Plan) {
+		if p == nil {
+			return // rejected: the outcome says by what
+		}
+		memoryMechanismSaid(t, w, p)
+		out := p.Commands[0].Stdout
+		for _, want := range []string{"memfd: errno 38", "shmget: errno 38", "fork refused: errno 11"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the attack did not print %q:\n%s", want, out)
+			}
+		}
+		m := regexp.MustCompile(`held (\d+) MiB`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("the attack printed no total:\n%s", out)
+		}
+		if held, _ := strconv.Atoi(m[1]); held > capMiB {
+			t.Errorf("the attack held %d MiB at once under a cap of %d MiB: %s", held, capMiB, out)
+		}
+	}
+}
+
 // memoryMechanismSaid checks that the plan names the memory cap's
-// mechanism, and warns when it is per process.
+// mechanism, and notes it when rlimits hold it rather than a cgroup.
 func memoryMechanismSaid(t *testing.T, w *attackWorld, p *Plan) {
-	if p == nil || len(p.Commands) == 0 {
+	if p == nil {
+		return // rejected: the outcome names the cap and its mechanism
+	}
+	if len(p.Commands) == 0 {
 		t.Fatal("no command ran")
 	}
 	mech := p.Commands[0].Caps["memory"]
-	warned := false
+	noted := false
 	for _, w := range p.Warnings {
-		warned = warned || w.Rule == "op.memory-per-process"
+		noted = noted || w.Rule == "op.memory-rlimits" && strings.Contains(w.Message, "address space each")
 	}
+	rlimits := strings.HasPrefix(mech, isolate.MemoryRlimits)
 	switch {
 	case mech == "":
 		t.Error("the plan does not say how the memory cap was enforced")
-	case mech == isolate.MemoryPerProcess && !warned:
-		t.Error("the memory cap held per process only, and the plan does not warn")
-	case mech != isolate.MemoryPerProcess && warned:
-		t.Error("the plan warns of a per-process cap, but a cgroup held it")
+	case rlimits && !noted:
+		t.Error("rlimits held the memory cap, and the plan does not say so")
+	case !rlimits && noted:
+		t.Errorf("the plan says rlimits held the memory cap, but %s did", mech)
+	}
+}
+
+// tmpfsCountedByDisk checks, of a plan whose command filled /dev/shm under
+// the rlimits, that the plan says tmpfs files are the disk cap's.
+func tmpfsCountedByDisk(t *testing.T, w *attackWorld, p *Plan) {
+	if p == nil {
+		return // a cgroup counted them: the outcome names it
+	}
+	memoryMechanismSaid(t, w, p)
+	if mech := p.Commands[0].Caps["memory"]; !strings.Contains(mech, "tmpfs files counted by the disk cap") {
+		t.Errorf("the memory cap's mechanism does not say where tmpfs pages count: %s", mech)
 	}
 }
