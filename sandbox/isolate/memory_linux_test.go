@@ -1,12 +1,17 @@
 package isolate
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // memoryAttack is issue 12 item 9's attack: ten processes that each hold
@@ -143,5 +148,93 @@ func TestMemoryCapRootWithoutCgroup(t *testing.T) {
 	}
 	if _, rl, _ := enforcement(Limits{}, DefaultMaxProcs, &cgroupV1{}, 0); rl.memShares != 0 {
 		t.Errorf("no memory cap, yet shares: %+v", rl)
+	}
+}
+
+// TestDelegatedCgroupV1: an ordinary user whose own memory cgroup is
+// delegated to it (its directory is the user's, as cgcreate -a/-t makes
+// it) gets the sandbox's memory cgroup there, not the rlimits. Root makes
+// such a cgroup below its own, and runs TestNobodyDelegated as uid 65534
+// in it.
+func TestDelegatedCgroupV1(t *testing.T) {
+	if os.Getenv("ACT_ISOLATE_TEST_DELEGATED") != "" {
+		t.Skip("in the child")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to delegate a cgroup")
+	}
+	requireIsolation(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv not found")
+	}
+	mem := v1Dirs()["memory"]
+	if mem == "" {
+		t.Skip("no cgroup v1 memory hierarchy here")
+	}
+	cg := filepath.Join(mem, fmt.Sprintf("act-delegated-test-%d", os.Getpid()))
+	if err := os.Mkdir(cg, 0o755); err != nil {
+		t.Skipf("cannot make a memory cgroup: %v", err)
+	}
+	defer func() {
+		for i := 0; i < 100 && os.Remove(cg) != nil; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	for _, f := range []string{"", "tasks", "cgroup.procs"} {
+		if err := os.Chown(filepath.Join(cg, f), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "act-isolate-delegated-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	self, _ := os.Executable()
+	bin := filepath.Join(dir, "isolate.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The child moves itself into the delegated cgroup, as a user's
+	// session would be started in it, then runs the test.
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c",
+		`echo 0 > "$1/tasks" && exec "$2" -test.run='^TestNobodyDelegated$' -test.v`, "sh", cg, bin)
+	cmd.Env = []string{"ACT_ISOLATE_TEST_DELEGATED=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	t.Logf("as uid 65534 in %s:\n%s", cg, out)
+	if err != nil {
+		t.Fatalf("as uid 65534: %v", err)
+	}
+	if !bytes.Contains(out, []byte("--- PASS: TestNobodyDelegated")) {
+		t.Errorf("TestNobodyDelegated did not pass as uid 65534")
+	}
+}
+
+// TestNobodyDelegated, as uid 65534 in a delegated memory cgroup (run by
+// TestDelegatedCgroupV1): the cgroup holds the memory cap, and the memory
+// attack is killed by it.
+func TestNobodyDelegated(t *testing.T) {
+	if os.Getenv("ACT_ISOLATE_TEST_DELEGATED") == "" {
+		t.Skip("run by TestDelegatedCgroupV1")
+	}
+	requireIsolation(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	res := sh(t, py+" -c '"+memoryAttack+"'", nil, Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000})
+	t.Logf("%v\nstdout: %s\ncap: %v", res.Enforcement, res.Stdout, res.CapHit)
+	if mech := res.Enforcement[CapMemory]; mech != "cgroup v1 memory.limit_in_bytes" {
+		t.Fatalf("in a delegated memory cgroup the memory cap is held by %q", mech)
+	}
+	if res.CapHit == nil || res.CapHit.Cap != CapMemory {
+		t.Fatalf("the memory attack ended with exit %d, cap %v:\n%s", res.ExitCode, res.CapHit, res.Stdout)
 	}
 }
