@@ -160,7 +160,7 @@ func (r *runner) command(f []string, what string, argv []string, workdir string,
 		// Say which mechanism holds where it is not a cgroup: the
 		// command's processes and their size are bounded by it.
 		r.memNoted = true
-		r.note("op.memory-rlimits", field(f), "", "resources.max_memory_mb is held by rlimits, not a memory cgroup: %s", strings.TrimPrefix(mech, isolate.MemoryRlimits+": "))
+		r.note("op.memory-rlimits", field(f), "", "resources.max_memory_mb is held by rlimits, not a memory cgroup: %s (act run in a delegated cgroup, e.g. systemd-run --user --scope -p Delegate=yes act …, would use one)", strings.TrimPrefix(mech, isolate.MemoryRlimits+": "))
 	}
 	switch {
 	case res.CapHit != "":

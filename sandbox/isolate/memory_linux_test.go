@@ -137,16 +137,16 @@ func TestMemShares(t *testing.T) {
 // (uid 0 on the host is exempt), so where no memory cgroup is writable
 // the memory cap cannot be held and the command is refused, saying so.
 func TestMemoryCapRootWithoutCgroup(t *testing.T) {
-	_, _, err := enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroupV1{}, 0)
+	_, _, err := enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroups{}, 0)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup") ||
 		!strings.Contains(err.Error(), "Delegate=yes") {
 		t.Fatalf("root without a memory cgroup: %v", err)
 	}
-	enf, rl, err := enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroupV1{}, 65534)
+	enf, rl, err := enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroups{}, 65534)
 	if err != nil || rl.memShares != 4 || rl.nproc != 4 || rl.as != 32<<20 || !strings.HasPrefix(enf[CapMemory], MemoryRlimits) {
 		t.Fatalf("an ordinary user without a memory cgroup: %v %+v %v", enf, rl, err)
 	}
-	if _, rl, _ := enforcement(Limits{}, DefaultMaxProcs, &cgroupV1{}, 0); rl.memShares != 0 {
+	if _, rl, _ := enforcement(Limits{}, DefaultMaxProcs, &cgroups{}, 0); rl.memShares != 0 {
 		t.Errorf("no memory cap, yet shares: %+v", rl)
 	}
 }
@@ -237,4 +237,88 @@ func TestNobodyDelegated(t *testing.T) {
 	if res.CapHit == nil || res.CapHit.Cap != CapMemory {
 		t.Fatalf("the memory attack ended with exit %d, cap %v:\n%s", res.ExitCode, res.CapHit, res.Stdout)
 	}
+}
+
+// TestV2Own: the process's cgroup v2 directory, from mountinfo and
+// /proc/self/cgroup, on a unified host and on a hybrid one.
+func TestV2Own(t *testing.T) {
+	unified := "30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+	hybrid := "35 30 0:30 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n" +
+		"36 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+	for _, c := range []struct{ mi, pc, want string }{
+		{unified, "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n", "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope"},
+		{hybrid, "4:memory:/x\n0::/\n", "/sys/fs/cgroup/unified"},
+		{hybrid, "4:memory:/x\n", ""},
+		{"36 30 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", "0::/a\n", ""},
+	} {
+		if got := v2Own(c.mi, c.pc); got != c.want {
+			t.Errorf("v2Own(%q, %q) = %q, want %q", c.mi, c.pc, got, c.want)
+		}
+	}
+}
+
+// TestPrepareV2: a delegated cgroup v2 directory (faked with plain files)
+// is used only when it is the user's, has the memory controller and holds
+// act alone; act then moves itself into the "act" leaf and enables memory
+// for the sandboxes' cgroups. (Whether the kernel then enforces memory.max
+// is not testable on this host, whose memory controller is in cgroup v1.)
+func TestPrepareV2(t *testing.T) {
+	const uid, pid = 4242, 777
+	fake := func(t *testing.T, controllers, procs string) string {
+		own := t.TempDir()
+		for name, v := range map[string]string{"cgroup.controllers": controllers, "cgroup.subtree_control": "", "cgroup.procs": procs} {
+			if err := os.WriteFile(filepath.Join(own, name), []byte(v), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, f := range []string{"", "cgroup.controllers", "cgroup.subtree_control", "cgroup.procs"} {
+			if err := os.Chown(filepath.Join(own, f), uid, uid); err != nil {
+				t.Skipf("chown (needs root): %v", err)
+			}
+		}
+		return own
+	}
+	t.Run("delegated", func(t *testing.T) {
+		own := fake(t, "cpu memory pids\n", "777\n")
+		if got := prepareV2(own, pid, uid); got != own {
+			t.Fatalf("prepareV2 = %q, want %q", got, own)
+		}
+		if b, _ := os.ReadFile(filepath.Join(own, v2Leaf, "cgroup.procs")); string(b) != "777" {
+			t.Errorf("act did not move itself into the leaf: %q", b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(own, "cgroup.subtree_control")); !strings.Contains(string(b), "+") {
+			t.Errorf("no controller enabled for the children: %q", b)
+		}
+	})
+	for _, c := range []struct{ name, controllers, procs string }{
+		{"no memory controller", "cpu pids\n", "777\n"},
+		{"another process in it", "memory pids\n", "777\n778\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			own := fake(t, c.controllers, c.procs)
+			if got := prepareV2(own, pid, uid); got != "" {
+				t.Errorf("prepareV2 = %q, want none", got)
+			}
+			if _, err := os.Stat(filepath.Join(own, v2Leaf)); err == nil {
+				t.Error("act made its leaf anyway")
+			}
+		})
+	}
+	t.Run("not the user's", func(t *testing.T) {
+		own := fake(t, "memory\n", "777\n")
+		if got := prepareV2(own, pid, uid+1); got != "" {
+			t.Errorf("prepareV2 = %q for another uid", got)
+		}
+	})
+	t.Run("root without Delegate=yes", func(t *testing.T) {
+		own := fake(t, "memory\n", "777\n")
+		for _, f := range []string{"", "cgroup.controllers", "cgroup.subtree_control", "cgroup.procs"} {
+			if err := os.Chown(filepath.Join(own, f), 0, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := prepareV2(own, pid, 0); got != "" {
+			t.Errorf("prepareV2 = %q for root in a cgroup systemd did not delegate", got)
+		}
+	})
 }

@@ -102,9 +102,9 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	// The cgroups are made while the child starts (a few mkdirs and writes
 	// in cgroupfs, in parallel with the fork and exec); init joins them
 	// through their tasks files, which it receives with the spec.
-	cgReady := make(chan *cgroupV1, 1)
-	go func() { cgReady <- newCgroupV1(l, procs) }()
-	var cg *cgroupV1
+	cgReady := make(chan *cgroups, 1)
+	go func() { cgReady <- newCgroups(l, procs) }()
+	var cg *cgroups
 	defer func() {
 		if cg == nil {
 			cg = <-cgReady
@@ -327,14 +327,16 @@ var errMemoryRoot = fmt.Errorf("%w: the memory cap cannot be enforced: no writab
 // Enforcement) and the rlimits init sets where no cgroup holds a cap. A
 // memory cap neither a cgroup nor the rlimits can hold (root without a
 // memory cgroup) is an error: the command is not run.
-func enforcement(l Limits, procs int64, cg *cgroupV1, uid int) (map[Cap]string, rlimits, error) {
+func enforcement(l Limits, procs int64, cg *cgroups, uid int) (map[Cap]string, rlimits, error) {
 	enf := map[Cap]string{}
 	var rl rlimits
 	if l.WallMs > 0 {
 		enf[CapWall] = "SIGKILL of the PID namespace by the parent"
 	}
 	if l.MemoryMB > 0 {
-		if cg.memory != "" {
+		if cg.memory != "" && cg.v2 {
+			enf[CapMemory] = "cgroup v2 memory.max (a delegated cgroup)"
+		} else if cg.memory != "" {
 			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
 		} else if uid == 0 {
 			return nil, rl, errMemoryRoot
@@ -360,6 +362,8 @@ func enforcement(l Limits, procs int64, cg *cgroupV1, uid int) (map[Cap]string, 
 		// pids cgroup says.
 		enf[CapProcs] = fmt.Sprintf("RLIMIT_NPROC of %d, set by the memory cap (%d MiB of address space per process)", rl.memShares, rl.as>>20)
 		rl.nproc = rl.memShares
+	case cg.pids != "" && cg.v2:
+		enf[CapProcs] = "cgroup v2 pids.max (a delegated cgroup)"
 	case cg.pids != "":
 		enf[CapProcs] = "cgroup v1 pids.max"
 	default:
@@ -386,7 +390,7 @@ func (sb *started) abort(initProc *os.Process) {
 // forks the command (nothing runs outside them), then the spec, and ends
 // the parent's side of the socket. A lost descriptor fails the run (init
 // checks the count); so does a short write (init refuses a truncated spec).
-func (sb *started) sendSpec(payload []byte, cg *cgroupV1) {
+func (sb *started) sendSpec(payload []byte, cg *cgroups) {
 	var err error
 	if len(cg.join) > 0 {
 		rights := make([]int, len(cg.join))
@@ -415,7 +419,7 @@ type watched struct {
 
 // watch enforces the wall clock, the polled CPU cap and ctx by killing
 // init (and so the PID namespace), and waits for init to end.
-func watch(ctx context.Context, initProc *os.Process, start time.Time, l Limits, cg *cgroupV1, enf map[Cap]string) *watched {
+func watch(ctx context.Context, initProc *os.Process, start time.Time, l Limits, cg *cgroups, enf map[Cap]string) *watched {
 	var (
 		mu     sync.Mutex
 		hit    *CapHit
@@ -477,7 +481,7 @@ func watch(ctx context.Context, initProc *os.Process, start time.Time, l Limits,
 }
 
 // collect reads init's report (lines) and makes the Result.
-func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []string, procs int64, cg *cgroupV1, rl rlimits, enf map[Cap]string) (*Result, error) {
+func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []string, procs int64, cg *cgroups, rl rlimits, enf map[Cap]string) (*Result, error) {
 	l := spec.Limits
 	if w.killed && w.hit == nil && ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -574,7 +578,7 @@ func tail(b []byte, n int) []byte {
 }
 
 // capHitAfter names the cap that ended or rejects a finished run, if any.
-func capHitAfter(res *Result, l Limits, procs int64, cg *cgroupV1, rl rlimits, enf map[Cap]string, disk *diskReport) *CapHit {
+func capHitAfter(res *Result, l Limits, procs int64, cg *cgroups, rl rlimits, enf map[Cap]string, disk *diskReport) *CapHit {
 	diskHit := func(why string) *CapHit {
 		return &CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: diskMechanism(l.DiskMB) + ", " + why}
 	}
