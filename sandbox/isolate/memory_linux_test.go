@@ -73,6 +73,8 @@ else:
         ctypes.memset(a, 3, 64 * MiB)
         libc.shmdt(ctypes.c_void_p(a))
         shm = 64
+q = libc.mq_open(b"/act-attack", 0o102, 0o600, None)
+print("mq_open: %s" % ("errno %d" % ctypes.get_errno() if q < 0 else "ok"))
 print("held %d MiB: %d in %d children, memfd %d, shm %d" % (total + memfd + shm, total, len(kids), memfd, shm))
 for pid, r in kids:
     os.kill(pid, 9)
@@ -82,7 +84,7 @@ for pid, r in kids:
 // together, memfd and SysV memory included: a memory cgroup kills (root
 // here), or, where none is writable (uid 65534 here, by TestAsNobody),
 // RLIMIT_AS × RLIMIT_NPROC bounds what the processes can hold and memfd
-// and shmget fail with ENOSYS.
+// and shmget fail with ENOSYS (and a POSIX message queue with EMFILE).
 func TestMemoryAttack(t *testing.T) {
 	requireIsolation(t)
 	py, err := exec.LookPath("python3")
@@ -101,7 +103,7 @@ func TestMemoryAttack(t *testing.T) {
 	}
 	mustExit(t, res, 0)
 	out := string(res.Stdout)
-	for _, want := range []string{"fork refused: errno 11", "memfd: errno 38", "shmget: errno 38"} {
+	for _, want := range []string{"fork refused: errno 11", "memfd: errno 38", "shmget: errno 38", "mq_open: errno 24"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the attack did not print %q", want)
 		}
