@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -150,6 +151,39 @@ func TestMemoryCapRootWithoutCgroup(t *testing.T) {
 	}
 	if _, rl, _ := enforcement(Limits{}, DefaultMaxProcs, &cgroups{}, 0); rl.memShares != 0 {
 		t.Errorf("no memory cap, yet shares: %+v", rl)
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	// End to end, as root with no cgroup: refused before the command
+	// runs, and the sandbox built for it ends.
+	requireIsolation(t)
+	makeCgroups = func(Limits, int64) *cgroups { return &cgroups{} }
+	defer func() { makeCgroups = newCgroups }()
+	sc := newScope(t, t.TempDir(), nil)
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "touch ran"}, Env: pathEnv, Workdir: sc.Path,
+		Scopes: []Scope{sc}, Limits: Limits{MemoryMB: 64, WallMs: 5000}})
+	if !errors.Is(err, ErrUnavailable) || res != nil {
+		t.Fatalf("Run as root without a memory cgroup: %v, %v", res, err)
+	}
+	t.Log(err)
+	if _, err := os.Stat(filepath.Join(sc.Upper, "ran")); err == nil {
+		t.Error("the command ran")
+	}
+	// The same command with a cgroup writes its file (the check above
+	// would see it).
+	makeCgroups = newCgroups
+	if res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "touch ran"}, Env: pathEnv, Workdir: sc.Path,
+		Scopes: []Scope{sc}, Limits: Limits{MemoryMB: 64, WallMs: 5000}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run with a cgroup: %v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(sc.Upper, "ran")); err != nil {
+		t.Errorf("with a cgroup the command did not write its file: %v", err)
+	}
+	// Without a memory cap the same sandbox runs.
+	res, err = Run(context.Background(), Spec{Argv: []string{"true"}, Env: pathEnv, Limits: Limits{WallMs: 5000}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run without a memory cap: %v, %v", res, err)
 	}
 }
 

@@ -101,9 +101,10 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 
 	// The cgroups are made while the child starts (a few mkdirs and writes
 	// in cgroupfs, in parallel with the fork and exec); init joins them
-	// through their tasks files, which it receives with the spec.
+	// through their tasks (v1) or cgroup.procs (v2) files, which it
+	// receives with the spec.
 	cgReady := make(chan *cgroups, 1)
-	go func() { cgReady <- newCgroups(l, procs) }()
+	go func() { cgReady <- makeCgroups(l, procs) }()
 	var cg *cgroups
 	defer func() {
 		if cg == nil {
@@ -290,6 +291,9 @@ func (sb *started) setupFailed(st *os.ProcessState) error {
 	}
 	return fmt.Errorf("%w: the sandbox's first process ended: %v", ErrUnavailable, st)
 }
+
+// makeCgroups makes a sandbox's cgroups (a variable: a test runs without).
+var makeCgroups = newCgroups
 
 // The memory cap without a memory cgroup: each process gets an equal share
 // of the cap as its address space, and the number of processes is capped
