@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/act-project/act/internal/cgrouptest"
 )
 
 // memoryAttack is issue 12 item 9's attack: ten processes that each hold
@@ -83,16 +83,17 @@ for pid, r in kids:
 
 // TestMemoryAttack: the memory cap holds for all the command's processes
 // together, memfd and SysV memory included: a memory cgroup kills (root
-// here), or, where none is writable (uid 65534 here, by TestAsNobody),
-// RLIMIT_AS × RLIMIT_NPROC bounds what the processes can hold and memfd
-// and shmget fail with ENOSYS (and a POSIX message queue with EMFILE).
+// here), or, where none is writable (uid 65534 here, by TestAsNobody) and
+// Limits.MemoryRlimits allows them, RLIMIT_AS × RLIMIT_NPROC bounds what
+// the processes can hold and memfd and shmget fail with ENOSYS (and a
+// POSIX message queue with EMFILE).
 func TestMemoryAttack(t *testing.T) {
 	requireIsolation(t)
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 is not installed")
 	}
-	res := sh(t, py+" -c '"+memoryAttack+"'", nil, Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000})
+	res := sh(t, py+" -c '"+memoryAttack+"'", nil, Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000, MemoryRlimits: true})
 	mech := res.Enforcement[CapMemory]
 	t.Logf("memory: %s\nstdout: %s\nstderr: %.500s\ncap: %v", mech, res.Stdout, res.Stderr, res.CapHit)
 	if !strings.HasPrefix(mech, MemoryRlimits) {
@@ -136,18 +137,25 @@ func TestMemShares(t *testing.T) {
 	}
 }
 
-// TestMemoryCapRootWithoutCgroup: as root, RLIMIT_NPROC binds nothing
-// (uid 0 on the host is exempt), so where no memory cgroup is writable
-// the memory cap cannot be held and the command is refused, saying so.
+// TestMemoryCapRootWithoutCgroup: where no memory cgroup is writable the
+// memory cap is refused, saying what is missing: always for root (uid 0 on
+// the host is exempt from RLIMIT_NPROC), and for an ordinary user unless
+// Limits.MemoryRlimits accepts the rlimits.
 func TestMemoryCapRootWithoutCgroup(t *testing.T) {
-	_, _, err := enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroups{}, 0)
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup") ||
-		!strings.Contains(err.Error(), "Delegate=yes") {
-		t.Fatalf("root without a memory cgroup: %v", err)
+	for _, l := range []Limits{{MemoryMB: 128}, {MemoryMB: 128, MemoryRlimits: true}} {
+		_, _, err := enforcement(l, DefaultMaxProcs, &cgroups{}, 0)
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup") ||
+			!strings.Contains(err.Error(), "Delegate=yes") {
+			t.Fatalf("root without a memory cgroup (%+v): %v", l, err)
+		}
 	}
-	enf, rl, err := enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroups{}, 65534)
+	_, _, err := enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroups{}, 65534)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup; run as root or in a delegated cgroup") {
+		t.Fatalf("an ordinary user without a memory cgroup: %v", err)
+	}
+	enf, rl, err := enforcement(Limits{MemoryMB: 128, MemoryRlimits: true}, DefaultMaxProcs, &cgroups{}, 65534)
 	if err != nil || rl.memShares != 4 || rl.nproc != 4 || rl.as != 32<<20 || !strings.HasPrefix(enf[CapMemory], MemoryRlimits) {
-		t.Fatalf("an ordinary user without a memory cgroup: %v %+v %v", enf, rl, err)
+		t.Fatalf("an ordinary user without a memory cgroup, rlimits allowed: %v %+v %v", enf, rl, err)
 	}
 	if _, rl, _ := enforcement(Limits{}, DefaultMaxProcs, &cgroups{}, 0); rl.memShares != 0 {
 		t.Errorf("no memory cap, yet shares: %+v", rl)
@@ -189,9 +197,8 @@ func TestMemoryCapRootWithoutCgroup(t *testing.T) {
 
 // TestDelegatedCgroupV1: an ordinary user whose own memory cgroup is
 // delegated to it (its directory is the user's, as cgcreate -a/-t makes
-// it) gets the sandbox's memory cgroup there, not the rlimits. Root makes
-// such a cgroup below its own, and runs TestNobodyDelegated as uid 65534
-// in it.
+// it) gets the sandbox's memory cgroup there. Root makes such a cgroup
+// below its own, and runs TestNobodyDelegated as uid 65534 in it.
 func TestDelegatedCgroupV1(t *testing.T) {
 	if os.Getenv("ACT_ISOLATE_TEST_DELEGATED") != "" {
 		t.Skip("in the child")
@@ -204,24 +211,11 @@ func TestDelegatedCgroupV1(t *testing.T) {
 	if err != nil {
 		t.Skip("setpriv not found")
 	}
-	mem := v1Dirs()["memory"]
-	if mem == "" {
-		t.Skip("no cgroup v1 memory hierarchy here")
+	prefix, remove, err := cgrouptest.Delegate(65534, 65534)
+	if err != nil {
+		t.Skip(err)
 	}
-	cg := filepath.Join(mem, fmt.Sprintf("act-delegated-test-%d", os.Getpid()))
-	if err := os.Mkdir(cg, 0o755); err != nil {
-		t.Skipf("cannot make a memory cgroup: %v", err)
-	}
-	defer func() {
-		for i := 0; i < 100 && os.Remove(cg) != nil; i++ {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
-	for _, f := range []string{"", "tasks", "cgroup.procs"} {
-		if err := os.Chown(filepath.Join(cg, f), 65534, 65534); err != nil {
-			t.Fatal(err)
-		}
-	}
+	defer remove()
 	dir, err := os.MkdirTemp("", "act-isolate-delegated-")
 	if err != nil {
 		t.Fatal(err)
@@ -239,12 +233,12 @@ func TestDelegatedCgroupV1(t *testing.T) {
 	}
 	// The child moves itself into the delegated cgroup, as a user's
 	// session would be started in it, then runs the test.
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c",
-		`echo 0 > "$1/tasks" && exec "$2" -test.run='^TestNobodyDelegated$' -test.v`, "sh", cg, bin)
+	args := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups"}, prefix...)
+	cmd := exec.Command(setpriv, append(args, bin, "-test.run=^TestNobodyDelegated$", "-test.v")...)
 	cmd.Env = []string{"ACT_ISOLATE_TEST_DELEGATED=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
-	t.Logf("as uid 65534 in %s:\n%s", cg, out)
+	t.Logf("as uid 65534 in %s:\n%s", prefix[3], out)
 	if err != nil {
 		t.Fatalf("as uid 65534: %v", err)
 	}
@@ -357,4 +351,51 @@ func TestPrepareV2(t *testing.T) {
 			t.Errorf("prepareV2 = %q for root in a cgroup systemd did not delegate", got)
 		}
 	})
+}
+
+// TestMemoryRlimitsMissKernelBuffers (as uid 65534 without a cgroup, by
+// TestAsNobody) is why a memory cap without a memory cgroup is refused:
+// under RLIMIT_AS × RLIMIT_NPROC a single process holds far more than the
+// cap in the kernel's buffers of socket pairs it fills and keeps.
+func TestMemoryRlimitsMissKernelBuffers(t *testing.T) {
+	requireIsolation(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	script := py + ` -c '
+import socket, resource
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+pairs, total = [], 0
+try:
+    while total < (256 << 20):
+        a, b = socket.socketpair()
+        a.setblocking(False)
+        try:
+            while True:
+                total += a.send(b"x" * 65536)
+        except BlockingIOError:
+            pass
+        pairs.append((a, b))
+except OSError as e:
+    pass
+print("held %d MiB" % (total >> 20))
+'`
+	res := sh(t, script, nil, Limits{MemoryMB: 64, DiskMB: 8, WallMs: 30_000, MemoryRlimits: true})
+	t.Logf("%s\nexit %d, stdout %s, cap %v", res.Enforcement[CapMemory], res.ExitCode, res.Stdout, res.CapHit)
+	if !strings.HasPrefix(res.Enforcement[CapMemory], MemoryRlimits) {
+		// A cgroup charges the buffers: its OOM killer stops the command.
+		if res.CapHit == nil || res.CapHit.Cap != CapMemory {
+			t.Errorf("under %s the socket buffers were not stopped: exit %d, %s", res.Enforcement[CapMemory], res.ExitCode, res.Stdout)
+		}
+		return
+	}
+	m := regexp.MustCompile(`held (\d+) MiB`).FindStringSubmatch(string(res.Stdout))
+	if m == nil {
+		t.Fatalf("no total: %s %s", res.Stdout, res.Stderr)
+	}
+	if held, _ := strconv.Atoi(m[1]); held <= 64 {
+		t.Errorf("socket buffers held only %d MiB under the rlimits: if the kernel now bounds them, revisit the refusal of a memory cap without a cgroup (docs/sandbox-process.md)", held)
+	}
 }

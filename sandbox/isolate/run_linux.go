@@ -316,21 +316,29 @@ func memShares(mb, procs int64) (n, as int64) {
 // memoryRlimits is the memory cap's mechanism for n processes of as bytes.
 func memoryRlimits(n, as int64) string {
 	return fmt.Sprintf("%s: at most %d processes (the sandbox's init included) of %d MiB of address space each, "+
-		"memfd_create, memfd_secret and shmget refused, no POSIX message queues, tmpfs files counted by the disk cap; "+
-		"no memory cgroup is writable here", MemoryRlimits, n, as>>20)
+		"memfd_create, memfd_secret and shmget refused, no POSIX message queues, tmpfs files counted by the disk cap, "+
+		"the kernel's socket and pipe buffers not counted; no memory cgroup is writable here", MemoryRlimits, n, as>>20)
 }
 
-// errMemoryRoot refuses a memory cap that only rlimits could hold for root:
+// errNoMemoryCgroup refuses a memory cap where no memory cgroup is
+// writable: RLIMIT_AS × RLIMIT_NPROC bounds the processes' memory but not
+// the kernel's buffers they hold (socket buffers held 454 MiB under a cap
+// of 64 MiB), so it is no memory cap (docs/sandbox-process.md).
+var errNoMemoryCgroup = fmt.Errorf("%w: the memory cap cannot be enforced: no writable memory cgroup; "+
+	"run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes act …, "+
+	"or a cgroup v1 memory cgroup whose directory is the user's): rlimits would not count the kernel's "+
+	"socket and pipe buffers, so commands with a memory cap are not run without one", ErrUnavailable)
+
+// errMemoryRoot refuses a memory cap root could hold only by rlimits:
 // RLIMIT_NPROC does not bind a process whose uid is 0 on the host.
 var errMemoryRoot = fmt.Errorf("%w: the memory cap cannot be enforced: no writable memory cgroup, "+
-	"and without one the cap is RLIMIT_AS × RLIMIT_NPROC, but RLIMIT_NPROC does not bind root (uid 0 on the host); "+
-	"run act in a cgroup whose memory controller it can write (a cgroup v1 memory hierarchy, or a delegated cgroup v2: "+
-	"systemd-run --scope -p Delegate=yes act …), or as an ordinary user", ErrUnavailable)
+	"and RLIMIT_NPROC does not bind root (uid 0 on the host); run act in a cgroup whose memory controller "+
+	"it can write (a cgroup v1 memory hierarchy, or a delegated cgroup v2: systemd-run --scope -p Delegate=yes act …)", ErrUnavailable)
 
 // enforcement chooses the mechanism of each cap of l (the Result's
 // Enforcement) and the rlimits init sets where no cgroup holds a cap. A
-// memory cap neither a cgroup nor the rlimits can hold (root without a
-// memory cgroup) is an error: the command is not run.
+// memory cap no cgroup holds is an error, unless l.MemoryRlimits lets the
+// rlimits hold it for an ordinary user: the command is not run.
 func enforcement(l Limits, procs int64, cg *cgroups, uid int) (map[Cap]string, rlimits, error) {
 	enf := map[Cap]string{}
 	var rl rlimits
@@ -344,6 +352,8 @@ func enforcement(l Limits, procs int64, cg *cgroups, uid int) (map[Cap]string, r
 			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
 		} else if uid == 0 {
 			return nil, rl, errMemoryRoot
+		} else if !l.MemoryRlimits {
+			return nil, rl, errNoMemoryCgroup
 		} else {
 			rl.memShares, rl.as = memShares(l.MemoryMB, procs)
 			enf[CapMemory] = memoryRlimits(rl.memShares, rl.as)
