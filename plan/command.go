@@ -156,12 +156,6 @@ func (r *runner) command(f []string, what string, argv []string, workdir string,
 		return err
 	}
 	r.res.Commands = append(r.res.Commands, *res)
-	if mech := res.Caps[string(isolate.CapMemory)]; strings.HasPrefix(mech, isolate.MemoryRlimits) && !r.memNoted {
-		// Say which mechanism holds where it is not a cgroup: the
-		// command's processes and their size are bounded by it.
-		r.memNoted = true
-		r.note("op.memory-rlimits", field(f), "", "resources.max_memory_mb is held by rlimits, not a memory cgroup: %s (act run in a delegated cgroup, e.g. systemd-run --user --scope -p Delegate=yes act …, would use one)", strings.TrimPrefix(mech, isolate.MemoryRlimits+": "))
-	}
 	switch {
 	case res.CapHit != "":
 		return opErr("op.cap-exceeded", f, shown, nil, "the %s was stopped by a cap: %s", what, res.CapHit)

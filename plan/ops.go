@@ -209,7 +209,6 @@ var opRules = []descriptors.Rule{
 	{ID: "op.config-key-absent", Summary: "warning: a CONFIG_CHANGE unsets a key that is not in the file"},
 	{ID: "op.directory-exists", Summary: "warning: a DIRECTORY_CREATE with parents found the directory already there"},
 	{ID: "op.glob-no-match", Summary: "warning: a FILE_DELETE glob matched nothing"},
-	{ID: "op.memory-rlimits", Summary: "warning: no memory cgroup is writable, so max_memory_mb is held by RLIMIT_AS × RLIMIT_NPROC (a share of the cap per process, a process count, memfd and SysV shm refused), named with its figures"},
 }
 
 // RunOps carries out the operation of d, or the steps of a composite in
@@ -293,8 +292,6 @@ type runner struct {
 	fetch   Fetcher
 	maxBody int64
 	exec    Commander
-	// memNoted: the note that rlimits hold the memory cap was made.
-	memNoted bool
 }
 
 func (r *runner) runSteps(f []string, steps []descriptors.Step) error {
