@@ -399,3 +399,30 @@ print("held %d MiB" % (total >> 20))
 		t.Errorf("socket buffers held only %d MiB under the rlimits: if the kernel now bounds them, revisit the refusal of a memory cap without a cgroup (docs/sandbox-process.md)", held)
 	}
 }
+
+// TestMemoryFirst: a run the wall clock ended after the memory cgroup
+// killed some of its processes is named by the memory cap.
+func TestMemoryFirst(t *testing.T) {
+	wall := &CapHit{Cap: CapWall, Limit: 1000, Unit: "ms"}
+	enf := map[Cap]string{CapMemory: "cgroup v1 memory.limit_in_bytes"}
+	v1, v2 := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(v1, "memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(v2, "memory.events"), []byte("low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := Limits{MemoryMB: 128, WallMs: 1000}
+	if h := memoryFirst(wall, l, &cgroups{memory: v1}, enf); h.Cap != CapMemory || !strings.Contains(h.String(), "3 processes killed by the OOM killer, then the wall clock cap of 1000 ms") {
+		t.Errorf("v1: %v", h)
+	}
+	if h := memoryFirst(wall, l, &cgroups{memory: v2, v2: true}, enf); h.Cap != CapMemory || !strings.Contains(h.String(), "2 processes killed") {
+		t.Errorf("v2: %v", h)
+	}
+	if h := memoryFirst(wall, l, &cgroups{memory: t.TempDir()}, enf); h != wall {
+		t.Errorf("no OOM kill: %v", h)
+	}
+	if h := memoryFirst(nil, l, &cgroups{memory: v1}, enf); h != nil {
+		t.Errorf("no hit: %v", h)
+	}
+}

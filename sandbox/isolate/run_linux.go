@@ -558,10 +558,26 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []st
 			return nil, fmt.Errorf("sandbox: init ended without a status: %v", w.waitErr)
 		}
 	}
+	res.CapHit = memoryFirst(res.CapHit, l, cg, enf)
 	if res.CapHit == nil {
 		res.CapHit = capHitAfter(res, l, procs, cg, rl, enf, disk)
 	}
 	return res, nil
+}
+
+// memoryFirst names the memory cap instead of the wall clock's hit h where
+// the memory cgroup killed first and what was left then waited for the
+// dead (a parent blocked on a killed child) until the wall clock.
+func memoryFirst(h *CapHit, l Limits, cg *cgroups, enf map[Cap]string) *CapHit {
+	if h == nil || h.Cap != CapWall || l.MemoryMB <= 0 {
+		return h
+	}
+	n := cg.oomKills()
+	if n <= 0 {
+		return h
+	}
+	return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: fmt.Sprintf(
+		"%s: %d processes killed by the OOM killer, then the wall clock cap of %d ms ended the run", enf[CapMemory], n, l.WallMs)}
 }
 
 // diskReport is what init reports of the disk cap's tmpfs after the run:
