@@ -446,6 +446,7 @@ func TestDeps(t *testing.T) {
 		"":                      {"cmd"},
 		"cmd":                   {"audit", "descriptors", "diff", "gate", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/jsonschema-go/jsonschema"},
 		"internal/treesnap":     {},
+		"internal/cgrouptest":   {},
 		"internal/sshsig":       {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
 		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema"},
 		"policy":                {"descriptors", "internal/document", "internal/problem", "internal/pathglob", "schema", "go.yaml.in/yaml/v3"},

@@ -29,6 +29,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/act-project/act/audit"
+	"github.com/act-project/act/internal/cgrouptest"
 	"github.com/act-project/act/internal/treesnap"
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -690,7 +691,14 @@ func asNobody(t *testing.T, test string, env ...string) {
 	must(t, err)
 	bin := filepath.Join(dir, "act.test")
 	copyFile(t, exe, bin, 0o755)
-	args := []string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run=^" + test + "$", "-test.count=1"}
+	// In a memory cgroup of its own, without which act refuses commands
+	// with a memory cap (docs/sandbox-process.md).
+	prefix, remove, err := cgrouptest.Delegate(65534, 65534)
+	if err != nil {
+		t.Skipf("cannot give uid 65534 a memory cgroup, without which its commands are refused: %v", err)
+	}
+	defer remove()
+	args := append(append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--"}, prefix...), bin, "-test.run=^"+test+"$", "-test.count=1")
 	if testing.Verbose() {
 		args = append(args, "-test.v")
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/act-project/act/internal/cgrouptest"
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -557,8 +558,16 @@ func TestMCPNobody(t *testing.T) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	c := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin,
-		"-test.run=^TestMCP(Tools|Lifecycle|PolicyReread|ConcurrentAndCancel|ConcurrentPlans)$", "-test.count=1", "-test.v")
+	// In a memory cgroup of its own, without which act refuses commands
+	// with a memory cap (docs/sandbox-process.md).
+	prefix, remove, err := cgrouptest.Delegate(65534, 65534)
+	if err != nil {
+		t.Skipf("cannot give uid 65534 a memory cgroup, without which its commands are refused: %v", err)
+	}
+	defer remove()
+	args := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--"}, prefix...)
+	c := exec.Command(setpriv, append(args, bin,
+		"-test.run=^TestMCP(Tools|Lifecycle|PolicyReread|ConcurrentAndCancel|ConcurrentPlans)$", "-test.count=1", "-test.v")...)
 	c.Dir = dir
 	c.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir, "ACT_TEST_AS_NOBODY=1")
 	out, err := c.CombinedOutput()

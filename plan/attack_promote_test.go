@@ -8,11 +8,11 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/act-project/act/sandbox/isolate"
 )
 
 func init() {
@@ -187,9 +187,10 @@ func fifoGotNothing(t *testing.T, w *attackWorld, _ *Plan) {
 func init() {
 	attackCases = append(attackCases,
 		attackCase{
-			// Ten processes under a 128 MiB cap: where no memory cgroup is
-			// writable (an ordinary user here), RLIMIT_AS bounds each, not
-			// all — the plan must say so rather than claim the cap held.
+			// Ten processes under a 128 MiB cap: the memory cgroup bounds
+			// them together (as root; the ordinary user runs in a
+			// delegated one, without which the command is refused:
+			// TestMemoryCapRefusedWithoutCgroup).
 			name:   "memory-many-processes",
 			script: `for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.2 & done; wait`,
 			static: []string{"forbidden.background-execution"},
@@ -197,26 +198,93 @@ func init() {
 			want:   "planned",
 			check:  memoryMechanismSaid,
 		},
+		attackCase{
+			// Issue 12 item 9's attack: ten processes of up to 100 MiB
+			// each, a memfd filled with write() (never mapped, so no
+			// RLIMIT_AS counts it) and a SysV segment filled and
+			// detached, under a 128 MiB cap. It held ~1.2 GiB as an
+			// ordinary user under RLIMIT_AS. The cgroup's OOM killer
+			// stops it.
+			name:    "memory-memfd-many-processes",
+			script:  "python3 -c '" + memoryAttack + "'",
+			res:     "{max_cpu_ms: 20000, max_memory_mb: 128, max_disk_mb: 8, max_duration_ms: 20000}",
+			needs:   "python3",
+			maxWall: 25 * time.Second,
+			want:    "op.cap-exceeded", msg: `memory cap of 128 MiB hit \(cgroup`,
+		},
 	)
 }
 
-// memoryMechanismSaid checks that the plan names the memory cap's
-// mechanism, and warns when it is per process.
+// memoryAttack prints what it held at once: ten processes that each take
+// up to 100 MiB, a memfd filled with write() and a SysV segment filled and
+// detached (as sandbox/isolate's TestMemoryAttack).
+const memoryAttack = `
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+MiB = 1 << 20
+def grab(limit):
+    held = []
+    try:
+        while len(held) * 4 < limit:
+            held.append(b"\x01" * (4 * MiB))
+    except MemoryError:
+        pass
+    return held
+kids, total = [], 0
+for i in range(10):
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print("fork refused: errno %d" % e.errno)
+        os.close(r); os.close(w)
+        break
+    if pid == 0:
+        os.close(r)
+        h = grab(100)
+        os.write(w, b"%d\n" % (len(h) * 4))
+        os.close(w)
+        time.sleep(60)
+        os._exit(0)
+    os.close(w)
+    kids.append((pid, r))
+for pid, r in kids:
+    total += int(os.read(r, 32) or b"0")
+memfd = 0
+try:
+    fd = os.memfd_create("hog")
+    chunk = b"\x02" * MiB
+    while memfd < 256:
+        os.write(fd, chunk)
+        memfd += 1
+except OSError as e:
+    print("memfd: errno %d" % e.errno)
+shm = 0
+libc.shmget.restype = ctypes.c_int
+sid = libc.shmget(0, 64 * MiB, 0o1600)
+if sid < 0:
+    print("shmget: errno %d" % ctypes.get_errno())
+else:
+    libc.shmat.restype = ctypes.c_void_p
+    a = libc.shmat(sid, None, 0)
+    if a is None or a == ctypes.c_void_p(-1).value:
+        print("shmat: errno %d" % ctypes.get_errno())
+    else:
+        ctypes.memset(a, 3, 64 * MiB)
+        libc.shmdt(ctypes.c_void_p(a))
+        shm = 64
+print("held %d MiB: %d in %d children, memfd %d, shm %d" % (total + memfd + shm, total, len(kids), memfd, shm))
+for pid, r in kids:
+    os.kill(pid, 9)
+`
+
+// memoryMechanismSaid checks that the plan names a cgroup as the memory
+// cap's mechanism.
 func memoryMechanismSaid(t *testing.T, w *attackWorld, p *Plan) {
 	if p == nil || len(p.Commands) == 0 {
 		t.Fatal("no command ran")
 	}
-	mech := p.Commands[0].Caps["memory"]
-	warned := false
-	for _, w := range p.Warnings {
-		warned = warned || w.Rule == "op.memory-per-process"
-	}
-	switch {
-	case mech == "":
-		t.Error("the plan does not say how the memory cap was enforced")
-	case mech == isolate.MemoryPerProcess && !warned:
-		t.Error("the memory cap held per process only, and the plan does not warn")
-	case mech != isolate.MemoryPerProcess && warned:
-		t.Error("the plan warns of a per-process cap, but a cgroup held it")
+	if mech := p.Commands[0].Caps["memory"]; !strings.HasPrefix(mech, "cgroup v") {
+		t.Errorf("the plan says the memory cap was held by %q, not a memory cgroup", mech)
 	}
 }

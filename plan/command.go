@@ -170,11 +170,6 @@ func (r *runner) command(f []string, what string, argv []string, workdir string,
 		return err
 	}
 	r.res.Commands = append(r.res.Commands, *res)
-	if res.Caps[string(isolate.CapMemory)] == isolate.MemoryPerProcess && !r.memNoted {
-		// Say which mechanism holds: the plan shows it was not aggregate.
-		r.memNoted = true
-		r.note("op.memory-per-process", field(f), "", "resources.max_memory_mb bounds each process of the command, not all together: no memory cgroup is writable for this user (act as root, or a delegated cgroup, bounds them together)")
-	}
 	switch {
 	case res.CapHit != "":
 		return opErr("op.cap-exceeded", f, shown, nil, "the %s was stopped by a cap: %s", what, res.CapHit)

@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,4 +78,66 @@ func TestRejectedPlanLeavesNothingNobody(t *testing.T) {
 	mustDo(t, os.Mkdir(base, 0o755))
 	mustDo(t, os.Chown(base, 65534, 65534))
 	runAsNobody(t, dir, "TestRejectedPlanLeavesNothing", leakEnv+"="+base)
+}
+
+// memCapEnv marks the child TestMemoryCapRefusedWithoutCgroup starts; its
+// value is the directory its parent made.
+const memCapEnv = "_ACT_TEST_MEMCAP_BASE"
+
+// TestMemoryCapRefusedWithoutCgroup: as an ordinary user with no writable
+// memory cgroup, a command with a memory cap is refused before it runs,
+// saying what is missing (issue 12 item 9: rlimits would not bound the
+// command's processes together, nor the kernel's buffers they hold).
+func TestMemoryCapRefusedWithoutCgroup(t *testing.T) {
+	base := os.Getenv(memCapEnv)
+	if base == "" {
+		dir := nobodyDir(t)
+		if err := isolate.Available(); err != nil {
+			t.Skipf("no isolation here: %v", err)
+		}
+		base = filepath.Join(dir, "memcap")
+		mustDo(t, os.Mkdir(base, 0o755))
+		mustDo(t, os.Chown(base, 65534, 65534))
+		runAsNobodyIn(t, nil, dir, "TestMemoryCapRefusedWithoutCgroup", memCapEnv+"="+base)
+		return
+	}
+	scope := filepath.Join(base, "s")
+	state := filepath.Join(base, "state")
+	mustDo(t, os.MkdirAll(scope, 0o755))
+	text := `descriptor_version: "1.0"
+action_id: 5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e02
+created_at: "2026-11-22T00:00:00Z"
+created_by: ai
+intent_summary: Run a command under a memory cap.
+risk_level: MEDIUM
+action_type: COMMAND_EXECUTION
+scope: {filesystem: {paths: [` + scope + `], recursive: true}, network: {required: false}, ui: {required: false}}
+resources: {max_cpu_ms: 2000, max_memory_mb: 128, max_disk_mb: 4, max_duration_ms: 5000}
+sandbox: {required: true, sandbox_type: container, allow_network: false, max_runs: 1}
+rollback: {supported: true, rollback_type: filesystem_snapshot, rollback_scope: declared_effects_only}
+confirmation: {required: false, reason: "", cooldown_on_repeat: false}
+audit: {log: true, log_level: SUMMARY, retain_days: 30}
+preconditions: {paths_exist: [], network_available: false, user_idle: false}
+effects: {filesystem: {create: [` + scope + `/ran], modify: [], delete: []}, network: false, system_state_change: false}
+operation: {argv: [sh, -c, "touch ran"], workdir: ` + scope + `}
+`
+	d, _, probs := descriptors.Load("d.yaml", []byte(text))
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	pol, err := policy.Default("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol.AllowedRoots = []string{base}
+	p, err := Build(t.Context(), d, Options{StateDir: state, Policy: pol, Decision: pol.Decide(d, buildNow), File: "d.yaml", Now: func() time.Time { return buildNow }})
+	if p != nil || !errors.Is(err, isolate.ErrUnavailable) ||
+		!strings.Contains(err.Error(), "no writable memory cgroup; run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes") {
+		t.Fatalf("an ordinary user without a memory cgroup: plan %v, error %v", p != nil, err)
+	}
+	t.Log(err)
+	ents, _ := os.ReadDir(filepath.Join(state, "plans"))
+	for _, e := range ents {
+		t.Errorf("left behind: plans/%s", e.Name())
+	}
 }

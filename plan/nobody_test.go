@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/act-project/act/internal/cgrouptest"
 	"github.com/act-project/act/sandbox"
 )
 
@@ -36,7 +37,22 @@ func nobodyDir(t *testing.T) string {
 // runAsNobody runs the test named name again in a copy of this test binary
 // as uid and gid 65534, in dir (also its TMPDIR and HOME), with env added
 // to the environment, and returns its output. A failing child fails t.
+// The child runs in a memory cgroup delegated to uid 65534, as a user's
+// delegated session would: without one act refuses commands with a memory
+// cap (docs/sandbox-process.md). Where none can be made it skips t.
 func runAsNobody(t *testing.T, dir, name string, env ...string) []byte {
+	t.Helper()
+	prefix, remove, err := cgrouptest.Delegate(65534, 65534)
+	if err != nil {
+		t.Skipf("cannot give uid 65534 a memory cgroup, without which its commands are refused: %v", err)
+	}
+	defer remove()
+	return runAsNobodyIn(t, prefix, dir, name, env...)
+}
+
+// runAsNobodyIn is runAsNobody with the argv prefix the child runs under
+// (none: no delegated cgroup).
+func runAsNobodyIn(t *testing.T, prefix []string, dir, name string, env ...string) []byte {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -46,7 +62,7 @@ func runAsNobody(t *testing.T, dir, name string, env ...string) []byte {
 	bin := filepath.Join(dir, "plan.test")
 	mustDo(t, sandbox.CopyTree(exe, bin))
 	mustDo(t, os.Chmod(bin, 0o755))
-	args := []string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run=^" + name + "$", "-test.count=1"}
+	args := append(append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--"}, prefix...), bin, "-test.run=^"+name+"$", "-test.count=1")
 	if testing.Verbose() {
 		args = append(args, "-test.v")
 	}

@@ -209,7 +209,6 @@ var opRules = []descriptors.Rule{
 	{ID: "op.config-key-absent", Summary: "warning: a CONFIG_CHANGE unsets a key that is not in the file"},
 	{ID: "op.directory-exists", Summary: "warning: a DIRECTORY_CREATE with parents found the directory already there"},
 	{ID: "op.glob-no-match", Summary: "warning: a FILE_DELETE glob matched nothing"},
-	{ID: "op.memory-per-process", Summary: "warning: max_memory_mb bounds each process of the command, not all together (no writable memory cgroup)"},
 }
 
 // RunOps carries out the operation of d, or the steps of a composite in
@@ -293,8 +292,6 @@ type runner struct {
 	fetch   Fetcher
 	maxBody int64
 	exec    Commander
-	// memNoted: the note that the memory cap is per process was made.
-	memNoted bool
 }
 
 func (r *runner) runSteps(f []string, steps []descriptors.Step) error {

@@ -11,13 +11,13 @@ import (
 // wall clock. The run must still be named as stopped by the process cap,
 // and only when the command failed and said so.
 func TestCapHitAfterRefusedFork(t *testing.T) {
-	noCgroup := &cgroupV1{}
+	noCgroup := &cgroups{}
 	for _, c := range []struct {
 		name   string
 		exit   int
 		stderr string
 		procs  int64
-		cg     *cgroupV1
+		cg     *cgroups
 		want   Cap
 	}{
 		{"dash gives up", 2, "b: 1: Cannot fork\n", 64, noCgroup, CapProcs},
@@ -25,7 +25,7 @@ func TestCapHitAfterRefusedFork(t *testing.T) {
 		{"succeeded anyway", 0, "b: 1: Cannot fork\n", 64, noCgroup, ""},
 		{"no process cap", 2, "b: 1: Cannot fork\n", 0, noCgroup, ""},
 		{"unrelated failure", 2, "no such file\n", 64, noCgroup, ""},
-		{"pids cgroup in force", 2, "b: 1: Cannot fork\n", 64, &cgroupV1{pids: t.TempDir()}, ""},
+		{"pids cgroup in force", 2, "b: 1: Cannot fork\n", 64, &cgroups{pids: t.TempDir()}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := &Result{ExitCode: c.exit, Stderr: []byte(c.stderr)}

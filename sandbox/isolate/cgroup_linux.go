@@ -7,21 +7,47 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
-// cgroupV1 is one sandbox's directories in the v1 hierarchies that are
-// writable here; a missing controller has an empty path.
+// cgroups is one sandbox's cgroup directories: in the v1 hierarchies that
+// are writable here, or, where no v1 memory hierarchy is, one cgroup in a
+// delegated cgroup v2 tree (v2; memory and pids are then the same
+// directory). A missing controller has an empty path.
 //
 // The sandbox's init joins them itself: join holds each directory's
-// "tasks" file, open for writing, which init inherits and writes "0" to
-// before it forks the command. A single thread moving itself skips the
-// kernel's global cgroup_threadgroup_rwsem, whose write side waits for an
-// RCU grace period (5–20 ms here) on every write of a pid to cgroup.procs.
-type cgroupV1 struct {
+// "tasks" file (v1) or "cgroup.procs" (v2), open for writing, which init
+// inherits and writes "0" to before it forks the command. In v1 a single
+// thread moving itself skips the kernel's global cgroup_threadgroup_rwsem,
+// whose write side waits for an RCU grace period (5–20 ms here) on every
+// write of a pid to cgroup.procs.
+type cgroups struct {
 	memory, pids, cpuacct string
+	v2                    bool
 	join                  []*os.File
+}
+
+// newCgroups makes the sandbox's cgroups: v1 where its hierarchies are
+// writable, else a delegated v2 cgroup for memory and processes.
+func newCgroups(l Limits, procs int64) *cgroups {
+	cg := newCgroupV1(l, procs)
+	if cg.memory == "" && l.MemoryMB > 0 {
+		if v2 := newCgroupV2(delegatedV2(), l, procs); v2 != nil {
+			for _, f := range cg.join {
+				f.Close()
+			}
+			for _, d := range []string{cg.memory, cg.pids, cg.cpuacct} {
+				if d != "" {
+					os.Remove(d)
+				}
+			}
+			return v2
+		}
+	}
+	return cg
 }
 
 var cgroupSeq atomic.Int64
@@ -78,8 +104,8 @@ func v1Dirs() map[string]string {
 
 // newCgroupV1 makes a child cgroup in each writable v1 controller and sets
 // its limits; controllers that refuse are left out.
-func newCgroupV1(l Limits, procs int64) *cgroupV1 {
-	cg := &cgroupV1{}
+func newCgroupV1(l Limits, procs int64) *cgroups {
+	cg := &cgroups{}
 	name := fmt.Sprintf("act-sandbox-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	for ctl, dir := range v1Dirs() {
 		d := filepath.Join(dir, name)
@@ -128,7 +154,7 @@ func writeFile(dir, name, val string) error {
 }
 
 // closeJoin closes the parent's copies of the tasks files.
-func (cg *cgroupV1) closeJoin() {
+func (cg *cgroups) closeJoin() {
 	for _, f := range cg.join {
 		f.Close()
 	}
@@ -136,7 +162,7 @@ func (cg *cgroupV1) closeJoin() {
 }
 
 // cpuUsage is the CPU time used in the cpuacct cgroup so far.
-func (cg *cgroupV1) cpuUsage() (time.Duration, bool) {
+func (cg *cgroups) cpuUsage() (time.Duration, bool) {
 	if cg.cpuacct == "" {
 		return 0, false
 	}
@@ -166,12 +192,17 @@ func field(dir, file, key string) int64 {
 	return 0
 }
 
-func (cg *cgroupV1) oomKills() int64    { return field(cg.memory, "memory.oom_control", "oom_kill") }
-func (cg *cgroupV1) pidsMaxHits() int64 { return field(cg.pids, "pids.events", "max") }
+func (cg *cgroups) oomKills() int64 {
+	if cg.v2 {
+		return field(cg.memory, "memory.events", "oom_kill")
+	}
+	return field(cg.memory, "memory.oom_control", "oom_kill")
+}
+func (cg *cgroups) pidsMaxHits() int64 { return field(cg.pids, "pids.events", "max") }
 
 // remove deletes the cgroups; they are empty once the namespace is gone,
 // but the kernel may take a moment to notice.
-func (cg *cgroupV1) remove() {
+func (cg *cgroups) remove() {
 	cg.closeJoin()
 	for _, d := range []string{cg.memory, cg.pids, cg.cpuacct} {
 		if d == "" {
@@ -184,4 +215,160 @@ func (cg *cgroupV1) remove() {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
+}
+
+// The delegated cgroup v2 tree act makes the sandboxes' cgroups in, found
+// (and prepared) once per process: "" where there is none.
+var delegatedV2 = sync.OnceValue(func() string {
+	mi, err1 := os.ReadFile("/proc/self/mountinfo")
+	pc, err2 := os.ReadFile("/proc/self/cgroup")
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	own := v2Own(string(mi), string(pc))
+	if own == "" {
+		return ""
+	}
+	return prepareV2(own, os.Getpid(), os.Geteuid())
+})
+
+// v2Own is the directory of this process's cgroup in the cgroup v2
+// hierarchy, from /proc/self/mountinfo and /proc/self/cgroup ("0::/path").
+func v2Own(mountinfo, procCgroup string) string {
+	var path string
+	for _, line := range strings.Split(procCgroup, "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			path = p
+		}
+	}
+	if path == "" {
+		return ""
+	}
+	for _, line := range strings.Split(mountinfo, "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
+			continue
+		}
+		pf, qf := strings.Fields(pre), strings.Fields(post)
+		if len(pf) < 5 || len(qf) < 1 || qf[0] != "cgroup2" {
+			continue
+		}
+		rel, err := filepath.Rel(pf[3], path)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		return filepath.Join(pf[4], rel)
+	}
+	return ""
+}
+
+// v2Leaf is the cgroup act moves itself into, below its own delegated
+// cgroup, so that the sandboxes' cgroups may have controllers (cgroup v2
+// puts processes in leaves only).
+const v2Leaf = "act"
+
+// prepareV2 readies own, the cgroup v2 directory that process pid of
+// effective uid euid is in, for the sandboxes' cgroups and returns it, or
+// "" where it cannot be used. It is used only where it is delegated to
+// euid: its directory, cgroup.procs and cgroup.subtree_control are
+// euid's and writable, memory is among its controllers, and nothing but
+// this process is in it; for root, only where systemd marked it delegated
+// (Delegate=yes: the trusted.delegate or user.delegate xattr), so act does
+// not reorganise a cgroup systemd manages. Then act moves itself into
+// own/act and enables the memory (and pids) controllers for own's
+// children (docs/sandbox-process.md).
+func prepareV2(own string, pid, euid int) string {
+	ctl, err := os.ReadFile(filepath.Join(own, "cgroup.controllers"))
+	if err != nil || !hasWord(string(ctl), "memory") {
+		return ""
+	}
+	sub, err := os.ReadFile(filepath.Join(own, "cgroup.subtree_control"))
+	if err != nil {
+		return ""
+	}
+	if hasWord(string(sub), "memory") {
+		return own // prepared already (act is in a leaf below it)
+	}
+	for _, f := range []string{"", "cgroup.procs", "cgroup.subtree_control"} {
+		var st syscall.Stat_t
+		p := filepath.Join(own, f)
+		if syscall.Stat(p, &st) != nil || int(st.Uid) != euid || syscall.Access(p, 2) != nil {
+			return ""
+		}
+	}
+	if euid == 0 && !hasXattr(own, "trusted.delegate") && !hasXattr(own, "user.delegate") {
+		return ""
+	}
+	procs, err := os.ReadFile(filepath.Join(own, "cgroup.procs"))
+	if err != nil || strings.TrimSpace(string(procs)) != strconv.Itoa(pid) {
+		return ""
+	}
+	leaf := filepath.Join(own, v2Leaf)
+	if err := os.Mkdir(leaf, 0o755); err != nil && !os.IsExist(err) {
+		return ""
+	}
+	if writeFile(leaf, "cgroup.procs", strconv.Itoa(pid)) != nil {
+		os.Remove(leaf)
+		return ""
+	}
+	if writeFile(own, "cgroup.subtree_control", "+memory") != nil {
+		// Put act back where it was.
+		_ = writeFile(own, "cgroup.procs", strconv.Itoa(pid))
+		os.Remove(leaf)
+		return ""
+	}
+	_ = writeFile(own, "cgroup.subtree_control", "+pids") // optional
+	return own
+}
+
+func hasWord(s, w string) bool {
+	for _, f := range strings.Fields(s) {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}
+
+func hasXattr(path, name string) bool {
+	_, err := syscall.Getxattr(path, name, nil)
+	return err == nil
+}
+
+// newCgroupV2 makes a sandbox's cgroup below base, a delegated cgroup v2
+// directory prepared by prepareV2, with memory.max (and pids.max, where
+// the pids controller is enabled) set; nil where base is "" or it fails.
+func newCgroupV2(base string, l Limits, procs int64) *cgroups {
+	if base == "" {
+		return nil
+	}
+	d := filepath.Join(base, fmt.Sprintf("act-sandbox-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	if os.Mkdir(d, 0o755) != nil {
+		return nil
+	}
+	cg := &cgroups{v2: true, memory: d}
+	b := strconv.FormatInt(l.MemoryMB<<20, 10)
+	err := writeFile(d, "memory.max", b)
+	if err == nil {
+		// Swap would hold what memory.max does not count (the file is
+		// missing where swap is not accounted).
+		if _, e := os.Stat(filepath.Join(d, "memory.swap.max")); e == nil {
+			err = writeFile(d, "memory.swap.max", "0")
+		}
+	}
+	if err == nil {
+		if _, e := os.Stat(filepath.Join(d, "pids.max")); e == nil && writeFile(d, "pids.max", strconv.FormatInt(procs, 10)) == nil {
+			cg.pids = d
+		}
+	}
+	var procsFile *os.File
+	if err == nil {
+		procsFile, err = os.OpenFile(filepath.Join(d, "cgroup.procs"), os.O_WRONLY, 0)
+	}
+	if err != nil {
+		os.Remove(d)
+		return nil
+	}
+	cg.join = []*os.File{procsFile}
+	return cg
 }

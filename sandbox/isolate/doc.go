@@ -55,7 +55,13 @@
 //   - wall clock: SIGKILL of the namespace's init from the parent, which
 //     takes the whole PID namespace with it;
 //   - memory: cgroup v1 memory.limit_in_bytes where the hierarchy is
-//     writable (OOM kill), else RLIMIT_AS;
+//     writable, else cgroup v2 memory.max in a delegated cgroup (OOM
+//     kill); without either the run is refused, unless
+//     Limits.MemoryRlimits accepts RLIMIT_AS × RLIMIT_NPROC for an
+//     ordinary user (the cap split into a process count and an address
+//     space each, memfd_create, memfd_secret and shmget refused, no
+//     message queues), which does not count the kernel's buffers
+//     (docs/sandbox-process.md);
 //   - CPU: cgroup v1 cpuacct polled by the parent (kill on excess) where
 //     writable, plus RLIMIT_CPU per process always;
 //   - disk: the tmpfs above. The cap is named when the tmpfs is full after
@@ -64,7 +70,8 @@
 //     links, counted by init as it copies; the copy stops there). Pages of
 //     the tmpfs are memory: where a memory cgroup enforces the memory cap
 //     they count against it too;
-//   - processes: cgroup v1 pids.max where writable, else RLIMIT_NPROC.
+//   - processes: cgroup v1 pids.max where writable, else RLIMIT_NPROC;
+//     under the memory cap's rlimits, RLIMIT_NPROC of its share count.
 //
 // [Available] probes once whether all of this works here, and says what is
 // missing when it does not: callers refuse commands then (fail closed).

@@ -101,10 +101,11 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 
 	// The cgroups are made while the child starts (a few mkdirs and writes
 	// in cgroupfs, in parallel with the fork and exec); init joins them
-	// through their tasks files, which it receives with the spec.
-	cgReady := make(chan *cgroupV1, 1)
-	go func() { cgReady <- newCgroupV1(l, procs) }()
-	var cg *cgroupV1
+	// through their tasks (v1) or cgroup.procs (v2) files, which it
+	// receives with the spec.
+	cgReady := make(chan *cgroups, 1)
+	go func() { cgReady <- makeCgroups(l, procs) }()
+	var cg *cgroups
 	defer func() {
 		if cg == nil {
 			cg = <-cgReady
@@ -124,7 +125,16 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	}
 	defer sb.parent.Close()
 	cg = <-cgReady
-	enf, rl := enforcement(l, procs, cg, os.Getuid())
+	enf, rl, err := enforcement(l, procs, cg, os.Getuid())
+	if err != nil {
+		sb.abort(initProc)
+		return nil, err
+	}
+	// The first process has ended and been reaped before the command can
+	// fork: it was in the sandbox's user namespace, whose processes
+	// RLIMIT_NPROC counts.
+	st := <-sb.firstDone
+	sb.firstDone <- st
 	sb.sendSpec(rl.append(payload, l.DiskMB<<20), cg)
 	w := watch(ctx, initProc, sb.start, l, cg, enf)
 	<-sb.firstDone
@@ -284,20 +294,71 @@ func (sb *started) setupFailed(st *os.ProcessState) error {
 	return fmt.Errorf("%w: the sandbox's first process ended: %v", ErrUnavailable, st)
 }
 
+// makeCgroups makes a sandbox's cgroups (a variable: a test runs without).
+var makeCgroups = newCgroups
+
+// The memory cap without a memory cgroup: each process gets an equal share
+// of the cap as its address space, and the number of processes is capped
+// so that the shares add up to no more than the cap. The cap is split into
+// one process per memShareMiB (python3 starts in 16 MiB of address space,
+// a shell in less), but at least 3 (init, a shell and what it starts) and
+// at most memShareProcs, the sandbox's init included.
+const (
+	memShareMiB   = 32
+	memShareProcs = 64
+)
+
+// memShares splits a memory cap of mb MiB into n processes of as bytes of
+// address space each, n × as ≤ mb MiB, with at most procs processes.
+func memShares(mb, procs int64) (n, as int64) {
+	n = min(max(mb/memShareMiB, 3), memShareProcs, max(procs, 1))
+	return n, mb << 20 / n
+}
+
+// memoryRlimits is the memory cap's mechanism for n processes of as bytes.
+func memoryRlimits(n, as int64) string {
+	return fmt.Sprintf("%s: at most %d processes (the sandbox's init included) of %d MiB of address space each, "+
+		"memfd_create, memfd_secret and shmget refused, no POSIX message queues, tmpfs files counted by the disk cap, "+
+		"the kernel's socket and pipe buffers not counted; no memory cgroup is writable here", MemoryRlimits, n, as>>20)
+}
+
+// errNoMemoryCgroup refuses a memory cap where no memory cgroup is
+// writable: RLIMIT_AS × RLIMIT_NPROC bounds the processes' memory but not
+// the kernel's buffers they hold (socket buffers held 454 MiB under a cap
+// of 64 MiB), so it is no memory cap (docs/sandbox-process.md).
+var errNoMemoryCgroup = fmt.Errorf("%w: the memory cap cannot be enforced: no writable memory cgroup; "+
+	"run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes act …, "+
+	"or a cgroup v1 memory cgroup whose directory is the user's): rlimits would not count the kernel's "+
+	"socket and pipe buffers, so commands with a memory cap are not run without one", ErrUnavailable)
+
+// errMemoryRoot refuses a memory cap root could hold only by rlimits:
+// RLIMIT_NPROC does not bind a process whose uid is 0 on the host.
+var errMemoryRoot = fmt.Errorf("%w: the memory cap cannot be enforced: no writable memory cgroup, "+
+	"and RLIMIT_NPROC does not bind root (uid 0 on the host); run act in a cgroup whose memory controller "+
+	"it can write (a cgroup v1 memory hierarchy, or a delegated cgroup v2: systemd-run --scope -p Delegate=yes act …)", ErrUnavailable)
+
 // enforcement chooses the mechanism of each cap of l (the Result's
-// Enforcement) and the rlimits init sets where no cgroup holds a cap.
-func enforcement(l Limits, procs int64, cg *cgroupV1, uid int) (map[Cap]string, rlimits) {
+// Enforcement) and the rlimits init sets where no cgroup holds a cap. A
+// memory cap no cgroup holds is an error, unless l.MemoryRlimits lets the
+// rlimits hold it for an ordinary user: the command is not run.
+func enforcement(l Limits, procs int64, cg *cgroups, uid int) (map[Cap]string, rlimits, error) {
 	enf := map[Cap]string{}
 	var rl rlimits
 	if l.WallMs > 0 {
 		enf[CapWall] = "SIGKILL of the PID namespace by the parent"
 	}
 	if l.MemoryMB > 0 {
-		if cg.memory != "" {
+		if cg.memory != "" && cg.v2 {
+			enf[CapMemory] = "cgroup v2 memory.max (a delegated cgroup)"
+		} else if cg.memory != "" {
 			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
+		} else if uid == 0 {
+			return nil, rl, errMemoryRoot
+		} else if !l.MemoryRlimits {
+			return nil, rl, errNoMemoryCgroup
 		} else {
-			enf[CapMemory] = MemoryPerProcess
-			rl.as = l.MemoryMB << 20
+			rl.memShares, rl.as = memShares(l.MemoryMB, procs)
+			enf[CapMemory] = memoryRlimits(rl.memShares, rl.as)
 		}
 	}
 	if l.CPUMs > 0 {
@@ -311,23 +372,41 @@ func enforcement(l Limits, procs int64, cg *cgroupV1, uid int) (map[Cap]string, 
 	if l.DiskMB > 0 {
 		enf[CapDisk] = diskMechanism(l.DiskMB) + " holding the layers' upper dirs, /tmp and /dev/shm"
 	}
-	if cg.pids != "" {
+	switch {
+	case rl.memShares > 0:
+		// The memory cap's share count is the process cap, whatever a
+		// pids cgroup says.
+		enf[CapProcs] = fmt.Sprintf("RLIMIT_NPROC of %d, set by the memory cap (%d MiB of address space per process)", rl.memShares, rl.as>>20)
+		rl.nproc = rl.memShares
+	case cg.pids != "" && cg.v2:
+		enf[CapProcs] = "cgroup v2 pids.max (a delegated cgroup)"
+	case cg.pids != "":
 		enf[CapProcs] = "cgroup v1 pids.max"
-	} else {
+	default:
 		enf[CapProcs] = "RLIMIT_NPROC"
 		if uid == 0 {
 			enf[CapProcs] = "none: no writable pids cgroup, and RLIMIT_NPROC does not bind root"
 		}
 		rl.nproc = procs
 	}
-	return enf, rl
+	return enf, rl, nil
+}
+
+// abort ends a sandbox whose command is not to run: init gets no spec,
+// fails to read one and ends; it and the first process are reaped.
+func (sb *started) abort(initProc *os.Process) {
+	_ = syscall.Shutdown(sb.parentFD, syscall.SHUT_WR)
+	_, _ = initProc.Wait()
+	<-sb.firstDone
+	sb.copies.Wait()
+	<-sb.msgs
 }
 
 // sendSpec sends init the cgroups' tasks files, which it joins before it
 // forks the command (nothing runs outside them), then the spec, and ends
 // the parent's side of the socket. A lost descriptor fails the run (init
 // checks the count); so does a short write (init refuses a truncated spec).
-func (sb *started) sendSpec(payload []byte, cg *cgroupV1) {
+func (sb *started) sendSpec(payload []byte, cg *cgroups) {
 	var err error
 	if len(cg.join) > 0 {
 		rights := make([]int, len(cg.join))
@@ -356,7 +435,7 @@ type watched struct {
 
 // watch enforces the wall clock, the polled CPU cap and ctx by killing
 // init (and so the PID namespace), and waits for init to end.
-func watch(ctx context.Context, initProc *os.Process, start time.Time, l Limits, cg *cgroupV1, enf map[Cap]string) *watched {
+func watch(ctx context.Context, initProc *os.Process, start time.Time, l Limits, cg *cgroups, enf map[Cap]string) *watched {
 	var (
 		mu     sync.Mutex
 		hit    *CapHit
@@ -418,7 +497,7 @@ func watch(ctx context.Context, initProc *os.Process, start time.Time, l Limits,
 }
 
 // collect reads init's report (lines) and makes the Result.
-func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []string, procs int64, cg *cgroupV1, rl rlimits, enf map[Cap]string) (*Result, error) {
+func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []string, procs int64, cg *cgroups, rl rlimits, enf map[Cap]string) (*Result, error) {
 	l := spec.Limits
 	if w.killed && w.hit == nil && ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -481,10 +560,26 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []st
 			return nil, fmt.Errorf("sandbox: init ended without a status: %v", w.waitErr)
 		}
 	}
+	res.CapHit = memoryFirst(res.CapHit, l, cg, enf)
 	if res.CapHit == nil {
 		res.CapHit = capHitAfter(res, l, procs, cg, rl, enf, disk)
 	}
 	return res, nil
+}
+
+// memoryFirst names the memory cap instead of the wall clock's hit h where
+// the memory cgroup killed first and what was left then waited for the
+// dead (a parent blocked on a killed child) until the wall clock.
+func memoryFirst(h *CapHit, l Limits, cg *cgroups, enf map[Cap]string) *CapHit {
+	if h == nil || h.Cap != CapWall || l.MemoryMB <= 0 {
+		return h
+	}
+	n := cg.oomKills()
+	if n <= 0 {
+		return h
+	}
+	return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: fmt.Sprintf(
+		"%s: %d processes killed by the OOM killer, then the wall clock cap of %d ms ended the run", enf[CapMemory], n, l.WallMs)}
 }
 
 // diskReport is what init reports of the disk cap's tmpfs after the run:
@@ -502,7 +597,7 @@ const diskFullSlack = 16 << 10
 func diskMechanism(mb int64) string { return fmt.Sprintf("a tmpfs of %d MiB", mb) }
 
 // allocFailure matches the ways programs report a refused allocation.
-var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory`)
+var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory|failed to map segment`)
 
 // forkFailure matches what shells and runtimes print when fork fails.
 var forkFailure = regexp.MustCompile(`(?i)cannot fork|fork: (retry: )?resource temporarily unavailable|can't fork|BlockingIOError|EAGAIN`)
@@ -515,17 +610,22 @@ func tail(b []byte, n int) []byte {
 }
 
 // capHitAfter names the cap that ended or rejects a finished run, if any.
-func capHitAfter(res *Result, l Limits, procs int64, cg *cgroupV1, rl rlimits, enf map[Cap]string, disk *diskReport) *CapHit {
+func capHitAfter(res *Result, l Limits, procs int64, cg *cgroups, rl rlimits, enf map[Cap]string, disk *diskReport) *CapHit {
 	diskHit := func(why string) *CapHit {
 		return &CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: diskMechanism(l.DiskMB) + ", " + why}
 	}
 	switch {
 	case l.MemoryMB > 0 && cg.oomKills() > 0:
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: enf[CapMemory]}
-	case l.MemoryMB > 0 && cg.memory == "" && res.ExitCode != 0 && allocFailure.Match(tail(res.Stderr, 4096)):
+	case rl.memShares > 0 && res.ExitCode != 0 && allocFailure.Match(tail(res.Stderr, 4096)):
 		// RLIMIT_AS refuses an allocation rather than killing: the
 		// command fails, saying so in its own words.
-		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: "RLIMIT_AS (the command reported a failed allocation)"}
+		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: fmt.Sprintf(
+			"RLIMIT_AS of %d MiB per process, the cap split among at most %d processes: the command reported a failed allocation", rl.as>>20, rl.memShares)}
+	case rl.memShares > 0 && res.ExitCode != 0 && forkFailure.Match(tail(res.Stderr, 4096)):
+		// The process count is the memory cap's: a refused fork is it.
+		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: fmt.Sprintf(
+			"RLIMIT_NPROC of %d: the cap is split among at most %d processes of %d MiB of address space each; the command reported a failed fork", rl.memShares, rl.memShares, rl.as>>20)}
 	case l.CPUMs > 0 && (res.Signal == syscall.SIGXCPU || res.Signal == syscall.SIGKILL) &&
 		res.Usage.CPU >= time.Duration(rl.cpuS)*time.Second:
 		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "RLIMIT_CPU"}

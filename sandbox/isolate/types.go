@@ -40,10 +40,12 @@ type Spec struct {
 // sets none.
 const DefaultMaxOutput = 1 << 20
 
-// MemoryPerProcess is the memory cap's mechanism where no memory cgroup is
-// writable: RLIMIT_AS bounds each process, not all of them together (a
-// command that forks shares the cap N times over).
-const MemoryPerProcess = "RLIMIT_AS per process (no memory cgroup is writable here: not a bound on the command's processes together)"
+// MemoryRlimits begins the memory cap's mechanism under
+// Limits.MemoryRlimits: RLIMIT_AS per process times RLIMIT_NPROC, each a
+// share of the cap, so that the memory of all the command's processes
+// together stays within it (docs/sandbox-process.md). The rest of the text
+// gives the figures.
+const MemoryRlimits = "RLIMIT_AS × RLIMIT_NPROC"
 
 // DefaultMaxProcs is the process cap when Limits.Procs is 0.
 const DefaultMaxProcs = 1024
@@ -68,6 +70,12 @@ type Limits struct {
 	MemoryMB int64 // memory, MiB
 	DiskMB   int64 // the scopes' layers, /tmp and /dev/shm together, MiB
 	Procs    int64 // processes at once (0: DefaultMaxProcs)
+	// MemoryRlimits lets RLIMIT_AS × RLIMIT_NPROC hold the memory cap of an
+	// ordinary user where no memory cgroup is writable. It bounds the
+	// memory of the processes, not the kernel's buffers they hold (socket
+	// and pipe buffers), so without it such a run is refused; act does not
+	// set it (docs/sandbox-process.md).
+	MemoryRlimits bool
 }
 
 // A Cap names a kind of limit.
