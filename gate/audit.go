@@ -105,13 +105,31 @@ func sameFS(a, b string) bool {
 	return ok1 && ok2 && sa.Dev == sb.Dev
 }
 
+// userName is the name of the user running act ("" if it has none), looked
+// up once per process: the lookup reads the user database (nsswitch).
+var userName = sync.OnceValue(func() string {
+	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil {
+		return u.Username
+	}
+	return ""
+})
+
+// prepareRecord opens the audit log and looks up the user in the
+// background, while a plan's dry run goes on, so that the record the plan
+// ends with waits for neither (a fresh act process otherwise spends about
+// a millisecond on them). A failure here is the record's to report.
+func (g *Gate) prepareRecord() {
+	go func() {
+		_, _ = auditLog(g.Home)
+		_ = userName()
+	}()
+}
+
 // fillEvent fills in who, where and when, and via (cli or mcp).
 func fillEvent(ev *audit.Event, via string) {
 	ev.Via = via
 	ev.UID = os.Getuid()
-	if u, err := user.LookupId(strconv.Itoa(ev.UID)); err == nil {
-		ev.User = u.Username
-	}
+	ev.User = userName()
 	if ev.Host == "" {
 		ev.Host, _ = os.Hostname()
 	}

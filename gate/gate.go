@@ -158,6 +158,7 @@ type PrePlan struct {
 // that is planned or pending, within the plan expiry, and made after the
 // last promotion or rollback in the state dir.
 func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest string, reuse bool) (*PrePlan, error) {
+	g.prepareRecord()
 	pre := &PrePlan{}
 	a, err := rollback.Promoted(g.Home, d.ActionID, digest)
 	pre.Applied = a

@@ -105,6 +105,12 @@ func v1Dirs() map[string]string {
 // newCgroupV1 makes a child cgroup in each writable v1 controller and sets
 // its limits; controllers that refuse are left out.
 func newCgroupV1(l Limits, procs int64) *cgroups {
+	return makeV1(func(ctl, d string) bool { return limitV1(ctl, d, l, procs) })
+}
+
+// makeV1 makes a child cgroup in each writable v1 controller for which
+// limit (nil: none) succeeds, and opens its tasks file for init to join.
+func makeV1(limit func(ctl, dir string) bool) *cgroups {
 	cg := &cgroups{}
 	name := fmt.Sprintf("act-sandbox-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	for ctl, dir := range v1Dirs() {
@@ -112,20 +118,7 @@ func newCgroupV1(l Limits, procs int64) *cgroups {
 		if os.Mkdir(d, 0o755) != nil {
 			continue
 		}
-		ok := true
-		switch ctl {
-		case "memory":
-			if l.MemoryMB > 0 {
-				b := strconv.FormatInt(l.MemoryMB<<20, 10)
-				ok = writeFile(d, "memory.limit_in_bytes", b) == nil
-				if ok {
-					// Where swap is accounted, cap memory+swap alike.
-					_ = writeFile(d, "memory.memsw.limit_in_bytes", b)
-				}
-			}
-		case "pids":
-			ok = writeFile(d, "pids.max", strconv.FormatInt(procs, 10)) == nil
-		}
+		ok := limit == nil || limit(ctl, d)
 		var tasks *os.File
 		if ok {
 			var err error
@@ -147,6 +140,36 @@ func newCgroupV1(l Limits, procs int64) *cgroups {
 		}
 	}
 	return cg
+}
+
+// limitV1 writes the limits of l to the v1 cgroup dir of controller ctl.
+func limitV1(ctl, d string, l Limits, procs int64) bool {
+	switch ctl {
+	case "memory":
+		if l.MemoryMB > 0 {
+			b := strconv.FormatInt(l.MemoryMB<<20, 10)
+			if writeFile(d, "memory.limit_in_bytes", b) != nil {
+				return false
+			}
+			// Where swap is accounted, cap memory+swap alike.
+			_ = writeFile(d, "memory.memsw.limit_in_bytes", b)
+		}
+	case "pids":
+		return writeFile(d, "pids.max", strconv.FormatInt(procs, 10)) == nil
+	}
+	return true
+}
+
+// limit sets l on v1 cgroups made without limits (a Warm's, made before
+// its spec: nothing runs in them before init joins, after this). It
+// reports false where a limit could not be set or the cgroups are not
+// the v1 ones l needs (then the caller removes them and makes new ones).
+func (cg *cgroups) limit(l Limits, procs int64) bool {
+	if cg.v2 || (l.MemoryMB > 0 && cg.memory == "") {
+		return false
+	}
+	return (cg.memory == "" || limitV1("memory", cg.memory, l, procs)) &&
+		(cg.pids == "" || limitV1("pids", cg.pids, l, procs))
 }
 
 func writeFile(dir, name, val string) error {
@@ -203,6 +226,9 @@ func (cg *cgroups) pidsMaxHits() int64 { return field(cg.pids, "pids.events", "m
 // remove deletes the cgroups; they are empty once the namespace is gone,
 // but the kernel may take a moment to notice.
 func (cg *cgroups) remove() {
+	if cg == nil {
+		return
+	}
 	cg.closeJoin()
 	for _, d := range []string{cg.memory, cg.pids, cg.cpuacct} {
 		if d == "" {

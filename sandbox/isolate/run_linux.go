@@ -103,8 +103,13 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	// in cgroupfs, in parallel with the fork and exec); init joins them
 	// through their tasks (v1) or cgroup.procs (v2) files, which it
 	// receives with the spec.
+	sb, initProc, warmCg := spec.Warm.take(spec, procs)
 	cgReady := make(chan *cgroups, 1)
-	go func() { cgReady <- makeCgroups(l, procs) }()
+	if warmCg != nil {
+		cgReady <- warmCg
+	} else {
+		go func() { cgReady <- makeCgroups(l, procs) }()
+	}
 	var cg *cgroups
 	defer func() {
 		if cg == nil {
@@ -113,7 +118,6 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		cg.remove()
 	}()
 
-	sb, initProc := spec.Warm.take(spec)
 	if sb == nil {
 		if sb, err = start(spec); err != nil {
 			return nil, err

@@ -24,6 +24,7 @@ type Warm struct {
 	sb   *started
 	init *os.Process
 	err  error
+	cg   *cgroups // v1 cgroups without limits yet, made beside the start
 }
 
 // Prestart starts a sandbox for a Spec whose AllowNetwork is net and that
@@ -44,6 +45,9 @@ func Prestart(net bool) *Warm {
 		if w.err = landlockAvailable(); w.err != nil {
 			return
 		}
+		cgDone := make(chan *cgroups, 1)
+		go func() { cgDone <- makeV1(nil) }()
+		defer func() { w.cg = <-cgDone }()
 		if w.sb, w.err = start(Spec{AllowNetwork: net}); w.err != nil {
 			return
 		}
@@ -58,43 +62,51 @@ func Prestart(net bool) *Warm {
 // take returns w's sandbox for spec, or nil where w is nil, already used,
 // failed, or was started for another network setting or without spec's
 // standard input (then w is closed). The output caps become spec's, and
-// the run's clock starts now.
-func (w *Warm) take(spec Spec) (*started, *os.Process) {
+// the run's clock starts now. It also returns w's cgroups, with spec's
+// limits set, if they suit it (else nil: they are removed).
+func (w *Warm) take(spec Spec, procs int64) (*started, *os.Process, *cgroups) {
 	if w == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	taken := false
 	w.once.Do(func() { taken = true })
 	if !taken {
-		return nil, nil
+		return nil, nil, nil
 	}
 	<-w.ready
+	cg := w.cg
+	if cg != nil && !cg.limit(spec.Limits, procs) {
+		cg.remove()
+		cg = nil
+	}
 	if w.sb == nil {
-		return nil, nil
+		cg.remove()
+		return nil, nil, nil
 	}
 	if spec.AllowNetwork != w.net || len(spec.Stdin) > 0 {
 		w.discard()
-		return nil, nil
+		return nil, nil, cg
 	}
 	w.sb.stdout.setMax(orDefault(spec.MaxStdout))
 	w.sb.stderr.setMax(orDefault(spec.MaxStderr))
 	w.sb.start = time.Now()
-	return w.sb, w.init
+	return w.sb, w.init, cg
 }
 
-// Close ends w's sandbox unless a Run took it. It does not wait for init
-// to end. Close of nil does nothing.
+// Close ends w's sandbox unless a Run took it, and removes its cgroups
+// (empty: init never joined them), waiting for the start to finish but not
+// for init to end (it ends on its own, and with act). Close of nil does
+// nothing.
 func (w *Warm) Close() {
 	if w == nil {
 		return
 	}
 	w.once.Do(func() {
-		go func() {
-			<-w.ready
-			if w.sb != nil {
-				w.discard()
-			}
-		}()
+		<-w.ready
+		if w.sb != nil {
+			w.discard()
+		}
+		w.cg.remove()
 	})
 }
 

@@ -64,6 +64,30 @@ func TestWarm(t *testing.T) {
 			t.Fatalf("a used Warm in a second Spec: %v %v", res2, err)
 		}
 	})
+	t.Run("caps", func(t *testing.T) {
+		// The cgroups made beside the early start get the Spec's limits
+		// before init joins them.
+		w := Prestart(false)
+		pid, _ := warmInit(t, w)
+		res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "tail /dev/zero"}, Env: pathEnv,
+			Limits: Limits{MemoryMB: 32, Procs: 16, WallMs: 20_000}, Warm: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.CapHit == nil || res.CapHit.Cap != CapMemory || res.CapHit.Limit != 32 {
+			t.Fatalf("cap %v, exit %d, enforcement %v", res.CapHit, res.ExitCode, res.Enforcement)
+		}
+		reaped(t, pid)
+		res, err = Run(ctx, Spec{Argv: []string{"sh", "-c", "i=0; while [ $i -lt 40 ]; do sleep 1 & i=$((i+1)); done; wait"}, Env: pathEnv,
+			Limits: Limits{Procs: 16, WallMs: 20_000}, Warm: Prestart(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(res.Enforcement[CapProcs], "cgroup") && (res.CapHit == nil || res.CapHit.Cap != CapProcs) {
+			t.Fatalf("process cap %v not hit: cap %v, exit %d", res.Enforcement[CapProcs], res.CapHit, res.ExitCode)
+		}
+		t.Log(res.Enforcement[CapProcs], res.CapHit)
+	})
 	t.Run("network-differs", func(t *testing.T) {
 		w := Prestart(false)
 		pid, _ := warmInit(t, w)
