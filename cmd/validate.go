@@ -114,7 +114,7 @@ func (env *Env) checkData(ctx context.Context, res *result, pol *policy.Policy, 
 	}
 	d, doc, probs := descriptors.Load(name, data)
 	if probs != nil {
-		return nil, probs
+		return nil, env.unreadable(ctx, pol, doc, data, probs)
 	}
 	res.ActionID, res.ActionType, res.RiskLevel = d.ActionID, string(d.ActionType), string(d.RiskLevel)
 	stateDir, err := env.stateDir()
@@ -160,6 +160,22 @@ func (env *Env) blocked(ctx context.Context, pol *policy.Policy, d *descriptors.
 		return err
 	}
 	if err := env.gate(pol).Blocked(ctx, d, digest, probs, dec); err != nil {
+		return err
+	}
+	return probs
+}
+
+// unreadable records with the gate that a descriptor was refused because
+// it does not parse or fails the schema (docs/audit.md: validate_blocked)
+// and returns probs, or the error of a record that could not be written.
+func (env *Env) unreadable(ctx context.Context, pol *policy.Policy, doc *document.Document, data []byte, probs problem.List) error {
+	var id string
+	if doc != nil {
+		if m, ok := doc.Value().(map[string]any); ok {
+			id, _ = m["action_id"].(string)
+		}
+	}
+	if err := env.gate(pol).Unreadable(ctx, id, data, probs); err != nil {
 		return err
 	}
 	return probs

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -261,6 +262,30 @@ func (g *Gate) Blocked(ctx context.Context, d *descriptors.Descriptor, digest st
 	}
 	return g.record(ctx, ev)
 }
+
+// Unreadable records a descriptor refused because it does not parse or
+// fails the schema (exit 3, status invalid) as validate_blocked: its
+// subject is the sha256 of the bytes as given, and its action id the one
+// the document names, where it names one that looks like an id.
+func (g *Gate) Unreadable(ctx context.Context, actionID string, data []byte, probs problem.List) error {
+	sum := sha256.Sum256(data)
+	ev := audit.Event{Name: audit.EventValidateBlocked, DescriptorSHA256: hex.EncodeToString(sum[:]),
+		ExitCode: 3, Status: "invalid", LogLevel: audit.LevelSummary}
+	if len(actionID) <= 64 && idLike.MatchString(actionID) {
+		ev.ActionID = actionID
+	}
+	for _, p := range probs {
+		ev.Rules = append(ev.Rules, p.Rule)
+	}
+	if len(probs) > 0 {
+		ev.Reason = probs[0].Message
+	}
+	return g.record(ctx, ev)
+}
+
+// idLike is what an action id recorded from an unreadable descriptor may
+// look like: letters, digits and dashes (a UUID, or close to one).
+var idLike = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
 
 // maxKeptPlans is how many of an action id's plans its record lists.
 const maxKeptPlans = 16
