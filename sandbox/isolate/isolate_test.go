@@ -431,7 +431,7 @@ func TestAsNobody(t *testing.T) {
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run := "^(TestNobodyEnforcement|TestMemoryAttack|TestMemoryRlimitsMissKernelBuffers|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace)$"
+	run := "^(TestNobodyEnforcement|TestMemoryAttack|TestMemoryRlimitsMissKernelBuffers|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace|TestWarm)$"
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+run, "-test.v")
 	cmd.Env = []string{"ACT_ISOLATE_TEST_NOBODY=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
 	cmd.Dir = dir
