@@ -88,6 +88,9 @@ type attackCase struct {
 	// environment for the command; check runs after Build.
 	setup func(t *testing.T, w *attackWorld) map[string]string
 	check func(t *testing.T, w *attackWorld, p *Plan)
+	// loopback runs the case under a policy with sandbox.loopback on
+	// (IPv4/IPv6 sockets on the sandbox's own loopback).
+	loopback bool
 	// gap, per identity ("root", "user"), is a known hole: when the
 	// outcome is the gap's instead of want, the case is skipped with the
 	// gap's description instead of failing. The tree and process checks
@@ -226,19 +229,36 @@ var attackCases = []attackCase{
 		want:   "op.command-failed", msg: "Read-only file system|Permission denied|No such file",
 	},
 
-	// The network.
+	// The network. Without it, IPv4 and IPv6 sockets are refused; with
+	// the policy's sandbox.loopback they exist in the sandbox's own
+	// network namespace, whose loopback is not the host's.
+	{
+		name:   "net-inet-refused",
+		script: `exec bash -c 'exec 3<>/dev/tcp/127.0.0.1/$PORT && echo hello >&3'`,
+		want:   "op.command-failed", msg: "socket: Permission denied",
+		setup: holdTCP,
+		check: noTCPConnection,
+	},
+	{
+		name:   "net-elsewhere-refused",
+		script: `exec bash -c 'exec 3<>/dev/tcp/10.255.255.1/80'`,
+		want:   "op.command-failed", msg: "socket: Permission denied",
+		maxWall: 3 * time.Second,
+	},
 	{
 		name:   "net-loopback",
 		script: `exec bash -c 'exec 3<>/dev/tcp/127.0.0.1/$PORT && echo hello >&3'`,
 		want:   "op.command-failed", msg: "Connection refused",
-		setup: holdTCP,
-		check: noTCPConnection,
+		setup:    holdTCP,
+		check:    noTCPConnection,
+		loopback: true,
 	},
 	{
 		name:   "net-elsewhere",
 		script: `exec bash -c 'exec 3<>/dev/tcp/10.255.255.1/80'`,
 		want:   "op.command-failed", msg: "Network is unreachable",
-		maxWall: 3 * time.Second,
+		maxWall:  3 * time.Second,
+		loopback: true,
 	},
 	{
 		name:   "net-abstract-unix",
@@ -521,6 +541,11 @@ func attackOther(t *testing.T, base string) string {
 
 // runAttack runs one case in a fresh world below dir.
 func runAttack(t *testing.T, c attackCase, who, dir, other string, pol *policy.Policy) {
+	if c.loopback {
+		lp := *pol
+		lp.Sandbox.Loopback = true
+		pol = &lp
+	}
 	switch c.needs {
 	case "":
 	case "other":

@@ -58,8 +58,11 @@ type sandboxCommander struct {
 	scopes  []string
 	workDir string
 	network bool
-	limits  isolate.Limits
-	hide    []string
+	// loopback: IPv4/IPv6 sockets on the sandbox's own loopback without
+	// the network (the policy's sandbox.loopback).
+	loopback bool
+	limits   isolate.Limits
+	hide     []string
 	// pii also redacts e-mail addresses and phone numbers (redact.pii).
 	pii bool
 }
@@ -98,7 +101,7 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 	s.warm = nil
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envList(env), Stdin: []byte(stdin),
-		Scopes: scopes, AllowNetwork: s.network, Limits: s.limits, Hide: s.hide,
+		Scopes: scopes, AllowNetwork: s.network, Loopback: s.loopback, Limits: s.limits, Hide: s.hide,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm,
 	})
 	if err != nil {

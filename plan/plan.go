@@ -203,11 +203,12 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		r := d.Resources
 		runOpts.Exec = &sandboxCommander{
 			layer: layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(tmp, "work"),
-			network: d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
-			hide:    HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths),
-			pii:     opts.Policy.Redact.PII,
-			limits:  isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB},
-			warm:    opts.Warm,
+			network:  d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
+			loopback: opts.Policy.Sandbox.Loopback,
+			hide:     HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths),
+			pii:      opts.Policy.Redact.PII,
+			limits:   isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB},
+			warm:     opts.Warm,
 		}
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)

@@ -65,6 +65,7 @@ func (p *Policy) Marshal() []byte {
 		pair("confirmation", confirmationNode(p.Confirmation), ""),
 		pair("sandbox", mapping(
 			pair("hide_paths", strList(p.Sandbox.HidePaths), "More paths hidden from sandboxed commands, besides act's state dir and\nthe usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …)."),
+			pair("loopback", boolNode(p.Sandbox.Loopback), "IPv4/IPv6 sockets on the sandbox's own loopback for commands without the\nnetwork (a test suite's local server); off: refused."),
 		), ""),
 	)
 	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: marshalHeader, Content: []*yaml.Node{root}}

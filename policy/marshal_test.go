@@ -148,6 +148,9 @@ sandbox:
   # More paths hidden from sandboxed commands, besides act's state dir and
   # the usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …).
   hide_paths: []
+  # IPv4/IPv6 sockets on the sandbox's own loopback for commands without the
+  # network (a test suite's local server); off: refused.
+  loopback: false
 `
 	if d := cmp.Diff(want, string(defaultPolicy().Marshal())); d != "" {
 		t.Errorf("Marshal() mismatch (-want +got):\n%s", d)
@@ -169,7 +172,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[]},"confirmation":{"via":"flag","approvers":[]}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"loopback":false},"confirmation":{"via":"flag","approvers":[]}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

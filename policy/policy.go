@@ -150,6 +150,9 @@ type SandboxPolicy struct {
 	// HidePaths are more paths the sandbox hides from commands: absolute,
 	// with "~" expanded.
 	HidePaths []string `json:"hide_paths"`
+	// Loopback lets commands without the network make IPv4 and IPv6
+	// sockets in the sandbox's own network namespace (loopback only).
+	Loopback bool `json:"loopback"`
 }
 
 // ResourceCaps are the policy's caps on a descriptor's resources.
@@ -218,7 +221,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		MaxPending:   p.MaxPending,
 		Risk:         Risk{MaxDeletes: p.Risk.MaxDeletes, SensitivePaths: nonNil(p.Risk.SensitivePaths)},
 		Redact:       p.Redact,
-		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths)},
+		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths), Loopback: p.Sandbox.Loopback},
 		Confirmation: Confirmation{Via: p.Confirmation.Via, Approvers: nonNil(p.Confirmation.Approvers), ApproversFile: p.Confirmation.ApproversFile},
 	})
 }
@@ -254,7 +257,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		MaxPending:   j.MaxPending,
 		Risk:         Risk{MaxDeletes: j.Risk.MaxDeletes, SensitivePaths: nonNil(j.Risk.SensitivePaths)},
 		Redact:       j.Redact,
-		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths)},
+		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths), Loopback: j.Sandbox.Loopback},
 		Confirmation: Confirmation{Via: j.Confirmation.Via, Approvers: nonNil(j.Confirmation.Approvers), ApproversFile: j.Confirmation.ApproversFile},
 	}
 	return nil

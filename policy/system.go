@@ -118,6 +118,10 @@ func tighten(sys, user *Policy) *Policy {
 		p.Network.SandboxNetwork = false
 		set("network.sandbox_network", true)
 	}
+	if !sys.Sandbox.Loopback && p.Sandbox.Loopback {
+		p.Sandbox.Loopback = false
+		set("sandbox.loopback", true)
+	}
 	if sys.MaxChanges < p.MaxChanges {
 		p.MaxChanges = sys.MaxChanges
 		set("max_changes", true)

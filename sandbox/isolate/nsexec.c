@@ -153,7 +153,7 @@ struct spec {
 	int nscopes;
 	const char *dir;
 	const char *hostname;
-	int net, probe;
+	int net, loopback, probe;
 	int cgroups[MAX_CGROUPS]; // tasks files received with the spec
 	int ncgroups;
 	long long want_cgroups;
@@ -278,6 +278,8 @@ static void read_spec(int fd) {
 			sp.hide[sp.nhide++] = val;
 		} else if (!strcmp(key, "net"))
 			sp.net = 1;
+		else if (!strcmp(key, "loopback"))
+			sp.loopback = 1;
 		else if (!strcmp(key, "probe"))
 			sp.probe = 1;
 		else if (!strcmp(key, "cpu_s"))
@@ -1226,6 +1228,31 @@ static void install_memory_filter(void) {
 #endif
 }
 
+// install_inet_filter is a second filter, installed where the network is
+// not allowed and the host policy does not open the sandbox's own loopback
+// (sandbox.loopback; docs/sandbox-process.md): socket(AF_INET or AF_INET6)
+// fails with EACCES, so the socket families are AF_NETLINK (routing) and
+// connected AF_UNIX stream pairs only. Like the memory filter it keeps the
+// main filter as it is; the stricter answer wins.
+static void install_inet_filter(void) {
+#ifdef FILTER_ARCH
+	struct sock_filter filter[] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_ARCH, 0, 6), // -> 8
+		/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 4), // -> 8
+		/* 4 */ LD_ARG(0),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0),  // -> 7
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 1), // -> 7, else 8
+		/* 7 */ RET_ERRNO(EACCES),
+		/* 8 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof filter / sizeof filter[0], .filter = filter};
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+		fail("install the network filter");
+#endif
+}
+
 // ---- Writes only where the command may write --------------------------
 //
 // The read-only mounts stop writes to regular files and directories
@@ -1367,6 +1394,8 @@ __attribute__((noreturn)) static void run_command(void) {
 	drop_privileges();
 	restrict_writes();
 	install_seccomp();
+	if (!sp.net && !sp.loopback)
+		install_inet_filter();
 	if (sp.mem_rlimits)
 		install_memory_filter();
 	if (sp.probe)

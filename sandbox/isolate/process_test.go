@@ -72,7 +72,7 @@ func TestSpecKeysAgree(t *testing.T) {
 	for _, m := range regexp.MustCompile(`!strcmp\(key, "([a-z_]+)"\)`).FindAllStringSubmatch(string(src), -1) {
 		c[m[1]] = true
 	}
-	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true,
+	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true, Loopback: true,
 		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}}
 	b, err := encode(spec, true)
 	if err != nil {
@@ -229,7 +229,27 @@ func sysprobe(t *testing.T, dir string) string {
 // line of output, or "killed by SIG…".
 func probeIn(t *testing.T, net bool, args ...string) string {
 	t.Helper()
-	res, err := Run(context.Background(), Spec{Argv: args, Env: pathEnv, AllowNetwork: net, Limits: Limits{WallMs: 10_000}})
+	return probeNet(t, netMode{network: net}, args...)
+}
+
+// A netMode is how a sandbox is networked: the host's network, or its own
+// namespace with or without IPv4/IPv6 sockets on its loopback.
+type netMode struct{ network, loopback bool }
+
+func (m netMode) String() string {
+	switch {
+	case m.network:
+		return "network"
+	case m.loopback:
+		return "loopback"
+	}
+	return "no network"
+}
+
+// probeNet runs the probe in a sandbox networked as m.
+func probeNet(t *testing.T, m netMode, args ...string) string {
+	t.Helper()
+	res, err := Run(context.Background(), Spec{Argv: args, Env: pathEnv, AllowNetwork: m.network, Loopback: m.loopback, Limits: Limits{WallMs: 10_000}})
 	if err != nil {
 		t.Fatalf("Run(%v): %v", args, err)
 	}
@@ -271,13 +291,23 @@ func TestSeccompFilter(t *testing.T) {
 	requireIsolation(t)
 	bin := sysprobe(t, hostDir(t))
 	d := func(v int) string { return fmt.Sprint(v) }
+	// IPv4 and IPv6 sockets: only with the network, or on the sandbox's
+	// own loopback where the policy allows it (sandbox.loopback).
+	inet := map[netMode]string{{}: "EACCES", {loopback: true}: "ok", {network: true}: "ok"}
+	for _, fam := range []int{unix.AF_INET, unix.AF_INET6} {
+		for m, want := range inet {
+			for _, typ := range []int{unix.SOCK_STREAM, unix.SOCK_DGRAM} {
+				if got := probeNet(t, m, bin, "socket", d(fam), d(typ), "0"); got != want {
+					t.Errorf("%s: socket(%d, %d) in the sandbox = %q, want %q", m, fam, typ, got, want)
+				}
+			}
+		}
+	}
 	cases := []struct {
 		args []string
 		want string // inside, without and with the network
 	}{
 		// socket(): an allow-list of families.
-		{[]string{"socket", d(unix.AF_INET), d(unix.SOCK_STREAM), "0"}, "ok"},
-		{[]string{"socket", d(unix.AF_INET6), d(unix.SOCK_DGRAM), "0"}, "ok"},
 		{[]string{"socket", d(unix.AF_NETLINK), d(unix.SOCK_RAW), d(unix.NETLINK_ROUTE)}, "ok"},
 		{[]string{"socket", d(unix.AF_NETLINK), d(unix.SOCK_RAW), d(unix.NETLINK_KOBJECT_UEVENT)}, "EPROTONOSUPPORT"},
 		{[]string{"socket", d(unix.AF_NETLINK), d(unix.SOCK_RAW), d(unix.NETLINK_SOCK_DIAG)}, "EPROTONOSUPPORT"},

@@ -64,6 +64,9 @@ func encode(spec Spec, probe bool) ([]byte, error) {
 	if spec.AllowNetwork {
 		put("net", "1")
 	}
+	if spec.Loopback {
+		put("loopback", "1")
+	}
 	if probe {
 		put("probe", "1")
 	}

@@ -22,6 +22,11 @@ type Spec struct {
 	Scopes []Scope
 	// AllowNetwork shares the host's network namespace.
 	AllowNetwork bool
+	// Loopback, without AllowNetwork, lets the command make IPv4 and IPv6
+	// sockets in the sandbox's own network namespace (its loopback only:
+	// a test suite's local server). Without either, socket(AF_INET or
+	// AF_INET6) fails with EACCES.
+	Loopback bool
 	// Limits are the hard caps.
 	Limits Limits
 	// MaxStdout and MaxStderr cap the captured output, in bytes
