@@ -1099,9 +1099,10 @@ static void drop_privileges(void) {
 //     x32, arm32 compat) kills the process: their numbers differ, and i386
 //     multiplexes sockets through socketcall, which the rules below would
 //     not see;
-//   - socket() is an allow-list of families: AF_INET and AF_INET6 (confined
-//     by the network namespace: loopback only unless the network is
-//     allowed) and AF_NETLINK of protocol NETLINK_ROUTE (routing queries)
+//   - socket() is an allow-list of families: AF_INET and AF_INET6 (with
+//     the network; without it only where the policy opens the sandbox's
+//     own loopback, else install_inet_filter refuses them) and AF_NETLINK
+//     of protocol NETLINK_ROUTE (routing queries)
 //     are allowed, AF_UNIX fails with EACCES (a socket bound to a path, a
 //     host daemon's, is reachable whatever the network namespace), a
 //     netlink protocol other than NETLINK_ROUTE with EPROTONOSUPPORT, and
