@@ -51,7 +51,8 @@ Every problem names its rule id, field, line and column: fix that field.
 - DIRECTORY_DELETE: {path: /abs/dir}
 - CONFIG_CHANGE: {path: /abs/config.json, format: json, set: {"server.port": 8080}, unset: ["debug"]}
 - COMMAND_EXECUTION: {argv: [tar, -czf, /abs/out.tgz, -C, /abs/src, .], workdir: /abs/src, env: {TZ: UTC}}
-  (runs in a sandbox with no network; optional verification.commands: [[argv...]])
+  (runs in a sandbox with no network, not even IPv4/IPv6 on localhost unless the
+  host policy allows its sandbox loopback; optional verification.commands: [[argv...]])
 - PACKAGE_INSTALL / PACKAGE_REMOVE: {manager: npm, packages: [left-pad@1.3.0], workdir: /abs/app}
 - NETWORK_REQUEST: {method: GET, url: https://host/path, headers: {}, save_to: /abs/file}
 - COMPOSITE: steps: [{action_type, intent_summary, risk_level, effects, operation}, ...]
