@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/act-project/act/internal/cgrouptest"
 )
 
 func init() {
@@ -206,7 +208,8 @@ func init() {
 			// ordinary user under RLIMIT_AS. The cgroup's OOM killer
 			// stops it.
 			name:    "memory-memfd-many-processes",
-			script:  "python3 -c '" + memoryAttack + "'",
+			script:  `exec python3 -c "$ATTACK"`,
+			setup:   memoryAttackEnv,
 			res:     "{max_cpu_ms: 20000, max_memory_mb: 128, max_disk_mb: 8, max_duration_ms: 20000}",
 			needs:   "python3",
 			maxWall: 25 * time.Second,
@@ -215,68 +218,10 @@ func init() {
 	)
 }
 
-// memoryAttack prints what it held at once: ten processes that each take
-// up to 100 MiB, a memfd filled with write() and a SysV segment filled and
-// detached (as sandbox/isolate's TestMemoryAttack).
-const memoryAttack = `
-import ctypes, os, time
-libc = ctypes.CDLL(None, use_errno=True)
-MiB = 1 << 20
-def grab(limit):
-    held = []
-    try:
-        while len(held) * 4 < limit:
-            held.append(b"\x01" * (4 * MiB))
-    except MemoryError:
-        pass
-    return held
-kids, total = [], 0
-for i in range(10):
-    r, w = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError as e:
-        print("fork refused: errno %d" % e.errno)
-        os.close(r); os.close(w)
-        break
-    if pid == 0:
-        os.close(r)
-        h = grab(100)
-        os.write(w, b"%d\n" % (len(h) * 4))
-        os.close(w)
-        time.sleep(60)
-        os._exit(0)
-    os.close(w)
-    kids.append((pid, r))
-for pid, r in kids:
-    total += int(os.read(r, 32) or b"0")
-memfd = 0
-try:
-    fd = os.memfd_create("hog")
-    chunk = b"\x02" * MiB
-    while memfd < 256:
-        os.write(fd, chunk)
-        memfd += 1
-except OSError as e:
-    print("memfd: errno %d" % e.errno)
-shm = 0
-libc.shmget.restype = ctypes.c_int
-sid = libc.shmget(0, 64 * MiB, 0o1600)
-if sid < 0:
-    print("shmget: errno %d" % ctypes.get_errno())
-else:
-    libc.shmat.restype = ctypes.c_void_p
-    a = libc.shmat(sid, None, 0)
-    if a is None or a == ctypes.c_void_p(-1).value:
-        print("shmat: errno %d" % ctypes.get_errno())
-    else:
-        ctypes.memset(a, 3, 64 * MiB)
-        libc.shmdt(ctypes.c_void_p(a))
-        shm = 64
-print("held %d MiB: %d in %d children, memfd %d, shm %d" % (total + memfd + shm, total, len(kids), memfd, shm))
-for pid, r in kids:
-    os.kill(pid, 9)
-`
+// memoryAttackEnv gives the command the memory attack's program as ATTACK.
+func memoryAttackEnv(*testing.T, *attackWorld) map[string]string {
+	return map[string]string{"ATTACK": cgrouptest.MemoryAttack}
+}
 
 // memoryMechanismSaid checks that the plan names a cgroup as the memory
 // cap's mechanism.

@@ -56,12 +56,8 @@
 //     takes the whole PID namespace with it;
 //   - memory: cgroup v1 memory.limit_in_bytes where the hierarchy is
 //     writable, else cgroup v2 memory.max in a delegated cgroup (OOM
-//     kill); without either the run is refused, unless
-//     Limits.MemoryRlimits accepts RLIMIT_AS × RLIMIT_NPROC for an
-//     ordinary user (the cap split into a process count and an address
-//     space each, memfd_create, memfd_secret and shmget refused, no
-//     message queues), which does not count the kernel's buffers
-//     (docs/sandbox-process.md);
+//     kill); without either the run is refused: rlimits would not count
+//     the kernel's buffers a process holds (docs/sandbox-process.md);
 //   - CPU: cgroup v1 cpuacct polled by the parent (kill on excess) where
 //     writable, plus RLIMIT_CPU per process always;
 //   - disk: the tmpfs above. The cap is named when the tmpfs is full after

@@ -431,7 +431,7 @@ func TestAsNobody(t *testing.T) {
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run := "^(TestNobodyEnforcement|TestMemoryAttack|TestMemoryRlimitsMissKernelBuffers|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace|TestWarm)$"
+	run := "^(TestNobodyEnforcement|TestMemoryAttack|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace|TestWarm)$"
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+run, "-test.v")
 	cmd.Env = []string{"ACT_ISOLATE_TEST_NOBODY=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
 	cmd.Dir = dir
@@ -446,8 +446,7 @@ func TestAsNobody(t *testing.T) {
 }
 
 // TestNobodyEnforcement checks, as uid 65534 without a writable cgroup,
-// that the fallbacks are named, and that a memory cap is refused unless
-// Limits.MemoryRlimits accepts the rlimits.
+// that the fallbacks are named, and that a memory cap is refused.
 func TestNobodyEnforcement(t *testing.T) {
 	if os.Getenv("ACT_ISOLATE_TEST_NOBODY") == "" {
 		t.Skip("run by TestAsNobody")
@@ -465,14 +464,6 @@ func TestNobodyEnforcement(t *testing.T) {
 	_, err := Run(context.Background(), Spec{Argv: []string{"true"}, Env: pathEnv, Limits: Limits{MemoryMB: 64, WallMs: 5000}})
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup; run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes") {
 		t.Errorf("a memory cap without a memory cgroup: %v", err)
-	}
-	// No memory cgroup is writable: 64 MiB is split into 3 processes
-	// (init, a shell, one more) of 21 MiB of address space each.
-	res = sh(t, "id -u", nil, Limits{MemoryMB: 64, MemoryRlimits: true})
-	mustExit(t, res, 0)
-	if !strings.HasPrefix(res.Enforcement[CapMemory], MemoryRlimits+": at most 3 processes") ||
-		!strings.HasPrefix(res.Enforcement[CapProcs], "RLIMIT_NPROC of 3,") {
-		t.Errorf("enforcement %v", res.Enforcement)
 	}
 }
 

@@ -7,158 +7,54 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/act-project/act/internal/cgrouptest"
 )
 
-// memoryAttack is issue 12 item 9's attack: ten processes that each hold
-// up to 100 MiB, a memfd filled with write() (never mapped) and a SysV
-// segment filled and detached, under a cap of 128 MiB. It prints what it
-// held at once.
-const memoryAttack = `
-import ctypes, os, time
-libc = ctypes.CDLL(None, use_errno=True)
-MiB = 1 << 20
-def grab(limit):
-    held = []
-    try:
-        while len(held) * 4 < limit:
-            held.append(b"\x01" * (4 * MiB))
-    except MemoryError:
-        pass
-    return held
-kids, total = [], 0
-for i in range(10):
-    r, w = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError as e:
-        print("fork refused: errno %d" % e.errno)
-        os.close(r); os.close(w)
-        break
-    if pid == 0:
-        os.close(r)
-        h = grab(100)
-        os.write(w, b"%d\n" % (len(h) * 4))
-        os.close(w)
-        time.sleep(60)
-        os._exit(0)
-    os.close(w)
-    kids.append((pid, r))
-for pid, r in kids:
-    total += int(os.read(r, 32) or b"0")
-memfd = 0
-try:
-    fd = os.memfd_create("hog")
-    chunk = b"\x02" * MiB
-    while memfd < 256:
-        os.write(fd, chunk)
-        memfd += 1
-except OSError as e:
-    print("memfd: errno %d" % e.errno)
-shm = 0
-libc.shmget.restype = ctypes.c_int
-sid = libc.shmget(0, 64 * MiB, 0o1600)
-if sid < 0:
-    print("shmget: errno %d" % ctypes.get_errno())
-else:
-    libc.shmat.restype = ctypes.c_void_p
-    a = libc.shmat(sid, None, 0)
-    if a is None or a == ctypes.c_void_p(-1).value:
-        print("shmat: errno %d" % ctypes.get_errno())
-    else:
-        ctypes.memset(a, 3, 64 * MiB)
-        libc.shmdt(ctypes.c_void_p(a))
-        shm = 64
-q = libc.mq_open(b"/act-attack", 0o102, 0o600, None)
-print("mq_open: %s" % ("errno %d" % ctypes.get_errno() if q < 0 else "ok"))
-print("held %d MiB: %d in %d children, memfd %d, shm %d" % (total + memfd + shm, total, len(kids), memfd, shm))
-for pid, r in kids:
-    os.kill(pid, 9)
-`
-
 // TestMemoryAttack: the memory cap holds for all the command's processes
-// together, memfd and SysV memory included: a memory cgroup kills (root
-// here), or, where none is writable (uid 65534 here, by TestAsNobody) and
-// Limits.MemoryRlimits allows them, RLIMIT_AS × RLIMIT_NPROC bounds what
-// the processes can hold and memfd and shmget fail with ENOSYS (and a
-// POSIX message queue with EMFILE).
+// together, memfd and SysV memory included: a memory cgroup's OOM killer
+// stops the attack (cgrouptest.MemoryAttack) and the cap is named; where
+// no memory cgroup is writable (uid 65534 here, by TestAsNobody) the
+// command is refused before it runs.
 func TestMemoryAttack(t *testing.T) {
 	requireIsolation(t)
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 is not installed")
 	}
-	res := sh(t, py+" -c '"+memoryAttack+"'", nil, Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000, MemoryRlimits: true})
-	mech := res.Enforcement[CapMemory]
-	t.Logf("memory: %s\nstdout: %s\nstderr: %.500s\ncap: %v", mech, res.Stdout, res.Stderr, res.CapHit)
-	if !strings.HasPrefix(mech, MemoryRlimits) {
-		// A cgroup: its OOM killer stops the attack, and the cap is named.
-		if res.CapHit == nil || res.CapHit.Cap != CapMemory || !strings.HasPrefix(res.CapHit.Mechanism, "cgroup") {
-			t.Fatalf("under %s the attack ended with exit %d, cap %v:\n%s", mech, res.ExitCode, res.CapHit, res.Stdout)
+	res, err := Run(context.Background(), Spec{Argv: []string{py, "-c", cgrouptest.MemoryAttack}, Env: pathEnv,
+		Limits: Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000}})
+	if err != nil {
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup") {
+			t.Fatal(err)
 		}
+		t.Logf("refused: %v", err)
 		return
 	}
-	mustExit(t, res, 0)
-	out := string(res.Stdout)
-	for _, want := range []string{"fork refused: errno 11", "memfd: errno 38", "shmget: errno 38", "mq_open: errno 24"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the attack did not print %q", want)
-		}
-	}
-	m := regexp.MustCompile(`held (\d+) MiB`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no total in %q", out)
-	}
-	if held, _ := strconv.Atoi(m[1]); held > 128 {
-		t.Errorf("the processes held %d MiB at once under a cap of 128 MiB", held)
-	}
-}
-
-// TestMemShares: the shares of the cap add up to no more than the cap.
-func TestMemShares(t *testing.T) {
-	for _, c := range []struct{ mb, procs, n, asMiB int64 }{
-		{128, 1024, 4, 32},
-		{64, 1024, 3, 21},
-		{32, 1024, 3, 10},
-		{1, 1024, 3, 0},
-		{256, 1024, 8, 32},
-		{8192, 1024, 64, 128},
-		{256, 5, 5, 51},
-	} {
-		n, as := memShares(c.mb, c.procs)
-		if n != c.n || as>>20 != c.asMiB || n*as > c.mb<<20 {
-			t.Errorf("memShares(%d, %d) = %d × %d bytes, want %d × %d MiB within the cap", c.mb, c.procs, n, as, c.n, c.asMiB)
-		}
+	mech := res.Enforcement[CapMemory]
+	t.Logf("memory: %s\nstdout: %s\nstderr: %.500s\ncap: %v", mech, res.Stdout, res.Stderr, res.CapHit)
+	if res.CapHit == nil || res.CapHit.Cap != CapMemory || !strings.HasPrefix(res.CapHit.Mechanism, "cgroup") {
+		t.Fatalf("under %s the attack ended with exit %d, cap %v:\n%s", mech, res.ExitCode, res.CapHit, res.Stdout)
 	}
 }
 
 // TestMemoryCapRootWithoutCgroup: where no memory cgroup is writable the
-// memory cap is refused, saying what is missing: always for root (uid 0 on
-// the host is exempt from RLIMIT_NPROC), and for an ordinary user unless
-// Limits.MemoryRlimits accepts the rlimits.
+// memory cap is refused, saying what is missing, for root and for an
+// ordinary user.
 func TestMemoryCapRootWithoutCgroup(t *testing.T) {
-	for _, l := range []Limits{{MemoryMB: 128}, {MemoryMB: 128, MemoryRlimits: true}} {
-		_, _, err := enforcement(l, DefaultMaxProcs, &cgroups{}, 0)
-		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup") ||
-			!strings.Contains(err.Error(), "Delegate=yes") {
-			t.Fatalf("root without a memory cgroup (%+v): %v", l, err)
-		}
+	_, _, err := enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroups{}, 0)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup") ||
+		!strings.Contains(err.Error(), "Delegate=yes") {
+		t.Fatalf("root without a memory cgroup: %v", err)
 	}
-	_, _, err := enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroups{}, 65534)
+	_, _, err = enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroups{}, 65534)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup; run as root or in a delegated cgroup") {
 		t.Fatalf("an ordinary user without a memory cgroup: %v", err)
 	}
-	enf, rl, err := enforcement(Limits{MemoryMB: 128, MemoryRlimits: true}, DefaultMaxProcs, &cgroups{}, 65534)
-	if err != nil || rl.memShares != 4 || rl.nproc != 4 || rl.as != 32<<20 || !strings.HasPrefix(enf[CapMemory], MemoryRlimits) {
-		t.Fatalf("an ordinary user without a memory cgroup, rlimits allowed: %v %+v %v", enf, rl, err)
-	}
-	if _, rl, _ := enforcement(Limits{}, DefaultMaxProcs, &cgroups{}, 0); rl.memShares != 0 {
-		t.Errorf("no memory cap, yet shares: %+v", rl)
+	if _, _, err := enforcement(Limits{}, DefaultMaxProcs, &cgroups{}, 0); err != nil {
+		t.Errorf("no memory cap, yet refused: %v", err)
 	}
 	if os.Geteuid() != 0 {
 		return
@@ -259,7 +155,11 @@ func TestNobodyDelegated(t *testing.T) {
 	if err != nil {
 		t.Skip("python3 is not installed")
 	}
-	res := sh(t, py+" -c '"+memoryAttack+"'", nil, Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000})
+	res, err := Run(context.Background(), Spec{Argv: []string{py, "-c", cgrouptest.MemoryAttack}, Env: pathEnv,
+		Limits: Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("%v\nstdout: %s\ncap: %v", res.Enforcement, res.Stdout, res.CapHit)
 	if mech := res.Enforcement[CapMemory]; mech != "cgroup v1 memory.limit_in_bytes" {
 		t.Fatalf("in a delegated memory cgroup the memory cap is held by %q", mech)
@@ -351,53 +251,6 @@ func TestPrepareV2(t *testing.T) {
 			t.Errorf("prepareV2 = %q for root in a cgroup systemd did not delegate", got)
 		}
 	})
-}
-
-// TestMemoryRlimitsMissKernelBuffers (as uid 65534 without a cgroup, by
-// TestAsNobody) is why a memory cap without a memory cgroup is refused:
-// under RLIMIT_AS × RLIMIT_NPROC a single process holds far more than the
-// cap in the kernel's buffers of socket pairs it fills and keeps.
-func TestMemoryRlimitsMissKernelBuffers(t *testing.T) {
-	requireIsolation(t)
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
-	script := py + ` -c '
-import socket, resource
-soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
-pairs, total = [], 0
-try:
-    while total < (256 << 20):
-        a, b = socket.socketpair()
-        a.setblocking(False)
-        try:
-            while True:
-                total += a.send(b"x" * 65536)
-        except BlockingIOError:
-            pass
-        pairs.append((a, b))
-except OSError as e:
-    pass
-print("held %d MiB" % (total >> 20))
-'`
-	res := sh(t, script, nil, Limits{MemoryMB: 64, DiskMB: 8, WallMs: 30_000, MemoryRlimits: true})
-	t.Logf("%s\nexit %d, stdout %s, cap %v", res.Enforcement[CapMemory], res.ExitCode, res.Stdout, res.CapHit)
-	if !strings.HasPrefix(res.Enforcement[CapMemory], MemoryRlimits) {
-		// A cgroup charges the buffers: its OOM killer stops the command.
-		if res.CapHit == nil || res.CapHit.Cap != CapMemory {
-			t.Errorf("under %s the socket buffers were not stopped: exit %d, %s", res.Enforcement[CapMemory], res.ExitCode, res.Stdout)
-		}
-		return
-	}
-	m := regexp.MustCompile(`held (\d+) MiB`).FindStringSubmatch(string(res.Stdout))
-	if m == nil {
-		t.Fatalf("no total: %s %s", res.Stdout, res.Stderr)
-	}
-	if held, _ := strconv.Atoi(m[1]); held <= 64 {
-		t.Errorf("socket buffers held only %d MiB under the rlimits: if the kernel now bounds them, revisit the refusal of a memory cap without a cgroup (docs/sandbox-process.md)", held)
-	}
 }
 
 // TestMemoryFirst: a run the wall clock ended after the memory cgroup

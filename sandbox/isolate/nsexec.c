@@ -157,8 +157,7 @@ struct spec {
 	int cgroups[MAX_CGROUPS]; // tasks files received with the spec
 	int ncgroups;
 	long long want_cgroups;
-	long long cpu_s, as_bytes, nproc, disk_bytes;
-	int mem_rlimits; // no memory cgroup: memory outside the address space is refused
+	long long cpu_s, nproc, disk_bytes;
 	const char *hide[MAX_HIDE]; // paths to mask (docs/sandbox-filesystem.md)
 	int nhide;
 };
@@ -284,14 +283,10 @@ static void read_spec(int fd) {
 			sp.probe = 1;
 		else if (!strcmp(key, "cpu_s"))
 			sp.cpu_s = num(key, val);
-		else if (!strcmp(key, "as"))
-			sp.as_bytes = num(key, val);
 		else if (!strcmp(key, "nproc"))
 			sp.nproc = num(key, val);
 		else if (!strcmp(key, "disk"))
 			sp.disk_bytes = num(key, val);
-		else if (!strcmp(key, "mem_rlimits"))
-			sp.mem_rlimits = num(key, val) != 0;
 		else if (!strcmp(key, "cgroups"))
 			sp.want_cgroups = num(key, val);
 		else {
@@ -946,8 +941,7 @@ static void setup_mounts(void) {
 		fail("symlinks in /dev");
 	if (mkdir("/dev/shm", 01777) < 0 || mkdir("/dev/pts", 0755) < 0)
 		fail("mkdir in /dev");
-	// /dev/shm is on the disk cap's tmpfs too: it counts against the cap,
-	// and its pages would otherwise escape RLIMIT_AS.
+	// /dev/shm is on the disk cap's tmpfs too: it counts against the cap.
 	if (sp.disk_bytes) {
 		char p[64];
 		snprintf(p, sizeof p, "/proc/self/fd/%d/shm", diskfd);
@@ -1194,47 +1188,13 @@ static void install_seccomp(void) {
 #endif
 }
 
-// install_memory_filter is a second filter, installed only where no memory
-// cgroup holds the memory cap and RLIMIT_AS × RLIMIT_NPROC stands in for
-// it (docs/sandbox-process.md): the calls that make memory no address
-// space counts fail with ENOSYS, as on a kernel without them, so programs
-// take their fallbacks.
-//   - memfd_create: a memfd filled with write() is never mapped;
-//   - memfd_secret: its pages outlive their mapping while the fd is open;
-//   - shmget: a SysV segment keeps its pages after shmdt, unattached
-//     (the sandbox's IPC namespace frees it only at the end; as an ordinary
-//     user the namespace's shm_rmid_forced cannot be set).
-// A filter of its own keeps the main filter's jumps as they are; the
-// kernel runs both and the strictest answer wins (a foreign ABI is killed
-// by the first, so here it is let through).
-static void install_memory_filter(void) {
-#ifdef FILTER_ARCH
-#ifndef __NR_memfd_secret
-#define __NR_memfd_secret 447 // the same on x86_64 and aarch64
-#endif
-	struct sock_filter filter[] = {
-		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_ARCH, 0, 6), // -> 8
-		/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_memfd_create, 3, 0), // -> 7
-		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_memfd_secret, 2, 0), // -> 7
-		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_shmget, 1, 0),       // -> 7
-		/* 6 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		/* 7 */ RET_ERRNO(ENOSYS),
-		/* 8 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {.len = sizeof filter / sizeof filter[0], .filter = filter};
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
-		fail("install the memory filter");
-#endif
-}
-
 // install_inet_filter is a second filter, installed where the network is
 // not allowed and the host policy does not open the sandbox's own loopback
 // (sandbox.loopback; docs/sandbox-process.md): socket(AF_INET or AF_INET6)
 // fails with EACCES, so the socket families are AF_NETLINK (routing) and
-// connected AF_UNIX stream pairs only. Like the memory filter it keeps the
-// main filter as it is; the stricter answer wins.
+// connected AF_UNIX stream pairs only. A filter of its own keeps the main
+// filter's jumps as they are; the kernel runs both and the stricter answer
+// wins (a foreign ABI is killed by the first, so here it is let through).
 static void install_inet_filter(void) {
 #ifdef FILTER_ARCH
 	struct sock_filter filter[] = {
@@ -1378,15 +1338,9 @@ __attribute__((noreturn)) static void run_command(void) {
 	setsid();
 
 	set_rlimit(RLIMIT_CPU, "RLIMIT_CPU", sp.cpu_s);
-	set_rlimit(RLIMIT_AS, "RLIMIT_AS", sp.as_bytes);
 	set_rlimit(RLIMIT_NPROC, "RLIMIT_NPROC", sp.nproc);
 	struct rlimit zero = {0, 0};
 	setrlimit(RLIMIT_CORE, &zero);
-	// Without a memory cgroup the memory cap is RLIMIT_AS × RLIMIT_NPROC:
-	// POSIX message queues hold memory outside any address space (and the
-	// sandbox's IPC namespace has no one else to talk to), so none.
-	if (sp.mem_rlimits && setrlimit(RLIMIT_MSGQUEUE, &zero) < 0)
-		fail("setrlimit RLIMIT_MSGQUEUE");
 
 	if (sp.dir && chdir(sp.dir) < 0)
 		fail("chdir %s", sp.dir);
@@ -1397,8 +1351,6 @@ __attribute__((noreturn)) static void run_command(void) {
 	install_seccomp();
 	if (!sp.net && !sp.loopback)
 		install_inet_filter();
-	if (sp.mem_rlimits)
-		install_memory_filter();
 	if (sp.probe)
 		_exit(0);
 

@@ -78,7 +78,7 @@ func TestSpecKeysAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = rlimits{cpuS: 1, as: 1, nproc: 1, memShares: 1}.append(b, 1)
+	b = rlimits{cpuS: 1, nproc: 1}.append(b, 1)
 	goSide := map[string]bool{"cgroups": true} // sendSpec's head
 	parts := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
 	for i := 0; i+1 < len(parts); i += 2 {

@@ -301,50 +301,25 @@ func (sb *started) setupFailed(st *os.ProcessState) error {
 // makeCgroups makes a sandbox's cgroups (a variable: a test runs without).
 var makeCgroups = newCgroups
 
-// The memory cap without a memory cgroup: each process gets an equal share
-// of the cap as its address space, and the number of processes is capped
-// so that the shares add up to no more than the cap. The cap is split into
-// one process per memShareMiB (python3 starts in 16 MiB of address space,
-// a shell in less), but at least 3 (init, a shell and what it starts) and
-// at most memShareProcs, the sandbox's init included.
-const (
-	memShareMiB   = 32
-	memShareProcs = 64
-)
-
-// memShares splits a memory cap of mb MiB into n processes of as bytes of
-// address space each, n × as ≤ mb MiB, with at most procs processes.
-func memShares(mb, procs int64) (n, as int64) {
-	n = min(max(mb/memShareMiB, 3), memShareProcs, max(procs, 1))
-	return n, mb << 20 / n
-}
-
-// memoryRlimits is the memory cap's mechanism for n processes of as bytes.
-func memoryRlimits(n, as int64) string {
-	return fmt.Sprintf("%s: at most %d processes (the sandbox's init included) of %d MiB of address space each, "+
-		"memfd_create, memfd_secret and shmget refused, no POSIX message queues, tmpfs files counted by the disk cap, "+
-		"the kernel's socket and pipe buffers not counted; no memory cgroup is writable here", MemoryRlimits, n, as>>20)
-}
-
 // errNoMemoryCgroup refuses a memory cap where no memory cgroup is
-// writable: RLIMIT_AS × RLIMIT_NPROC bounds the processes' memory but not
-// the kernel's buffers they hold (socket buffers held 454 MiB under a cap
-// of 64 MiB), so it is no memory cap (docs/sandbox-process.md).
+// writable. Rlimits are no stand-in: RLIMIT_AS × RLIMIT_NPROC bounds the
+// processes' address space but not the kernel's buffers they hold (socket
+// buffers held 454 MiB under a cap of 64 MiB), and RLIMIT_NPROC does not
+// bind uid 0 (docs/sandbox-process.md).
 var errNoMemoryCgroup = fmt.Errorf("%w: the memory cap cannot be enforced: no writable memory cgroup; "+
 	"run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes act …, "+
 	"or a cgroup v1 memory cgroup whose directory is the user's): rlimits would not count the kernel's "+
 	"socket and pipe buffers, so commands with a memory cap are not run without one", ErrUnavailable)
 
-// errMemoryRoot refuses a memory cap root could hold only by rlimits:
-// RLIMIT_NPROC does not bind a process whose uid is 0 on the host.
+// errMemoryRoot is errNoMemoryCgroup for root, which has no delegated
+// cgroup to be given but a hierarchy to make writable.
 var errMemoryRoot = fmt.Errorf("%w: the memory cap cannot be enforced: no writable memory cgroup, "+
 	"and RLIMIT_NPROC does not bind root (uid 0 on the host); run act in a cgroup whose memory controller "+
 	"it can write (a cgroup v1 memory hierarchy, or a delegated cgroup v2: systemd-run --scope -p Delegate=yes act …)", ErrUnavailable)
 
 // enforcement chooses the mechanism of each cap of l (the Result's
 // Enforcement) and the rlimits init sets where no cgroup holds a cap. A
-// memory cap no cgroup holds is an error, unless l.MemoryRlimits lets the
-// rlimits hold it for an ordinary user: the command is not run.
+// memory cap no cgroup holds is an error: the command is not run.
 func enforcement(l Limits, procs int64, cg *cgroups, uid int) (map[Cap]string, rlimits, error) {
 	enf := map[Cap]string{}
 	var rl rlimits
@@ -358,11 +333,8 @@ func enforcement(l Limits, procs int64, cg *cgroups, uid int) (map[Cap]string, r
 			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
 		} else if uid == 0 {
 			return nil, rl, errMemoryRoot
-		} else if !l.MemoryRlimits {
-			return nil, rl, errNoMemoryCgroup
 		} else {
-			rl.memShares, rl.as = memShares(l.MemoryMB, procs)
-			enf[CapMemory] = memoryRlimits(rl.memShares, rl.as)
+			return nil, rl, errNoMemoryCgroup
 		}
 	}
 	if l.CPUMs > 0 {
@@ -377,11 +349,6 @@ func enforcement(l Limits, procs int64, cg *cgroups, uid int) (map[Cap]string, r
 		enf[CapDisk] = diskMechanism(l.DiskMB) + " holding the layers' upper dirs, /tmp and /dev/shm"
 	}
 	switch {
-	case rl.memShares > 0:
-		// The memory cap's share count is the process cap, whatever a
-		// pids cgroup says.
-		enf[CapProcs] = fmt.Sprintf("RLIMIT_NPROC of %d, set by the memory cap (%d MiB of address space per process)", rl.memShares, rl.as>>20)
-		rl.nproc = rl.memShares
 	case cg.pids != "" && cg.v2:
 		enf[CapProcs] = "cgroup v2 pids.max (a delegated cgroup)"
 	case cg.pids != "":
@@ -600,9 +567,6 @@ const diskFullSlack = 16 << 10
 
 func diskMechanism(mb int64) string { return fmt.Sprintf("a tmpfs of %d MiB", mb) }
 
-// allocFailure matches the ways programs report a refused allocation.
-var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory|failed to map segment`)
-
 // forkFailure matches what shells and runtimes print when fork fails.
 var forkFailure = regexp.MustCompile(`(?i)cannot fork|fork: (retry: )?resource temporarily unavailable|can't fork|BlockingIOError|EAGAIN`)
 
@@ -621,15 +585,6 @@ func capHitAfter(res *Result, l Limits, procs int64, cg *cgroups, rl rlimits, en
 	switch {
 	case l.MemoryMB > 0 && cg.oomKills() > 0:
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: enf[CapMemory]}
-	case rl.memShares > 0 && res.ExitCode != 0 && allocFailure.Match(tail(res.Stderr, 4096)):
-		// RLIMIT_AS refuses an allocation rather than killing: the
-		// command fails, saying so in its own words.
-		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: fmt.Sprintf(
-			"RLIMIT_AS of %d MiB per process, the cap split among at most %d processes: the command reported a failed allocation", rl.as>>20, rl.memShares)}
-	case rl.memShares > 0 && res.ExitCode != 0 && forkFailure.Match(tail(res.Stderr, 4096)):
-		// The process count is the memory cap's: a refused fork is it.
-		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: fmt.Sprintf(
-			"RLIMIT_NPROC of %d: the cap is split among at most %d processes of %d MiB of address space each; the command reported a failed fork", rl.memShares, rl.memShares, rl.as>>20)}
 	case l.CPUMs > 0 && (res.Signal == syscall.SIGXCPU || res.Signal == syscall.SIGKILL) &&
 		res.Usage.CPU >= time.Duration(rl.cpuS)*time.Second:
 		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "RLIMIT_CPU"}

@@ -75,11 +75,7 @@ func encode(spec Spec, probe bool) ([]byte, error) {
 
 // rlimits are the per-process limits the child sets on the command.
 type rlimits struct {
-	cpuS, as, nproc int64
-	// memShares, where no memory cgroup is writable, is the number of
-	// processes the memory cap is split into (RLIMIT_NPROC, with as each):
-	// init then also refuses memory outside the address space.
-	memShares int64
+	cpuS, nproc int64
 }
 
 // append adds the limits to the spec b, and the size of the disk cap's
@@ -91,11 +87,7 @@ func (r rlimits) append(b []byte, diskBytes int64) []byte {
 		}
 	}
 	put("cpu_s", r.cpuS)
-	put("as", r.as)
 	put("nproc", r.nproc)
 	put("disk", diskBytes)
-	if r.memShares > 0 {
-		put("mem_rlimits", 1)
-	}
 	return b
 }

@@ -45,13 +45,6 @@ type Spec struct {
 // sets none.
 const DefaultMaxOutput = 1 << 20
 
-// MemoryRlimits begins the memory cap's mechanism under
-// Limits.MemoryRlimits: RLIMIT_AS per process times RLIMIT_NPROC, each a
-// share of the cap, so that the memory of all the command's processes
-// together stays within it (docs/sandbox-process.md). The rest of the text
-// gives the figures.
-const MemoryRlimits = "RLIMIT_AS × RLIMIT_NPROC"
-
 // DefaultMaxProcs is the process cap when Limits.Procs is 0.
 const DefaultMaxProcs = 1024
 
@@ -75,12 +68,6 @@ type Limits struct {
 	MemoryMB int64 // memory, MiB
 	DiskMB   int64 // the scopes' layers, /tmp and /dev/shm together, MiB
 	Procs    int64 // processes at once (0: DefaultMaxProcs)
-	// MemoryRlimits lets RLIMIT_AS × RLIMIT_NPROC hold the memory cap of an
-	// ordinary user where no memory cgroup is writable. It bounds the
-	// memory of the processes, not the kernel's buffers they hold (socket
-	// and pipe buffers), so without it such a run is refused; act does not
-	// set it (docs/sandbox-process.md).
-	MemoryRlimits bool
 }
 
 // A Cap names a kind of limit.
