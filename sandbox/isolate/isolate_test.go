@@ -407,6 +407,19 @@ func TestAsNobody(t *testing.T) {
 	if os.Getenv("ACT_ISOLATE_TEST_NOBODY") != "" {
 		t.Skip("already nobody")
 	}
+	out := asNobody(t, nil, "ACT_ISOLATE_TEST_NOBODY=1",
+		"^(TestNobodyEnforcement|TestMemoryAttack|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace|TestWarm)$")
+	if bytes.Contains(out, []byte("--- SKIP")) {
+		t.Errorf("tests skipped as uid 65534")
+	}
+}
+
+// asNobody runs the tests matching run in a copy of this test binary as uid
+// 65534, its argv after prefix (a command that execs the rest), with env
+// added, and returns the output; a failing child fails t. It skips t
+// unless it runs as root with setpriv(1).
+func asNobody(t *testing.T, prefix []string, env, run string) []byte {
+	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to switch to uid 65534")
 	}
@@ -431,18 +444,16 @@ func TestAsNobody(t *testing.T) {
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run := "^(TestNobodyEnforcement|TestMemoryAttack|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace|TestWarm)$"
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+run, "-test.v")
-	cmd.Env = []string{"ACT_ISOLATE_TEST_NOBODY=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
+	args := append(append([]string{"--reuid=65534", "--regid=65534", "--clear-groups"}, prefix...), bin, "-test.run="+run, "-test.v")
+	cmd := exec.Command(setpriv, args...)
+	cmd.Env = []string{env, "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	t.Logf("as uid 65534:\n%s", out)
 	if err != nil {
 		t.Fatalf("as uid 65534: %v", err)
 	}
-	if bytes.Contains(out, []byte("--- SKIP")) {
-		t.Errorf("tests skipped as uid 65534")
-	}
+	return out
 }
 
 // TestNobodyEnforcement checks, as uid 65534 without a writable cgroup,

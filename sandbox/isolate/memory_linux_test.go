@@ -13,33 +13,6 @@ import (
 	"github.com/act-project/act/internal/cgrouptest"
 )
 
-// TestMemoryAttack: the memory cap holds for all the command's processes
-// together, memfd and SysV memory included: a memory cgroup's OOM killer
-// stops the attack (cgrouptest.MemoryAttack) and the cap is named; where
-// no memory cgroup is writable (uid 65534 here, by TestAsNobody) the
-// command is refused before it runs.
-func TestMemoryAttack(t *testing.T) {
-	requireIsolation(t)
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
-	res, err := Run(context.Background(), Spec{Argv: []string{py, "-c", cgrouptest.MemoryAttack}, Env: pathEnv,
-		Limits: Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000}})
-	if err != nil {
-		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup") {
-			t.Fatal(err)
-		}
-		t.Logf("refused: %v", err)
-		return
-	}
-	mech := res.Enforcement[CapMemory]
-	t.Logf("memory: %s\nstdout: %s\nstderr: %.500s\ncap: %v", mech, res.Stdout, res.Stderr, res.CapHit)
-	if res.CapHit == nil || res.CapHit.Cap != CapMemory || !strings.HasPrefix(res.CapHit.Mechanism, "cgroup") {
-		t.Fatalf("under %s the attack ended with exit %d, cap %v:\n%s", mech, res.ExitCode, res.CapHit, res.Stdout)
-	}
-}
-
 // TestMemoryCapRootWithoutCgroup: where no memory cgroup is writable the
 // memory cap is refused, saying what is missing, for root and for an
 // ordinary user.
@@ -91,81 +64,59 @@ func TestMemoryCapRootWithoutCgroup(t *testing.T) {
 	}
 }
 
+// TestMemoryAttack: the memory cap holds for all the command's processes
+// together, memfd and SysV memory included: a memory cgroup's OOM killer
+// stops the attack (cgrouptest.MemoryAttack) and the cap is named; where
+// no memory cgroup is writable (uid 65534 here, by TestAsNobody) the
+// command is refused before it runs. In a delegated cgroup (by
+// TestDelegatedCgroupV1) the cgroup must hold it.
+func TestMemoryAttack(t *testing.T) {
+	requireIsolation(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	delegated := os.Getenv("ACT_ISOLATE_TEST_DELEGATED") != ""
+	res, err := Run(context.Background(), Spec{Argv: []string{py, "-c", cgrouptest.MemoryAttack}, Env: pathEnv,
+		Limits: Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000}})
+	if err != nil {
+		if delegated || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup") {
+			t.Fatal(err)
+		}
+		t.Logf("refused: %v", err)
+		return
+	}
+	mech := res.Enforcement[CapMemory]
+	t.Logf("memory: %s\nstdout: %s\nstderr: %.500s\ncap: %v", mech, res.Stdout, res.Stderr, res.CapHit)
+	if delegated && mech != "cgroup v1 memory.limit_in_bytes" {
+		t.Fatalf("in a delegated memory cgroup the memory cap is held by %q", mech)
+	}
+	if res.CapHit == nil || res.CapHit.Cap != CapMemory || !strings.HasPrefix(res.CapHit.Mechanism, "cgroup") {
+		t.Fatalf("under %s the attack ended with exit %d, cap %v:\n%s", mech, res.ExitCode, res.CapHit, res.Stdout)
+	}
+}
+
 // TestDelegatedCgroupV1: an ordinary user whose own memory cgroup is
 // delegated to it (its directory is the user's, as cgcreate -a/-t makes
 // it) gets the sandbox's memory cgroup there. Root makes such a cgroup
-// below its own, and runs TestNobodyDelegated as uid 65534 in it.
+// below its own, and runs TestMemoryAttack as uid 65534 in it.
 func TestDelegatedCgroupV1(t *testing.T) {
-	if os.Getenv("ACT_ISOLATE_TEST_DELEGATED") != "" {
+	if os.Getenv("ACT_ISOLATE_TEST_DELEGATED") != "" || os.Getenv("ACT_ISOLATE_TEST_NOBODY") != "" {
 		t.Skip("in the child")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to delegate a cgroup")
-	}
-	requireIsolation(t)
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv not found")
 	}
 	prefix, remove, err := cgrouptest.Delegate(65534, 65534)
 	if err != nil {
 		t.Skip(err)
 	}
 	defer remove()
-	dir, err := os.MkdirTemp("", "act-isolate-delegated-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	self, _ := os.Executable()
-	bin := filepath.Join(dir, "isolate.test")
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	// The child moves itself into the delegated cgroup, as a user's
 	// session would be started in it, then runs the test.
-	args := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups"}, prefix...)
-	cmd := exec.Command(setpriv, append(args, bin, "-test.run=^TestNobodyDelegated$", "-test.v")...)
-	cmd.Env = []string{"ACT_ISOLATE_TEST_DELEGATED=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	t.Logf("as uid 65534 in %s:\n%s", prefix[3], out)
-	if err != nil {
-		t.Fatalf("as uid 65534: %v", err)
-	}
-	if !bytes.Contains(out, []byte("--- PASS: TestNobodyDelegated")) {
-		t.Errorf("TestNobodyDelegated did not pass as uid 65534")
-	}
-}
-
-// TestNobodyDelegated, as uid 65534 in a delegated memory cgroup (run by
-// TestDelegatedCgroupV1): the cgroup holds the memory cap, and the memory
-// attack is killed by it.
-func TestNobodyDelegated(t *testing.T) {
-	if os.Getenv("ACT_ISOLATE_TEST_DELEGATED") == "" {
-		t.Skip("run by TestDelegatedCgroupV1")
-	}
-	requireIsolation(t)
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
-	res, err := Run(context.Background(), Spec{Argv: []string{py, "-c", cgrouptest.MemoryAttack}, Env: pathEnv,
-		Limits: Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%v\nstdout: %s\ncap: %v", res.Enforcement, res.Stdout, res.CapHit)
-	if mech := res.Enforcement[CapMemory]; mech != "cgroup v1 memory.limit_in_bytes" {
-		t.Fatalf("in a delegated memory cgroup the memory cap is held by %q", mech)
-	}
-	if res.CapHit == nil || res.CapHit.Cap != CapMemory {
-		t.Fatalf("the memory attack ended with exit %d, cap %v:\n%s", res.ExitCode, res.CapHit, res.Stdout)
+	out := asNobody(t, prefix, "ACT_ISOLATE_TEST_DELEGATED=1", "^TestMemoryAttack$")
+	if !bytes.Contains(out, []byte("--- PASS: TestMemoryAttack")) {
+		t.Errorf("TestMemoryAttack did not pass as uid 65534 in %s", prefix[3])
 	}
 }
 
