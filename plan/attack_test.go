@@ -702,17 +702,20 @@ func attackOutcome(t *testing.T, w *attackWorld, p *Plan, err error) (string, st
 	return "planned", strings.Join(out, "; ")
 }
 
+// js is v in JSON, which is also YAML: for strings, lists and maps of
+// them, which always encode.
+func js(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
 // attackDescriptor builds the case's descriptor as act validate would, and
 // returns the rules descriptors.Check reports (the static net).
 func attackDescriptor(t *testing.T, w *attackWorld, c attackCase, env map[string]string, stateDir string) (*descriptors.Descriptor, []string) {
 	t.Helper()
-	js := func(v any) string {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	abs := func(rel []string) []string {
 		out := []string{}
 		for _, r := range rel {

@@ -28,14 +28,29 @@ func TestRejectedPlanLeavesNothing(t *testing.T) {
 	if base == "" {
 		base = t.TempDir()
 	}
+	_, err := buildScript(t, base, "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e01",
+		"mkdir -p a/b r/q && echo x > a/b/f && echo y > r/q/g && chmod 000 a/b a && chmod 555 r/q r")
+	if err == nil {
+		t.Fatal("the plan was not rejected")
+	}
+	noPlansLeft(t, base)
+}
+
+// buildScript plans a COMMAND_EXECUTION of the shell script in base/s, with
+// act's state in base/state and the scope's files in create declared.
+func buildScript(t *testing.T, base, id, script string, create ...string) (*Plan, error) {
+	t.Helper()
 	scope := filepath.Join(base, "s")
-	state := filepath.Join(base, "state")
 	mustDo(t, os.MkdirAll(scope, 0o755))
+	paths := []string{}
+	for _, c := range create {
+		paths = append(paths, filepath.Join(scope, c))
+	}
 	text := `descriptor_version: "1.0"
-action_id: 5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e01
+action_id: ` + id + `
 created_at: "2026-11-22T00:00:00Z"
 created_by: ai
-intent_summary: Leave locked directories.
+intent_summary: Run a script.
 risk_level: MEDIUM
 action_type: COMMAND_EXECUTION
 scope: {filesystem: {paths: [` + scope + `], recursive: true}, network: {required: false}, ui: {required: false}}
@@ -45,8 +60,8 @@ rollback: {supported: true, rollback_type: filesystem_snapshot, rollback_scope: 
 confirmation: {required: false, reason: "", cooldown_on_repeat: false}
 audit: {log: true, log_level: SUMMARY, retain_days: 30}
 preconditions: {paths_exist: [], network_available: false, user_idle: false}
-effects: {filesystem: {create: [], modify: [], delete: []}, network: false, system_state_change: false}
-operation: {argv: [sh, -c, "mkdir -p a/b r/q && echo x > a/b/f && echo y > r/q/g && chmod 000 a/b a && chmod 555 r/q r"], workdir: ` + scope + `}
+effects: {filesystem: {create: ` + js(paths) + `, modify: [], delete: []}, network: false, system_state_change: false}
+operation: {argv: [sh, -c, ` + js(script) + `], workdir: ` + scope + `}
 `
 	d, _, probs := descriptors.Load("d.yaml", []byte(text))
 	if probs != nil {
@@ -57,11 +72,14 @@ operation: {argv: [sh, -c, "mkdir -p a/b r/q && echo x > a/b/f && echo y > r/q/g
 		t.Fatal(err)
 	}
 	pol.AllowedRoots = []string{base}
-	_, err = Build(t.Context(), d, Options{StateDir: state, Policy: pol, Decision: pol.Decide(d, buildNow), File: "d.yaml", Now: func() time.Time { return buildNow }})
-	if err == nil {
-		t.Fatal("the plan was not rejected")
-	}
-	ents, _ := os.ReadDir(filepath.Join(state, "plans"))
+	return Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, buildNow),
+		File: "d.yaml", Now: func() time.Time { return buildNow }})
+}
+
+// noPlansLeft fails t if base/state holds any plan, whole or part-made.
+func noPlansLeft(t *testing.T, base string) {
+	t.Helper()
+	ents, _ := os.ReadDir(filepath.Join(base, "state", "plans"))
 	for _, e := range ents {
 		t.Errorf("left behind: plans/%s", e.Name())
 	}
@@ -101,43 +119,11 @@ func TestMemoryCapRefusedWithoutCgroup(t *testing.T) {
 		runAsNobodyIn(t, nil, dir, "TestMemoryCapRefusedWithoutCgroup", memCapEnv+"="+base)
 		return
 	}
-	scope := filepath.Join(base, "s")
-	state := filepath.Join(base, "state")
-	mustDo(t, os.MkdirAll(scope, 0o755))
-	text := `descriptor_version: "1.0"
-action_id: 5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e02
-created_at: "2026-11-22T00:00:00Z"
-created_by: ai
-intent_summary: Run a command under a memory cap.
-risk_level: MEDIUM
-action_type: COMMAND_EXECUTION
-scope: {filesystem: {paths: [` + scope + `], recursive: true}, network: {required: false}, ui: {required: false}}
-resources: {max_cpu_ms: 2000, max_memory_mb: 128, max_disk_mb: 4, max_duration_ms: 5000}
-sandbox: {required: true, sandbox_type: container, allow_network: false, max_runs: 1}
-rollback: {supported: true, rollback_type: filesystem_snapshot, rollback_scope: declared_effects_only}
-confirmation: {required: false, reason: "", cooldown_on_repeat: false}
-audit: {log: true, log_level: SUMMARY, retain_days: 30}
-preconditions: {paths_exist: [], network_available: false, user_idle: false}
-effects: {filesystem: {create: [` + scope + `/ran], modify: [], delete: []}, network: false, system_state_change: false}
-operation: {argv: [sh, -c, "touch ran"], workdir: ` + scope + `}
-`
-	d, _, probs := descriptors.Load("d.yaml", []byte(text))
-	if probs != nil {
-		t.Fatal(probs)
-	}
-	pol, err := policy.Default("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol.AllowedRoots = []string{base}
-	p, err := Build(t.Context(), d, Options{StateDir: state, Policy: pol, Decision: pol.Decide(d, buildNow), File: "d.yaml", Now: func() time.Time { return buildNow }})
+	p, err := buildScript(t, base, "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e02", "touch ran", "ran")
 	if p != nil || !errors.Is(err, isolate.ErrUnavailable) ||
 		!strings.Contains(err.Error(), "no writable memory cgroup; run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes") {
 		t.Fatalf("an ordinary user without a memory cgroup: plan %v, error %v", p != nil, err)
 	}
 	t.Log(err)
-	ents, _ := os.ReadDir(filepath.Join(state, "plans"))
-	for _, e := range ents {
-		t.Errorf("left behind: plans/%s", e.Name())
-	}
+	noPlansLeft(t, base)
 }
