@@ -28,8 +28,10 @@ import (
 // A directory swapped for a symbolic link (or another directory) at any
 // moment of the promotion therefore cannot send an op outside the scope.
 // Descriptors are kept until close, and dropped for a path an op moved.
-// A journal written before pins were recorded (Begin.Pins empty) opens
-// directories by path.
+// Where the plan pinned nothing above a path (a journal or plan written
+// before pins were recorded), / stands as its pin, unchecked: no symbolic
+// link is followed anywhere on the way, and a path through one (a host's
+// /var/run) is refused rather than resolved.
 type dirs struct {
 	pins []plan.PathID // directories only
 	fds  map[string]int
@@ -41,10 +43,15 @@ var openat2Missing bool
 
 func newDirs(pins []plan.PathID) *dirs {
 	d := &dirs{fds: map[string]int{}}
+	root := false
 	for _, p := range pins {
 		if p.Link == "" {
 			d.pins = append(d.pins, p)
+			root = root || p.Path == "/"
 		}
+	}
+	if !root {
+		d.pins = append(d.pins, plan.PathID{Path: "/"}) // Ino 0: unchecked
 	}
 	return d
 }
@@ -88,14 +95,7 @@ func (d *dirs) dir(dir string) (int, error) {
 }
 
 func (d *dirs) open(dir string) (int, error) {
-	pin, ok := d.pinOf(dir)
-	if !ok {
-		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, &fs.PathError{Op: "open", Path: dir, Err: err}
-		}
-		return fd, nil
-	}
+	pin := d.pinOf(dir)
 	if dir == pin.Path {
 		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -106,7 +106,7 @@ func (d *dirs) open(dir string) (int, error) {
 			unix.Close(fd)
 			return -1, &fs.PathError{Op: "stat", Path: dir, Err: err}
 		}
-		if uint64(st.Dev) != pin.Dev || st.Ino != pin.Ino {
+		if pin.Ino != 0 && (uint64(st.Dev) != pin.Dev || st.Ino != pin.Ino) {
 			unix.Close(fd)
 			return -1, fmt.Errorf("%s is no longer the directory the plan found (it was replaced)", dir)
 		}
@@ -127,16 +127,16 @@ func (d *dirs) open(dir string) (int, error) {
 	return fd, nil
 }
 
-// pinOf returns the deepest pinned directory that is dir or above it.
-func (d *dirs) pinOf(dir string) (plan.PathID, bool) {
+// pinOf returns the deepest pinned directory that is dir or above it (/
+// is always pinned).
+func (d *dirs) pinOf(dir string) plan.PathID {
 	var best plan.PathID
-	found := false
 	for _, p := range d.pins {
-		if (dir == p.Path || p.Path == "/" || strings.HasPrefix(dir, p.Path+"/")) && (!found || len(p.Path) > len(best.Path)) {
-			best, found = p, true
+		if (p.Path == "/" || dir == p.Path || strings.HasPrefix(dir, p.Path+"/")) && len(p.Path) >= len(best.Path) {
+			best = p
 		}
 	}
-	return best, found
+	return best
 }
 
 // openBeneath opens the directory rel below the directory root without
@@ -186,18 +186,9 @@ func lstatAt(dfd int, name string) (st unix.Stat_t, ok bool, err error) {
 
 func isDir(st unix.Stat_t) bool { return st.Mode&unix.S_IFMT == unix.S_IFDIR }
 
-// chmodAt sets the mode of name in dfd, never through a symbolic link.
-func chmodAt(dfd int, name string, mode fs.FileMode) error {
-	m := uint32(mode.Perm())
-	if mode&fs.ModeSetuid != 0 {
-		m |= unix.S_ISUID
-	}
-	if mode&fs.ModeSetgid != 0 {
-		m |= unix.S_ISGID
-	}
-	if mode&fs.ModeSticky != 0 {
-		m |= unix.S_ISVTX
-	}
+// chmodAt sets the mode bits m (permissions, setuid, setgid, sticky) of
+// name in dfd, never through a symbolic link.
+func chmodAt(dfd int, name string, m uint32) error {
 	err := unix.Fchmodat(dfd, name, m, unix.AT_SYMLINK_NOFOLLOW)
 	if err == unix.EOPNOTSUPP {
 		// No fchmodat2: chmod the entry through an O_PATH descriptor of

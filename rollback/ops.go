@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -123,7 +124,7 @@ func (o *Op) do(d *dirs) error {
 	case OpPut:
 		return o.put(d, dfd, base)
 	case OpMkdir:
-		mode, err := diff.ParseMode(o.Mode)
+		mode, err := modeBits(o.Mode)
 		if err != nil {
 			return err
 		}
@@ -139,7 +140,7 @@ func (o *Op) do(d *dirs) error {
 		}
 		return o.backUp(dfd, base, false)
 	case OpChmod:
-		mode, err := diff.ParseMode(o.Mode)
+		mode, err := modeBits(o.Mode)
 		if err != nil {
 			return err
 		}
@@ -282,7 +283,7 @@ func (o *Op) undo(d *dirs, ino uint64) error {
 	case OpRemove:
 		return o.restore(dfd, base)
 	case OpChmod:
-		mode, err := diff.ParseMode(o.ModeBefore)
+		mode, err := modeBits(o.ModeBefore)
 		if err != nil {
 			return err
 		}
@@ -437,7 +438,7 @@ func copyEntry(ffd int, from string, tfd int, to string, durable bool) error {
 		return &fs.PathError{Op: "chown", Path: to, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
-		if err := chmodAt(tfd, to, unixMode(st.Mode)); err != nil {
+		if err := chmodAt(tfd, to, st.Mode&0o7777); err != nil {
 			return err
 		}
 	}
@@ -460,19 +461,14 @@ func copyEntry(ffd int, from string, tfd int, to string, durable bool) error {
 	return nil
 }
 
-// unixMode converts st_mode's permission bits to an fs.FileMode's.
-func unixMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	if m&unix.S_ISUID != 0 {
-		mode |= fs.ModeSetuid
+// modeBits is the mode s, four octal digits as plans record them
+// (diff.FormatMode), as chmod's bits.
+func modeBits(s string) (uint32, error) {
+	if _, err := diff.ParseMode(s); err != nil {
+		return 0, err
 	}
-	if m&unix.S_ISGID != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&unix.S_ISVTX != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
+	v, err := strconv.ParseUint(s, 8, 32)
+	return uint32(v), err
 }
 
 func copyDir(ffd int, from string, tfd int, to string, durable bool) error {
