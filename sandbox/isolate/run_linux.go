@@ -80,13 +80,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 // send init the spec), watch (the wall clock, the CPU, ctx) until init
 // ends, and collect init's report into the Result.
 func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
-	if !childLinked {
-		return nil, fmt.Errorf("%w: act was built without cgo, so the sandbox child is missing", ErrUnavailable)
-	}
-	if err := archSupported(runtime.GOARCH); err != nil {
-		return nil, err
-	}
-	if err := landlockAvailable(); err != nil {
+	if err := canRun(); err != nil {
 		return nil, err
 	}
 	payload, err := encode(spec, probe)
@@ -145,6 +139,19 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	sb.copies.Wait()
 	lines := <-sb.msgs
 	return collect(ctx, spec, w, sb, lines, procs, cg, rl, enf)
+}
+
+// canRun says why no sandbox may be started here, if so: the child is
+// missing, the architecture has no seccomp filter, or the kernel has no
+// Landlock.
+func canRun() error {
+	if !childLinked {
+		return fmt.Errorf("%w: act was built without cgo, so the sandbox child is missing", ErrUnavailable)
+	}
+	if err := archSupported(runtime.GOARCH); err != nil {
+		return err
+	}
+	return landlockAvailable()
 }
 
 // started is a started sandbox, seen from the parent: its first process,

@@ -2,9 +2,7 @@ package isolate
 
 import (
 	"os"
-	"runtime"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -35,14 +33,7 @@ func Prestart(net bool) *Warm {
 	w := &Warm{net: net, ready: make(chan struct{})}
 	go func() {
 		defer close(w.ready)
-		if !childLinked {
-			w.err = ErrUnavailable
-			return
-		}
-		if w.err = archSupported(runtime.GOARCH); w.err != nil {
-			return
-		}
-		if w.err = landlockAvailable(); w.err != nil {
+		if w.err = canRun(); w.err != nil {
 			return
 		}
 		cgDone := make(chan *cgroups, 1)
@@ -110,17 +101,11 @@ func (w *Warm) Close() {
 	})
 }
 
-// discard ends a started sandbox that will get no spec: init reads an
-// empty one, refuses it and ends; it is reaped here, with the first
-// process, and the output is drained.
+// discard ends w's sandbox, which gets no spec, in the background
+// (started.abort).
 func (w *Warm) discard() {
-	sb := w.sb
-	_ = syscall.Shutdown(sb.parentFD, syscall.SHUT_WR)
 	go func() {
-		<-sb.msgs
-		_, _ = w.init.Wait()
-		<-sb.firstDone
-		sb.copies.Wait()
-		sb.parent.Close()
+		w.sb.abort(w.init)
+		w.sb.parent.Close()
 	}()
 }
