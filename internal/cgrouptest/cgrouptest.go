@@ -6,13 +6,13 @@
 package cgrouptest
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/act-project/act/internal/cgroupfs"
 )
 
 var seq atomic.Int64
@@ -52,49 +52,12 @@ func Delegate(uid, gid int) (prefix []string, remove func(), err error) {
 // ownMemoryCgroup is the directory of this process's cgroup in the v1
 // memory hierarchy.
 func ownMemoryCgroup() (string, error) {
-	f, err := os.Open("/proc/self/cgroup")
+	own, err := cgroupfs.Own()
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	var path string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) == 3 && hasItem(parts[1], "memory") {
-			path = parts[2]
-		}
+	if own["memory"] == "" {
+		return "", fmt.Errorf("no cgroup v1 memory hierarchy is mounted here: cannot delegate a memory cgroup to an ordinary user")
 	}
-	if path == "" {
-		return "", fmt.Errorf("no cgroup v1 memory hierarchy here: cannot delegate a memory cgroup to an ordinary user")
-	}
-	mi, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(mi), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		if !ok {
-			continue
-		}
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 3 || qf[0] != "cgroup" || !hasItem(qf[2], "memory") {
-			continue
-		}
-		rel, err := filepath.Rel(pf[3], path)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		return filepath.Join(pf[4], rel), nil
-	}
-	return "", fmt.Errorf("the cgroup v1 memory hierarchy is not mounted here")
-}
-
-func hasItem(list, item string) bool {
-	for _, x := range strings.Split(list, ",") {
-		if x == item {
-			return true
-		}
-	}
-	return false
+	return own["memory"], nil
 }

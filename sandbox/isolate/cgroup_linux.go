@@ -1,7 +1,6 @@
 package isolate
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/act-project/act/internal/cgroupfs"
 )
 
 // cgroups is one sandbox's cgroup directories: in the v1 hierarchies that
@@ -52,51 +53,17 @@ func newCgroups(l Limits, procs int64) *cgroups {
 
 var cgroupSeq atomic.Int64
 
-// v1Dirs maps a v1 controller to the directory of this process's cgroup in
-// it, for the controllers that are mounted.
+// v1Dirs maps a v1 controller act uses to the directory of this process's
+// cgroup in it, for the controllers that are mounted.
 func v1Dirs() map[string]string {
-	mine := map[string]string{}
-	f, err := os.Open("/proc/self/cgroup")
+	own, err := cgroupfs.Own()
 	if err != nil {
 		return nil
 	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 || parts[1] == "" {
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			mine[c] = parts[2]
-		}
-	}
-	f.Close()
-
 	dirs := map[string]string{}
-	mi, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	for _, line := range strings.Split(string(mi), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		if !ok {
-			continue
-		}
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 3 || qf[0] != "cgroup" {
-			continue
-		}
-		root, point := pf[3], pf[4]
-		for _, opt := range strings.Split(qf[2], ",") {
-			p, ok := mine[opt]
-			if !ok || (opt != "memory" && opt != "pids" && opt != "cpuacct") {
-				continue
-			}
-			rel, err := filepath.Rel(root, p)
-			if err != nil || strings.HasPrefix(rel, "..") {
-				continue
-			}
-			dirs[opt] = filepath.Join(point, rel)
+	for _, ctl := range []string{"memory", "pids", "cpuacct"} {
+		if d, ok := own[ctl]; ok {
+			dirs[ctl] = d
 		}
 	}
 	return dirs
@@ -246,47 +213,12 @@ func (cg *cgroups) remove() {
 // The delegated cgroup v2 tree act makes the sandboxes' cgroups in, found
 // (and prepared) once per process: "" where there is none.
 var delegatedV2 = sync.OnceValue(func() string {
-	mi, err1 := os.ReadFile("/proc/self/mountinfo")
-	pc, err2 := os.ReadFile("/proc/self/cgroup")
-	if err1 != nil || err2 != nil {
+	own, err := cgroupfs.Own()
+	if err != nil || own[""] == "" {
 		return ""
 	}
-	own := v2Own(string(mi), string(pc))
-	if own == "" {
-		return ""
-	}
-	return prepareV2(own, os.Getpid(), os.Geteuid())
+	return prepareV2(own[""], os.Getpid(), os.Geteuid())
 })
-
-// v2Own is the directory of this process's cgroup in the cgroup v2
-// hierarchy, from /proc/self/mountinfo and /proc/self/cgroup ("0::/path").
-func v2Own(mountinfo, procCgroup string) string {
-	var path string
-	for _, line := range strings.Split(procCgroup, "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			path = p
-		}
-	}
-	if path == "" {
-		return ""
-	}
-	for _, line := range strings.Split(mountinfo, "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		if !ok {
-			continue
-		}
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 1 || qf[0] != "cgroup2" {
-			continue
-		}
-		rel, err := filepath.Rel(pf[3], path)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		return filepath.Join(pf[4], rel)
-	}
-	return ""
-}
 
 // v2Leaf is the cgroup act moves itself into, below its own delegated
 // cgroup, so that the sandboxes' cgroups may have controllers (cgroup v2

@@ -120,24 +120,6 @@ func TestDelegatedCgroupV1(t *testing.T) {
 	}
 }
 
-// TestV2Own: the process's cgroup v2 directory, from mountinfo and
-// /proc/self/cgroup, on a unified host and on a hybrid one.
-func TestV2Own(t *testing.T) {
-	unified := "30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
-	hybrid := "35 30 0:30 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n" +
-		"36 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
-	for _, c := range []struct{ mi, pc, want string }{
-		{unified, "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n", "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope"},
-		{hybrid, "4:memory:/x\n0::/\n", "/sys/fs/cgroup/unified"},
-		{hybrid, "4:memory:/x\n", ""},
-		{"36 30 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", "0::/a\n", ""},
-	} {
-		if got := v2Own(c.mi, c.pc); got != c.want {
-			t.Errorf("v2Own(%q, %q) = %q, want %q", c.mi, c.pc, got, c.want)
-		}
-	}
-}
-
 // TestPrepareV2: a delegated cgroup v2 directory (faked with plain files)
 // is used only when it is the user's, has the memory controller and holds
 // act alone; act then moves itself into the "act" leaf and enables memory
