@@ -26,11 +26,11 @@ func TestPromotionRace(t *testing.T) {
 	}
 	defer func() { CrashPoint = nil; openat2Missing = false }()
 	for _, tc := range []struct {
-		name    string
-		swap    string // what is replaced by a link to outside, below base
-		at      int    // the crash point the swap happens at
-		pinned  bool
-		walk    bool
+		name   string
+		swap   string // what is replaced by a link to outside, below base
+		at     int    // the crash point the swap happens at
+		pinned bool
+		walk   bool
 	}{
 		{"below-root/openat2", "tree/sub", 2, true, false},
 		{"below-root/walk", "tree/sub", 2, true, true},
