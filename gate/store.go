@@ -1,14 +1,17 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"syscall"
 	"time"
 
 	"github.com/act-project/act/internal/atomicfile"
@@ -54,22 +57,49 @@ func loadAttempts(home state.Dir, id string) (*attempts, error) {
 	if err != nil {
 		return nil, err
 	}
-	var a attempts
 	b, err := os.ReadFile(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &a, nil
+		return &attempts{}, nil
 	case err != nil:
 		return nil, err
 	}
-	if err := json.Unmarshal(b, &a); err != nil {
+	a, _, err := lastAttempts(b)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &a, nil
+	return a, nil
+}
+
+// maxAttemptsLog is the size past which an update rewrites the attempts
+// file with its latest record alone, instead of appending to it.
+const maxAttemptsLog = 64 << 10
+
+// lastAttempts reads an attempts file: one JSON record per line, the last
+// whole line the one that counts (docs/state.md). It also returns the
+// length of b up to that line's end: what follows it is the tail of an
+// append a crash cut short, which an update cuts off.
+func lastAttempts(b []byte) (*attempts, int, error) {
+	end := bytes.LastIndexByte(b, '\n') + 1
+	if end == 0 {
+		if len(b) == 0 {
+			return &attempts{}, 0, nil
+		}
+		return nil, 0, errors.New("no whole record")
+	}
+	line := b[bytes.LastIndexByte(b[:end-1], '\n')+1 : end]
+	var a attempts
+	if err := json.Unmarshal(line, &a); err != nil {
+		return nil, 0, err
+	}
+	return &a, end, nil
 }
 
 // updateAttempts changes the record of id under the state-dir lock, so
-// that concurrent act processes lose no count.
+// that concurrent act processes lose no count. An update appends the new
+// record as a line: no file is created or removed after an id's first
+// (each would cost the next file act creates a slower inode allocation on
+// ext4, which skips inodes freed in the last half minute).
 func updateAttempts(ctx context.Context, home state.Dir, id string, f func(*attempts) error) error {
 	name, err := attemptsFile(home, id)
 	if err != nil {
@@ -83,9 +113,21 @@ func updateAttempts(ctx context.Context, home state.Dir, id string, f func(*atte
 		return err
 	}
 	defer unlock()
-	a, err := loadAttempts(home, id)
+	// Not fsynced: a dry run's record costs no durable write (a plan is
+	// not durable either until apply); a power cut may lose the last
+	// update, never tear it.
+	file, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
+	}
+	defer file.Close()
+	old, err := io.ReadAll(file)
+	if err != nil {
+		return err
+	}
+	a, end, err := lastAttempts(old)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if err := f(a); err != nil {
 		return err
@@ -94,8 +136,15 @@ func updateAttempts(ctx context.Context, home state.Dir, id string, f func(*atte
 	if err != nil {
 		return err
 	}
-	// Not fsynced: a dry run's record costs no durable write (a plan is
-	// not durable either until apply); a power cut may lose the last
-	// update, never tear it.
-	return atomicfile.Replace(name, append(b, '\n'), 0o600)
+	b = append(b, '\n')
+	if end+len(b) > maxAttemptsLog {
+		return atomicfile.Replace(name, b, 0o600)
+	}
+	if end < len(old) {
+		if err := file.Truncate(int64(end)); err != nil {
+			return err
+		}
+	}
+	_, err = file.WriteAt(b, int64(end))
+	return err
 }

@@ -1,0 +1,100 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/act-project/act/internal/state"
+)
+
+// TestAttemptsLog: updates append whole records; a line a crash cut short
+// is ignored and cut off by the next update; a long log is rewritten with
+// its latest record alone; an update creates and removes no file after
+// the first.
+func TestAttemptsLog(t *testing.T) {
+	ctx := context.Background()
+	home := state.Dir{Root: t.TempDir()}
+	const id = "5d0c7a9e-3f1b-4c2d-8e4f-a0b1c2d3e4f5"
+	name, err := attemptsFile(home, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(at *attempts) error { at.Runs++; return nil }
+	if err := updateAttempts(ctx, home, id, run); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := updateAttempts(ctx, home, id, func(at *attempts) error { at.Plans = append(at.Plans, "0123456789abcdef"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Error("an update replaced the attempts file; want it appended to")
+	}
+	b, _ := os.ReadFile(name)
+	if n := strings.Count(string(b), "\n"); n != 2 {
+		t.Errorf("the attempts file has %d lines, want 2:\n%s", n, b)
+	}
+	want := &attempts{Runs: 1, Plans: []string{"0123456789abcdef"}}
+	got, err := loadAttempts(home, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("attempts (-want +got):\n%s", d)
+	}
+
+	// A crash in the middle of an append: the torn line does not count,
+	// and the next update starts where the last whole line ends.
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"runs":9`)
+	f.Close()
+	if got, err := loadAttempts(home, id); err != nil || got.Runs != 1 {
+		t.Fatalf("after a torn append: %+v, %v; want runs 1", got, err)
+	}
+	if err := updateAttempts(ctx, home, id, run); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(name)
+	if strings.Contains(string(b), `{"runs":9`) || strings.Count(string(b), "\n") != 3 {
+		t.Errorf("the torn line was not cut off:\n%s", b)
+	}
+	if got, _ := loadAttempts(home, id); got.Runs != 2 {
+		t.Errorf("runs = %d, want 2", got.Runs)
+	}
+
+	// The log is bounded: past maxAttemptsLog it is one record again.
+	for i := 0; i < maxAttemptsLog/40; i++ {
+		if err := updateAttempts(ctx, home, id, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, _ := os.Stat(name)
+	if fi.Size() > maxAttemptsLog {
+		t.Errorf("the attempts file is %d bytes, more than %d", fi.Size(), maxAttemptsLog)
+	}
+	if got, _ := loadAttempts(home, id); got.Runs != 2+maxAttemptsLog/40 {
+		t.Errorf("runs = %d after the rewrite, want %d", got.Runs, 2+maxAttemptsLog/40)
+	}
+
+	// A file of the old form (one record) reads as a log of one line.
+	if err := os.WriteFile(name, []byte(`{"runs":3,"plans":["fedcba9876543210"]}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := loadAttempts(home, id); got.Runs != 3 || len(got.Plans) != 1 {
+		t.Errorf("old form: %+v", got)
+	}
+}
