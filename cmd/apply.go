@@ -114,7 +114,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			res.Warnings = append(res.Warnings, jsonProblem{Rule: "apply.reused-plan", Message: fmt.Sprintf(
 				"promoting plan %s, made of this same descriptor at %s, instead of planning it again", p.ID, p.CreatedAt.UTC().Format(time.RFC3339))})
 		default:
-			if p, err = buildPlan(ctx, env, res, ck, g); err != nil {
+			if p, err = buildPlan(ctx, env, res, ck, g, nil); err != nil {
 				// Another act may have promoted this very action meanwhile,
 				// so that the tree no longer plans: promote once answers.
 				if a, perr := promotedNow(ctx, state.Dir{Root: home}, ck.d.ActionID, digest); perr != nil || a != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -69,11 +70,23 @@ func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan
 	if err != nil {
 		return nil, err
 	}
-	pre, err := g.BeforePlan(ctx, ck.d, digest, false)
-	if err != nil {
-		return nil, withPositions(ck, err)
+	// The gate's check before a dry run (promote once, cooldown, the
+	// sandbox's max_runs) overlaps the making of the plan's directory and
+	// layer; nothing runs before it has passed.
+	var pre *gate.PrePlan
+	before := make(chan error, 1)
+	go func() {
+		var err error
+		pre, err = g.BeforePlan(ctx, ck.d, digest, false)
+		before <- err
+	}()
+	var once sync.Once
+	var beforeErr error
+	ready := func() error {
+		once.Do(func() { beforeErr = withPositions(ck, <-before) })
+		return beforeErr
 	}
-	p, err := buildPlan(ctx, env, res, ck, g)
+	p, err := buildPlan(ctx, env, res, ck, g, ready)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +99,10 @@ func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan
 // buildPlan dry-runs a checked descriptor, grading its changes with the
 // gate's risk assessment, and records the outcome with the gate: a saved
 // plan for reuse, or a refusal a later attempt must answer for.
-func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.Gate) (*plan.Plan, error) {
+//
+// ready, if not nil, is the caller's last check before anything runs
+// (plan.Options.Ready).
+func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.Gate, ready func() error) (*plan.Plan, error) {
 	_, digest, err := plan.Canonical(ck.d)
 	if err != nil {
 		return nil, err
@@ -102,15 +118,21 @@ func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.
 		Assess:   g.Assessor(ck.d),
 		Homes:    []string{env.homeDir(), env.UserHome()},
 		Warm:     ck.warm,
+		Ready:    ready,
+		Record:   func(p *plan.Plan) error { return g.Planned(ctx, p) },
 	})
 	if err != nil {
+		if ready != nil {
+			// The gate's own refusal comes first, as if it had been
+			// checked before the plan began.
+			if rerr := ready(); rerr != nil {
+				return nil, rerr
+			}
+		}
 		if rerr := g.Refused(ctx, ck.d, digest, err); rerr != nil {
 			return nil, rerr
 		}
 		return nil, withPositions(ck, err)
-	}
-	if err := g.Planned(ctx, p); err != nil {
-		return nil, err
 	}
 	fillPlan(res, p)
 	res.Warnings = locate(ck.doc, res.Warnings)

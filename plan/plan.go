@@ -162,6 +162,14 @@ type Options struct {
 	// (isolate.Prestart); the first command runs in it if it suits. The
 	// caller closes it.
 	Warm *Warm
+	// Ready, if set, is waited for once the plan's directory and layer
+	// are made and before anything runs: the caller's last check, which
+	// then overlaps them. An error stops the plan; nothing has run.
+	Ready func() error
+	// Record, if set, records the finished plan (the gate's audit record)
+	// beside its save; the plan is moved into place only if both
+	// succeed, so that no saved plan lacks its record.
+	Record func(*Plan) error
 }
 
 // Build runs docs/lifecycle.md steps 2–7 for an already validated descriptor whose
@@ -209,6 +217,20 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 			pii:      opts.Policy.Redact.PII,
 			limits:   isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB},
 			warm:     opts.Warm,
+		}
+	}
+	if runOpts.Exec != nil {
+		// Each command's sandbox mounts the scope roots' layer: made now,
+		// beside Ready (Command finds them made).
+		for _, root := range d.Scope.Filesystem.Paths {
+			if err := layer.CopyUpDir(root); err != nil {
+				return nil, opProblems(err)
+			}
+		}
+	}
+	if opts.Ready != nil {
+		if err := opts.Ready(); err != nil {
+			return nil, err
 		}
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
@@ -290,7 +312,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if p.Warnings == nil {
 		p.Warnings = []problem.Problem{}
 	}
-	if err := save(tmp, plans, p); err != nil {
+	if err := save(tmp, plans, p, opts.Record); err != nil {
 		return nil, err
 	}
 	rememberExtra(p, extra)

@@ -39,7 +39,12 @@ func Dir(stateDir, id string) string { return filepath.Join(stateDir, "plans", i
 // only a proposal until apply, which makes it durable (a syncfs of its
 // filesystem) before it commits anything that refers to it. A plan lost or torn by a power cut
 // is not found, or refused by Load (its JSON does not parse).
-func save(tmp, plans string, p *Plan) error {
+//
+// record, if not nil, runs beside the writing of plan.json (the gate's
+// audit record, whose fdatasync is the slower of the two): the plan is
+// renamed into place only if both succeed, so no saved plan lacks its
+// record. A plan past MaxPlanRecord is refused before either.
+func save(tmp, plans string, p *Plan, record func(*Plan) error) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
@@ -48,7 +53,17 @@ func save(tmp, plans string, p *Plan) error {
 		return problem.List{{Rule: RulePlanTooLarge, Field: "effects", Layer: problem.Rejected,
 			Message: fmt.Sprintf("the plan's record would be %d bytes, more than act keeps for one plan (%d)", len(b), MaxPlanRecord)}}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "plan.json"), append(b, '\n'), 0o600); err != nil {
+	recorded := make(chan error, 1)
+	if record != nil {
+		go func() { recorded <- record(p) }()
+	} else {
+		recorded <- nil
+	}
+	err = os.WriteFile(filepath.Join(tmp, "plan.json"), append(b, '\n'), 0o600)
+	if rerr := <-recorded; rerr != nil {
+		return rerr
+	}
+	if err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(plans, p.ID)); err != nil {

@@ -19,7 +19,7 @@ func TestLoadTornPlan(t *testing.T) {
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := save(tmp, filepath.Join(state, "plans"), p); err != nil {
+	if err := save(tmp, filepath.Join(state, "plans"), p, nil); err != nil {
 		t.Fatal(err)
 	}
 	whole, err := os.ReadFile(filepath.Join(Dir(state, id), "plan.json"))
