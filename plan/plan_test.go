@@ -75,6 +75,9 @@ type buildEnv struct {
 	root, s, stateDir string
 	before            map[string]mxNode
 	pol               *policy.Policy
+	// ready and record are Options.Ready and Options.Record.
+	ready  func() error
+	record func(*Plan) error
 }
 
 func newBuildEnv(t *testing.T) *buildEnv {
@@ -112,6 +115,8 @@ func (e *buildEnv) build(t *testing.T, d *descriptors.Descriptor) (*Plan, error)
 			NetworkAvailable: func() (bool, error) { return false, nil },
 			LastInput:        func() (time.Time, bool) { return time.Time{}, false },
 		},
+		Ready:  e.ready,
+		Record: e.record,
 	})
 	if d := cmp.Diff(e.before, mxSnapshot(t, e.root)); d != "" {
 		t.Errorf("Build touched the real tree (-before +after):\n%s", d)
@@ -410,4 +415,49 @@ func checkRoundTrip(t *testing.T, stateDir string, p *Plan) {
 			t.Errorf("the %s plan's descriptor hashes to %s, not its digest %s", what, got, p.DescriptorDigest)
 		}
 	}
+}
+
+// TestBuildReadyRecord: Ready is the caller's last check before anything
+// runs (its refusal ends the plan, nothing saved, nothing run); Record runs
+// beside the save, and a plan is moved into place only once recorded.
+func TestBuildReadyRecord(t *testing.T) {
+	body := fileWriteBody("1", "", "{create: [$S/new], modify: [], delete: []}", `{path: $S/new, content: "x\n", create_only: true}`)
+	refused := errors.New("the gate refused")
+	t.Run("ready refuses", func(t *testing.T) {
+		e := newBuildEnv(t)
+		recorded := false
+		e.ready = func() error { return refused }
+		e.record = func(*Plan) error { recorded = true; return nil }
+		if _, err := e.build(t, buildDescriptor(t, e.s, e.stateDir, body)); !errors.Is(err, refused) {
+			t.Fatalf("Build() = %v, want Ready's error", err)
+		}
+		if recorded {
+			t.Error("a plan Ready refused was recorded")
+		}
+		e.wantNoPlan(t)
+	})
+	t.Run("record fails", func(t *testing.T) {
+		e := newBuildEnv(t)
+		e.record = func(*Plan) error { return refused }
+		if _, err := e.build(t, buildDescriptor(t, e.s, e.stateDir, body)); !errors.Is(err, refused) {
+			t.Fatalf("Build() = %v, want Record's error", err)
+		}
+		e.wantNoPlan(t)
+	})
+	t.Run("recorded", func(t *testing.T) {
+		e := newBuildEnv(t)
+		var got *Plan
+		e.ready = func() error { return nil }
+		e.record = func(p *Plan) error { got = p; return nil }
+		p, err := e.build(t, buildDescriptor(t, e.s, e.stateDir, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != p {
+			t.Errorf("Record got plan %p, want the one Build returned (%p)", got, p)
+		}
+		if _, err := Load(e.stateDir, p.ID); err != nil {
+			t.Errorf("the recorded plan was not saved: %v", err)
+		}
+	})
 }
