@@ -26,6 +26,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 )
 
@@ -65,6 +66,9 @@ type Env struct {
 	pinned *string
 	// caller is who drives act, for the audit log: "cli" or "mcp".
 	caller string
+	// spare, in a long-running act (act mcp), keeps a sandbox started
+	// ahead for the next plan that runs a command; nil elsewhere.
+	spare *spareSandbox
 	// auditedRecoveries counts the recoveries already recorded.
 	auditedRecoveries int
 	// rawOut and rawErr are the streams under Stdio.Out and Stdio.Err,
@@ -99,6 +103,9 @@ func Main(args []string, stdio Stdio) int {
 
 // MainEnv is [Main] with an explicit environment.
 func MainEnv(args []string, env *Env) (code int) {
+	// Last, after the output: the sandboxes a plan ran end on their own
+	// (their init reaped, their cgroups removed) before act exits.
+	defer plan.Settle()
 	env.wrapOutput()
 	defer env.flushOutput()
 	defer func() {

@@ -130,6 +130,10 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 // ([PrestartSandbox]).
 type Warm = isolate.Warm
 
+// Settle waits until the sandboxes of every plan built so far have ended
+// (isolate.Settle): a process calls it before it exits.
+func Settle() { isolate.Settle() }
+
 // PrestartSandbox starts the sandbox of a command that will probably be
 // planned, beside the caller's checks: the start's few milliseconds
 // overlap them, and nothing runs in it until Build has a command for it

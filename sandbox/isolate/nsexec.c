@@ -75,6 +75,7 @@
 #define MSG_COPY 'C'        // init: the layer could not be copied out
 #define MSG_DISK 'D'        // init: the disk cap's tmpfs after the run
 #define MSG_STATUS 'S'      // init: the command's wait status
+#define MSG_USAGE 'R'       // init: its own and its children's CPU time and peak RSS, after a run with a disk cap
 
 extern char **environ;
 
@@ -1400,6 +1401,18 @@ __attribute__((noreturn)) static void init(void) {
 			copy_out();
 			int n = snprintf(msg, sizeof msg, "%c%lld %lld %lld %d\n", MSG_DISK, (long long)fs.f_bfree * fs.f_bsize,
 					 (long long)fs.f_ffree, out_bytes, out_over);
+			r = write(sock, msg, n);
+			// Nothing of the run is left but init's exit: what its
+			// reaping would tell the parent (its rusage: its own and its
+			// reaped children's), now, so that the parent need not wait
+			// for the kernel to tear the namespaces down.
+			struct rusage self, kids;
+			getrusage(RUSAGE_SELF, &self);
+			getrusage(RUSAGE_CHILDREN, &kids);
+			long long us = (long long)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec + kids.ru_stime.tv_sec) * 1000000 +
+				       self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec + kids.ru_stime.tv_usec;
+			long rss = self.ru_maxrss > kids.ru_maxrss ? self.ru_maxrss : kids.ru_maxrss;
+			n = snprintf(msg, sizeof msg, "%c%lld %ld\n", MSG_USAGE, us, rss);
 			r = write(sock, msg, n);
 		}
 		int n = snprintf(msg, sizeof msg, "%c%d\n", MSG_STATUS, st);

@@ -37,7 +37,7 @@ func TestProtocolAgrees(t *testing.T) {
 	}
 	goSide := map[string]byte{
 		"PID": msgPID, "UNAVAILABLE": msgUnavailable, "SETUP": msgSetup,
-		"COPY": msgCopy, "DISK": msgDisk, "STATUS": msgStatus,
+		"COPY": msgCopy, "DISK": msgDisk, "STATUS": msgStatus, "USAGE": msgUsage,
 	}
 	if len(c) != len(goSide) {
 		t.Errorf("nsexec.c defines %d messages %v, run_linux.go %d", len(c), c, len(goSide))

@@ -35,6 +35,7 @@ const (
 	msgCopy        = 'C' // init: the layer could not be copied out
 	msgDisk        = 'D' // init: the disk cap's tmpfs after the run
 	msgStatus      = 'S' // init: the command's wait status
+	msgUsage       = 'R' // init: its own and its children's CPU time and peak RSS, after a run with a disk cap
 )
 
 // filterArchs are the architectures nsexec.c has a seccomp filter for;
@@ -105,9 +106,22 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		go func() { cgReady <- makeCgroups(l, procs) }()
 	}
 	var cg *cgroups
+	var w *watched
 	defer func() {
 		if cg == nil {
 			cg = <-cgReady
+		}
+		if w != nil && w.reaped != nil {
+			// init reported the run whole and is ending: it is reaped,
+			// and its cgroups removed, once the kernel has torn its
+			// namespaces down ([Settle]).
+			settling.Add(1)
+			go func() {
+				defer settling.Done()
+				<-w.reaped
+				cg.remove()
+			}()
+			return
 		}
 		cg.remove()
 	}()
@@ -134,12 +148,20 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	st := <-sb.firstDone
 	sb.firstDone <- st
 	sb.sendSpec(rl.append(payload, l.DiskMB<<20), cg)
-	w := watch(ctx, initProc, sb.start, l, cg, enf)
-	<-sb.firstDone
-	sb.copies.Wait()
-	lines := <-sb.msgs
-	return collect(ctx, spec, w, sb, lines, procs, cg, rl, enf)
+	w = watch(ctx, sb, initProc, l, cg, enf)
+	return collect(ctx, spec, w, sb, procs, cg, rl, enf)
 }
+
+// settling counts the runs whose init is still ending after Run returned.
+var settling sync.WaitGroup
+
+// Settle waits until every sandbox a Run has returned from has ended: its
+// init reaped and its cgroups removed. Run returns once init has reported
+// a run with a disk cap whole (every other process of the sandbox killed
+// and reaped, the layer copied out), before the kernel has torn down its
+// namespaces; a process that exits soon after must call Settle first, or
+// the cgroups would be left behind.
+func Settle() { settling.Wait() }
 
 // canRun says why no sandbox may be started here, if so: the child is
 // missing, the architecture has no seccomp filter, or the kernel has no
@@ -402,18 +424,44 @@ func (sb *started) sendSpec(payload []byte, cg *cgroups) {
 }
 
 // watched is how init ended, and whether the parent killed it (hit: the
-// cap that did; none with killed: ctx ended).
+// cap that did; none with killed: ctx ended). state is nil where init
+// reported the run whole (reportedWhole) before it was reaped: reaped is
+// then closed once it has been.
 type watched struct {
 	state   *os.ProcessState
 	waitErr error
+	reaped  chan struct{}
+	lines   []string // init's messages
 	wall    time.Duration
 	hit     *CapHit
 	killed  bool
 }
 
+// reportedWhole says whether init's messages report a run whole: a wait
+// status and a usage, written only after a run with a disk cap once every
+// other process of the sandbox was killed and reaped and the layer copied
+// out. What is left then is init's own exit.
+func reportedWhole(lines []string) bool {
+	var status, usage bool
+	for _, m := range lines {
+		switch kind, _ := message(m); kind {
+		case msgStatus:
+			status = true
+		case msgUsage:
+			usage = true
+		case msgUnavailable, msgSetup, msgCopy:
+			return false
+		}
+	}
+	return status && usage
+}
+
 // watch enforces the wall clock, the polled CPU cap and ctx by killing
-// init (and so the PID namespace), and waits for init to end.
-func watch(ctx context.Context, initProc *os.Process, start time.Time, l Limits, cg *cgroups, enf map[Cap]string) *watched {
+// init (and so the PID namespace), and waits for init to end: to be
+// reaped, or to report the run whole and close its end of the socket and
+// the output pipes (its last acts before it exits).
+func watch(ctx context.Context, sb *started, initProc *os.Process, l Limits, cg *cgroups, enf map[Cap]string) *watched {
+	start := sb.start
 	var (
 		mu     sync.Mutex
 		hit    *CapHit
@@ -464,7 +512,31 @@ func watch(ctx context.Context, initProc *os.Process, start time.Time, l Limits,
 		}
 	}()
 	w := &watched{}
-	w.state, w.waitErr = initProc.Wait()
+	reaped := make(chan struct{})
+	var state *os.ProcessState
+	var waitErr error
+	go func() {
+		state, waitErr = initProc.Wait()
+		close(reaped)
+	}()
+	report := make(chan []string, 1)
+	go func() {
+		<-sb.firstDone
+		sb.copies.Wait()
+		report <- <-sb.msgs
+	}()
+	select {
+	case <-reaped:
+		w.state, w.waitErr = state, waitErr
+		w.lines = <-report
+	case w.lines = <-report:
+		if reportedWhole(w.lines) {
+			w.reaped = reaped
+			break
+		}
+		<-reaped
+		w.state, w.waitErr = state, waitErr
+	}
 	close(done)
 	w.wall = time.Since(start)
 	<-stopped
@@ -475,14 +547,15 @@ func watch(ctx context.Context, initProc *os.Process, start time.Time, l Limits,
 }
 
 // collect reads init's report (lines) and makes the Result.
-func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []string, procs int64, cg *cgroups, rl rlimits, enf map[Cap]string) (*Result, error) {
+func collect(ctx context.Context, spec Spec, w *watched, sb *started, procs int64, cg *cgroups, rl rlimits, enf map[Cap]string) (*Result, error) {
 	l := spec.Limits
 	if w.killed && w.hit == nil && ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	status := -1
 	var disk *diskReport
-	for _, m := range lines {
+	var usage *Usage
+	for _, m := range w.lines {
 		switch kind, text := message(m); kind {
 		case msgUnavailable: // no seccomp filter here (nsexec.c)
 			return nil, fmt.Errorf("%w: %s", ErrUnavailable, text)
@@ -497,9 +570,15 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []st
 			}
 		case msgStatus:
 			status, _ = strconv.Atoi(text)
+		case msgUsage:
+			var us, rss int64
+			if _, err := fmt.Sscan(text, &us, &rss); err != nil {
+				return nil, fmt.Errorf("sandbox: bad report from init: %q", m)
+			}
+			usage = &Usage{CPU: time.Duration(us) * time.Microsecond, MaxRSSKiB: rss}
 		}
 	}
-	if w.state == nil {
+	if w.state == nil && w.reaped == nil {
 		return nil, fmt.Errorf("sandbox: wait: %w", w.waitErr)
 	}
 	res := &Result{
@@ -508,7 +587,9 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, lines []st
 		Enforcement: enf,
 		CapHit:      w.hit,
 	}
-	if ru, ok := w.state.SysUsage().(*syscall.Rusage); ok {
+	if w.state == nil {
+		res.Usage.CPU, res.Usage.MaxRSSKiB = usage.CPU, usage.MaxRSSKiB // reportedWhole
+	} else if ru, ok := w.state.SysUsage().(*syscall.Rusage); ok {
 		res.Usage.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		res.Usage.MaxRSSKiB = ru.Maxrss
 	}
