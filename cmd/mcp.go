@@ -85,6 +85,8 @@ EXIT STATUS:
 				return err
 			}
 			env.caller = "mcp"
+			env.spare = &spareSandbox{}
+			defer env.spare.close()
 			s := newMCPServer(env)
 			err := s.Run(c.Context, &mcp.StdioTransport{MaxLineLength: mcpMaxFrame})
 			if err != nil && !errors.Is(err, context.Canceled) && !isEOF(err) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -105,7 +106,7 @@ func (env *Env) checkData(ctx context.Context, res *result, pol *policy.Policy, 
 	if acting && bytes.Contains(data, []byte("COMMAND_EXECUTION")) {
 		// Probably a command: start its sandbox now, beside the checks
 		// below; it runs nothing until they and the gate have passed.
-		warm = plan.PrestartSandbox()
+		warm = env.spare.take()
 		defer func() {
 			if err != nil {
 				warm.Close()
@@ -217,4 +218,42 @@ func (env *Env) loadPolicy(res *result) (*policy.Policy, error) {
 	}
 	res.Policy = &policyOrigin{Source: origin.Source, File: origin.Path}
 	return pol, nil
+}
+
+// A spareSandbox keeps one sandbox started ahead ([plan.PrestartSandbox])
+// for a process that plans again and again (act mcp): a plan that runs a
+// command takes it, already started, and the next one is started at once,
+// beside the plan that took this one. Nothing runs in a spare until a
+// plan's checks have passed; it waits, namespaces made and init cloned,
+// for its spec.
+type spareSandbox struct {
+	mu   sync.Mutex
+	next *plan.Warm
+}
+
+// take returns the spare sandbox and starts the next. Without a spare
+// (nil s: a one-shot act) it starts one for the caller alone.
+func (s *spareSandbox) take() *plan.Warm {
+	if s == nil {
+		return plan.PrestartSandbox()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.next
+	if w == nil {
+		w = plan.PrestartSandbox()
+	}
+	s.next = plan.PrestartSandbox()
+	return w
+}
+
+// close ends the spare sandbox.
+func (s *spareSandbox) close() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next.Close()
+	s.next = nil
 }

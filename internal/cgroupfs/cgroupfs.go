@@ -3,10 +3,12 @@
 package cgroupfs
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Dirs maps each hierarchy this process is in to the directory of its
@@ -36,17 +38,32 @@ func Dirs(procCgroup, mountinfo string) map[string]string {
 	return dirs
 }
 
-// Own is Dirs of this process.
+// Own is Dirs of this process. The mount table is read again only when
+// the process's cgroups (/proc/self/cgroup) have changed since the last
+// call: a long-running act (act mcp) makes a sandbox's cgroups per run,
+// and the cgroup hierarchies are not remounted under it.
 func Own() (map[string]string, error) {
 	pc, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return nil, err
 	}
-	mi, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
+	own.Lock()
+	defer own.Unlock()
+	if own.dirs == nil || own.procCgroup != string(pc) {
+		mi, err := os.ReadFile("/proc/self/mountinfo")
+		if err != nil {
+			return nil, err
+		}
+		own.procCgroup, own.dirs = string(pc), Dirs(string(pc), string(mi))
 	}
-	return Dirs(string(pc), string(mi)), nil
+	return maps.Clone(own.dirs), nil
+}
+
+// own is Own's last answer and the /proc/self/cgroup it was for.
+var own struct {
+	sync.Mutex
+	procCgroup string
+	dirs       map[string]string
 }
 
 // mountedAt is where path, a cgroup's path in the hierarchy mounted as
