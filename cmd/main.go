@@ -69,6 +69,8 @@ type Env struct {
 	// spare, in a long-running act (act mcp), keeps a sandbox started
 	// ahead for the next plan that runs a command; nil elsewhere.
 	spare *spareSandbox
+	// planDirs, there too, keeps a plan directory made ahead.
+	planDirs *plan.SpareDirs
 	// auditedRecoveries counts the recoveries already recorded.
 	auditedRecoveries int
 	// rawOut and rawErr are the streams under Stdio.Out and Stdio.Err,

@@ -87,6 +87,9 @@ EXIT STATUS:
 			env.caller = "mcp"
 			env.spare = &spareSandbox{}
 			defer env.spare.close()
+			home, _ := env.stateDir()
+			env.planDirs = plan.NewSpareDirs(home)
+			defer env.planDirs.Close()
 			s := newMCPServer(env)
 			err := s.Run(c.Context, &mcp.StdioTransport{MaxLineLength: mcpMaxFrame})
 			if err != nil && !errors.Is(err, context.Canceled) && !isEOF(err) {

@@ -119,6 +119,7 @@ func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.
 		Homes:    []string{env.homeDir(), env.UserHome()},
 		Warm:     ck.warm,
 		Ready:    ready,
+		PlanDir:  env.planDirs.Take,
 		Record:   func(p *plan.Plan) error { return g.Planned(ctx, p) },
 	})
 	if err != nil {

@@ -166,6 +166,10 @@ type Options struct {
 	// are made and before anything runs: the caller's last check, which
 	// then overlaps them. An error stops the plan; nothing has run.
 	Ready func() error
+	// PlanDir, if set, returns a temporary plan directory made ahead
+	// (SpareDirs.Take) under <StateDir>/plans, holding an empty "layer"
+	// directory; "" makes Build create its own.
+	PlanDir func(plans string) string
 	// Record, if set, records the finished plan (the gate's audit record)
 	// beside its save; the plan is moved into place only if both
 	// succeed, so that no saved plan lacks its record.
@@ -186,12 +190,17 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	}
 	id := newID(opts.NewID)
 	plans := filepath.Join(opts.StateDir, "plans")
-	if err := os.MkdirAll(plans, 0o700); err != nil {
-		return nil, fmt.Errorf("create plan directory: %w", err)
+	tmp := ""
+	if opts.PlanDir != nil {
+		tmp = opts.PlanDir(plans)
 	}
-	tmp, err := os.MkdirTemp(plans, ".tmp-"+id+"-")
-	if err != nil {
-		return nil, fmt.Errorf("create plan directory: %w", err)
+	if tmp == "" {
+		if err := os.MkdirAll(plans, 0o700); err != nil {
+			return nil, fmt.Errorf("create plan directory: %w", err)
+		}
+		if tmp, err = os.MkdirTemp(plans, ".tmp-"+id+"-"); err != nil {
+			return nil, fmt.Errorf("create plan directory: %w", err)
+		}
 	}
 	committed := false
 	defer func() {

@@ -76,8 +76,9 @@ type buildEnv struct {
 	before            map[string]mxNode
 	pol               *policy.Policy
 	// ready and record are Options.Ready and Options.Record.
-	ready  func() error
-	record func(*Plan) error
+	ready   func() error
+	record  func(*Plan) error
+	planDir func(string) string
 }
 
 func newBuildEnv(t *testing.T) *buildEnv {
@@ -115,8 +116,9 @@ func (e *buildEnv) build(t *testing.T, d *descriptors.Descriptor) (*Plan, error)
 			NetworkAvailable: func() (bool, error) { return false, nil },
 			LastInput:        func() (time.Time, bool) { return time.Time{}, false },
 		},
-		Ready:  e.ready,
-		Record: e.record,
+		Ready:   e.ready,
+		Record:  e.record,
+		PlanDir: e.planDir,
 	})
 	if d := cmp.Diff(e.before, mxSnapshot(t, e.root)); d != "" {
 		t.Errorf("Build touched the real tree (-before +after):\n%s", d)
