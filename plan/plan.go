@@ -167,9 +167,10 @@ type Options struct {
 	// then overlaps them. An error stops the plan; nothing has run.
 	Ready func() error
 	// PlanDir, if set, returns a temporary plan directory made ahead
-	// (SpareDirs.Take) under <StateDir>/plans, holding an empty "layer"
-	// directory; "" makes Build create its own.
-	PlanDir func(plans string) string
+	// (SpareDirs.Take) under <StateDir>/plans for a plan of the scope
+	// roots scopes, holding a "layer" directory with at most those scope
+	// roots copied up; "" makes Build create its own.
+	PlanDir func(plans string, scopes []string) string
 	// Record, if set, records the finished plan (the gate's audit record)
 	// beside its save; the plan is moved into place only if both
 	// succeed, so that no saved plan lacks its record.
@@ -192,7 +193,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	plans := filepath.Join(opts.StateDir, "plans")
 	tmp := ""
 	if opts.PlanDir != nil {
-		tmp = opts.PlanDir(plans)
+		tmp = opts.PlanDir(plans, d.Scope.Filesystem.Paths)
 	}
 	if tmp == "" {
 		if err := os.MkdirAll(plans, 0o700); err != nil {

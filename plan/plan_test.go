@@ -78,7 +78,7 @@ type buildEnv struct {
 	// ready and record are Options.Ready and Options.Record.
 	ready   func() error
 	record  func(*Plan) error
-	planDir func(string) string
+	planDir func(string, []string) string
 }
 
 func newBuildEnv(t *testing.T) *buildEnv {

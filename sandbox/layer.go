@@ -814,6 +814,36 @@ func (l *LayerSystem) Chmod(p string, mode fs.FileMode) error {
 	return nil
 }
 
+// CopiedUp reports whether the directory p and its ancestors are in the
+// upper dir as CopyUpDir would make them now from the lower: directories
+// with the lower's mode bits (and owner, when act runs as root). A layer
+// made ahead for p (plan.SpareDirs) is used only if they still are.
+func (l *LayerSystem) CopiedUp(p string) bool {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return false
+	}
+	for q := p; ; q = filepath.Dir(q) {
+		lo, err := l.lower.Lstat(q)
+		if err != nil || !lo.IsDir() {
+			return false
+		}
+		up, err := os.Lstat(l.Upper(q))
+		if err != nil || !up.IsDir() || up.Mode()&modeBits != lo.Mode()&modeBits {
+			return false
+		}
+		if os.Geteuid() == 0 {
+			ls, ok1 := lo.Sys().(*syscall.Stat_t)
+			us, ok2 := up.Sys().(*syscall.Stat_t)
+			if !ok1 || !ok2 || ls.Uid != us.Uid || ls.Gid != us.Gid {
+				return false
+			}
+		}
+		if q == "/" {
+			return true
+		}
+	}
+}
+
 // CopyUpDir makes sure the merged directory p and its ancestors exist in
 // the upper dir, creating missing ones with the lower's mode. Call it for
 // each scope root before mounting an overlay with upperdir = Upper(root),
