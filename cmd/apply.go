@@ -98,7 +98,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		defer ck.release()
 		g = env.gate(ck.pol)
 		doc = func(l problem.List) problem.List { return locate(ck.doc, l) }
-		_, digest, err := plan.Canonical(ck.d)
+		_, digest, err := ck.canonical()
 		if err != nil {
 			return env.finish(res, "succeeded", err, nil)
 		}

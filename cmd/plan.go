@@ -66,7 +66,7 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, er
 // the MCP server both plan through it.
 func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan.Plan, error) {
 	g := env.gate(ck.pol)
-	_, digest, err := plan.Canonical(ck.d)
+	_, digest, err := ck.canonical()
 	if err != nil {
 		return nil, err
 	}
@@ -103,24 +103,27 @@ func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan
 // ready, if not nil, is the caller's last check before anything runs
 // (plan.Options.Ready).
 func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.Gate, ready func() error) (*plan.Plan, error) {
-	_, digest, err := plan.Canonical(ck.d)
+	_, digest, err := ck.canonical()
 	if err != nil {
 		return nil, err
 	}
+	canon, _, _ := ck.canonical()
 	p, err := plan.Build(ctx, ck.d, plan.Options{
-		StateDir: ck.stateDir,
-		Policy:   ck.pol,
-		Decision: ck.decision,
-		File:     res.File,
-		Now:      env.Now,
-		NewID:    env.NewID,
-		Host:     plan.DefaultHost(),
-		Assess:   g.Assessor(ck.d),
-		Homes:    []string{env.homeDir(), env.UserHome()},
-		Warm:     ck.warm,
-		Ready:    ready,
-		PlanDir:  env.planDirs.Take,
-		Record:   func(p *plan.Plan) error { return g.Planned(ctx, p) },
+		StateDir:  ck.stateDir,
+		Policy:    ck.pol,
+		Decision:  ck.decision,
+		File:      res.File,
+		Now:       env.Now,
+		NewID:     env.NewID,
+		Host:      plan.DefaultHost(),
+		Assess:    g.Assessor(ck.d),
+		Homes:     []string{env.homeDir(), env.UserHome()},
+		Warm:      ck.warm,
+		Canonical: canon,
+		Digest:    digest,
+		Ready:     ready,
+		PlanDir:   env.planDirs.Take,
+		Record:    func(p *plan.Plan) error { return g.Planned(ctx, p) },
 	})
 	if err != nil {
 		if ready != nil {

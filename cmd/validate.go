@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -67,6 +68,21 @@ type checked struct {
 	// warm is a sandbox started beside the checks, for a descriptor that
 	// runs a command (isolate.Prestart); release ends it if unused.
 	warm *plan.Warm
+	// canon and digest are plan.Canonical(d), once canonical is called.
+	canon  json.RawMessage
+	digest string
+}
+
+// canonical returns plan.Canonical(ck.d), computed once.
+func (ck *checked) canonical() (json.RawMessage, string, error) {
+	if ck.digest == "" {
+		canon, digest, err := plan.Canonical(ck.d)
+		if err != nil {
+			return nil, "", err
+		}
+		ck.canon, ck.digest = canon, digest
+	}
+	return ck.canon, ck.digest, nil
 }
 
 // release ends what the checks started and the plan did not use.

@@ -162,6 +162,10 @@ type Options struct {
 	// (isolate.Prestart); the first command runs in it if it suits. The
 	// caller closes it.
 	Warm *Warm
+	// Canonical and Digest, if set, are Canonical(d), which the caller
+	// has computed already.
+	Canonical json.RawMessage
+	Digest    string
 	// Ready, if set, is waited for once the plan's directory and layer
 	// are made and before anything runs: the caller's last check, which
 	// then overlaps them. An error stops the plan; nothing has run.
@@ -185,9 +189,12 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if probs := CheckPreconditions(d, opts.Host, now, opts.Policy.IdlePeriod); len(probs) > 0 {
 		return nil, probs
 	}
-	canon, digest, err := Canonical(d)
-	if err != nil {
-		return nil, err
+	canon, digest := opts.Canonical, opts.Digest
+	var err error
+	if digest == "" {
+		if canon, digest, err = Canonical(d); err != nil {
+			return nil, err
+		}
 	}
 	id := newID(opts.NewID)
 	plans := filepath.Join(opts.StateDir, "plans")
