@@ -15,9 +15,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestSpareSandbox: a plan takes the spare sandbox and the next one is
-// started at once; close ends the spare. Without a spare (a one-shot act)
-// take starts one for the caller alone.
+// TestSpareSandbox: a plan takes the spare sandbox, and refill (called
+// once its commands have run) starts the next; without a spare, take
+// starts one for the caller alone. close ends the spare.
 func TestSpareSandbox(t *testing.T) {
 	var none *spareSandbox
 	w := none.take()
@@ -25,20 +25,34 @@ func TestSpareSandbox(t *testing.T) {
 		t.Fatal("take without a spare returned no sandbox")
 	}
 	w.Close()
+	none.refill()
 	none.close()
 
 	s := &spareSandbox{}
+	s.refill()
+	spare := s.next
+	if spare == nil {
+		t.Fatal("refill started no spare")
+	}
 	first := s.take()
-	next := s.next
-	if first == nil || next == nil || first == next {
-		t.Fatalf("take returned %p and left %p as the spare; want two sandboxes", first, next)
+	if first != spare || s.next != nil {
+		t.Fatalf("take returned %p and left %p; want the spare %p and none left", first, s.next, spare)
 	}
-	if second := s.take(); second != next {
-		t.Errorf("the second take returned %p, want the spare %p", second, next)
-	} else {
-		second.Close()
+	second := s.take()
+	if second == nil || second == first {
+		t.Fatalf("take without a spare returned %p; want a sandbox of its own", second)
 	}
+	second.Close()
 	first.Close()
+	s.refill()
+	if s.next == nil {
+		t.Fatal("refill after a take started no spare")
+	}
+	next := s.next
+	s.refill()
+	if s.next != next {
+		t.Error("refill replaced a spare that was there")
+	}
 	s.close()
 	if s.next != nil {
 		t.Error("close left a spare")

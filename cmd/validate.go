@@ -238,17 +238,19 @@ func (env *Env) loadPolicy(res *result) (*policy.Policy, error) {
 
 // A spareSandbox keeps one sandbox started ahead ([plan.PrestartSandbox])
 // for a process that plans again and again (act mcp): a plan that runs a
-// command takes it, already started, and the next one is started at once,
-// beside the plan that took this one. Nothing runs in a spare until a
-// plan's checks have passed; it waits, namespaces made and init cloned,
-// for its spec.
+// command takes it, already started, and the next one is started once that
+// plan's commands have run (refill), while it diffs, saves and records
+// (mostly waiting on the disk) rather than beside its checks and its
+// command, which it would slow on a small machine. Nothing runs in a spare
+// until a plan's checks have passed; it waits, namespaces made and init
+// cloned, for its spec.
 type spareSandbox struct {
 	mu   sync.Mutex
 	next *plan.Warm
 }
 
-// take returns the spare sandbox and starts the next. Without a spare
-// (nil s: a one-shot act) it starts one for the caller alone.
+// take returns the spare sandbox, or starts one for the caller alone
+// where there is none (nil s: a one-shot act; or a spare already taken).
 func (s *spareSandbox) take() *plan.Warm {
 	if s == nil {
 		return plan.PrestartSandbox()
@@ -256,11 +258,23 @@ func (s *spareSandbox) take() *plan.Warm {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.next
+	s.next = nil
 	if w == nil {
 		w = plan.PrestartSandbox()
 	}
-	s.next = plan.PrestartSandbox()
 	return w
+}
+
+// refill starts the next spare sandbox, if there is none.
+func (s *spareSandbox) refill() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.next == nil {
+		s.next = plan.PrestartSandbox()
+	}
 }
 
 // close ends the spare sandbox.

@@ -166,6 +166,9 @@ type Options struct {
 	// has computed already.
 	Canonical json.RawMessage
 	Digest    string
+	// Ran, if set, is called once the dry run's operations (and their
+	// commands) have run, before the diff and the save.
+	Ran func()
 	// Ready, if set, is waited for once the plan's directory and layer
 	// are made and before anything runs: the caller's last check, which
 	// then overlaps them. An error stops the plan; nothing has run.
@@ -253,6 +256,9 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
 	if runOpts.Exec != nil {
 		sandbox.RemoveAll(filepath.Join(tmp, "work"))
+	}
+	if opts.Ran != nil {
+		opts.Ran()
 	}
 	if err != nil {
 		return nil, opProblems(err)
