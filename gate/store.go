@@ -82,10 +82,8 @@ const maxAttemptsLog = 64 << 10
 func lastAttempts(b []byte) (*attempts, int, error) {
 	end := bytes.LastIndexByte(b, '\n') + 1
 	if end == 0 {
-		if len(b) == 0 {
-			return &attempts{}, 0, nil
-		}
-		return nil, 0, errors.New("no whole record")
+		// Empty, or the id's first record cut short: no update counted yet.
+		return &attempts{}, 0, nil
 	}
 	line := b[bytes.LastIndexByte(b[:end-1], '\n')+1 : end]
 	var a attempts

@@ -90,6 +90,29 @@ func TestAttemptsLog(t *testing.T) {
 		t.Errorf("runs = %d after the rewrite, want %d", got.Runs, 2+maxAttemptsLog/40)
 	}
 
+	// The id's first record cut short by a crash: no update counted, and
+	// the next update starts the file afresh (the id is not stuck).
+	if err := os.WriteFile(name, []byte(`{"runs":1,"pla`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := loadAttempts(home, id); err != nil || got.Runs != 0 {
+		t.Errorf("a torn first record: %+v, %v; want an empty record", got, err)
+	}
+	if err := updateAttempts(ctx, home, id, run); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != `{"runs":1}`+"\n" {
+		t.Errorf("after a torn first record the file holds %q", b)
+	}
+
+	// A whole record that does not parse is refused, not read as empty.
+	if err := os.WriteFile(name, []byte("{\"runs\":\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadAttempts(home, id); err == nil {
+		t.Error("a corrupt record read without an error")
+	}
+
 	// A file of the old form (one record) reads as a log of one line.
 	if err := os.WriteFile(name, []byte(`{"runs":3,"plans":["fedcba9876543210"]}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
