@@ -1418,6 +1418,17 @@ __attribute__((noreturn)) static void init(void) {
 		int n = snprintf(msg, sizeof msg, "%c%d\n", MSG_STATUS, st);
 		r = write(sock, msg, n);
 		(void)r;
+		if (sp.disk_bytes) {
+			// The report is whole and init holds the last ends of the
+			// output pipes and of the socket (every other process is
+			// gone): closing them now lets the parent read its EOFs
+			// without waiting for the exit below, which tears down
+			// this process and its namespaces first.
+			close(0);
+			close(1);
+			close(2);
+			close(sock);
+		}
 		if (WIFEXITED(st))
 			_exit(WEXITSTATUS(st));
 		_exit(128 + WTERMSIG(st));
@@ -1504,6 +1515,10 @@ __attribute__((constructor)) static void act_nsexec(void) {
 		fail("init is not PID 1");
 	}
 
+	// The namespace's own loopback does not depend on the spec: brought up
+	// while the spec is still to come (a sandbox started ahead waits here).
+	if (!keep_net)
+		loopback_up();
 	read_spec(sock);
 	if (sp.net != keep_net) {
 		errno = 0;
@@ -1511,8 +1526,6 @@ __attribute__((constructor)) static void act_nsexec(void) {
 	}
 	join_cgroups();
 	setup_mounts();
-	if (!sp.net)
-		loopback_up();
 	if (sp.hostname && sethostname(sp.hostname, strlen(sp.hostname)) < 0)
 		fail("sethostname");
 	init();
