@@ -93,7 +93,7 @@ EXIT STATUS:
 				debug.SetGCPercent(400)
 			}
 			env.spare = &spareSandbox{}
-			env.spare.refill()
+			env.spare.refill(nil)
 			defer env.spare.close()
 			home, _ := env.stateDir()
 			env.planDirs = plan.NewSpareDirs(home)

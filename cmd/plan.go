@@ -123,7 +123,7 @@ func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.
 		Digest:    digest,
 		Ready:     ready,
 		PlanDir:   env.planDirs.Take,
-		Ran:       env.spare.refill,
+		Ran:       func() { env.spare.refill(ck.d) },
 		Record:    func(p *plan.Plan) error { return g.Planned(ctx, p) },
 	})
 	if err != nil {

@@ -25,11 +25,11 @@ func TestSpareSandbox(t *testing.T) {
 		t.Fatal("take without a spare returned no sandbox")
 	}
 	w.Close()
-	none.refill()
+	none.refill(nil)
 	none.close()
 
 	s := &spareSandbox{}
-	s.refill()
+	s.refill(nil)
 	spare := s.next
 	if spare == nil {
 		t.Fatal("refill started no spare")
@@ -44,12 +44,12 @@ func TestSpareSandbox(t *testing.T) {
 	}
 	second.Close()
 	first.Close()
-	s.refill()
+	s.refill(nil)
 	if s.next == nil {
 		t.Fatal("refill after a take started no spare")
 	}
 	next := s.next
-	s.refill()
+	s.refill(nil)
 	if s.next != next {
 		t.Error("refill replaced a spare that was there")
 	}

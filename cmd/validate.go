@@ -265,15 +265,20 @@ func (s *spareSandbox) take() *plan.Warm {
 	return w
 }
 
-// refill starts the next spare sandbox, if there is none.
-func (s *spareSandbox) refill() {
+// refill starts the next spare sandbox, if there is none: for a plan like
+// d (its limits set ahead), or nil.
+func (s *spareSandbox) refill(d *descriptors.Descriptor) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.next == nil {
-		s.next = plan.PrestartSandbox()
+		if d != nil {
+			s.next = plan.PrestartSandboxLike(d)
+		} else {
+			s.next = plan.PrestartSandbox()
+		}
 	}
 }
 

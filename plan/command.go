@@ -141,6 +141,21 @@ func Settle() { isolate.Settle() }
 // own. The caller passes it in Options.Warm and closes it.
 func PrestartSandbox() *Warm { return isolate.Prestart(false) }
 
+// PrestartSandboxLike is PrestartSandbox for a plan that will probably
+// have d's resources (a server's next plan, like its last one): the
+// memory and process limits go on the sandbox's cgroups ahead, and a plan
+// with others gets new ones.
+func PrestartSandboxLike(d *descriptors.Descriptor) *Warm {
+	l := limits(d)
+	return isolate.PrestartFor(false, &l)
+}
+
+// limits are the caps of the sandbox of d's commands.
+func limits(d *descriptors.Descriptor) isolate.Limits {
+	r := d.Resources
+	return isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB}
+}
+
 func envList(env map[string]string) []string {
 	keys := sortedKeys(env)
 	out := make([]string, 0, len(keys)+1)

@@ -27,7 +27,6 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
-	"github.com/act-project/act/sandbox/isolate"
 )
 
 // State is where a plan stands.
@@ -228,14 +227,13 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		// Fail closed: where isolation is missing the first command's run
 		// says so (isolate.ErrUnavailable) and the plan fails with exit 1;
 		// probing ahead would build a whole extra sandbox per act process.
-		r := d.Resources
 		runOpts.Exec = &sandboxCommander{
 			layer: layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(tmp, "work"),
 			network:  d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
 			loopback: opts.Policy.Sandbox.Loopback,
 			hide:     HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths),
 			pii:      opts.Policy.Redact.PII,
-			limits:   isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB},
+			limits:   limits(d),
 			warm:     opts.Warm,
 		}
 	}

@@ -2,8 +2,10 @@ package isolate
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +31,18 @@ type cgroups struct {
 	memory, pids, cpuacct string
 	v2                    bool
 	join                  []*os.File
+	// ahead: the limits written before the spec came (limitAhead); the
+	// spec's must be the same.
+	ahead *aheadLimits
+	// stats: the files read during and after a run, by path, opened
+	// with the cgroups (an open in cgroupfs costs more than the read).
+	stats map[string]*os.File
 }
+
+// statFiles are the files of each v1 controller that a run reads.
+var statFiles = map[string]string{"memory": "memory.oom_control", "pids": "pids.events", "cpuacct": "cpuacct.usage"}
+
+type aheadLimits struct{ memoryMB, procs int64 }
 
 // newCgroups makes the sandbox's cgroups: v1 where its hierarchies are
 // writable, else a delegated v2 cgroup for memory and processes.
@@ -37,14 +50,7 @@ func newCgroups(l Limits, procs int64) *cgroups {
 	cg := newCgroupV1(l, procs)
 	if cg.memory == "" && l.MemoryMB > 0 {
 		if v2 := newCgroupV2(delegatedV2(), l, procs); v2 != nil {
-			for _, f := range cg.join {
-				f.Close()
-			}
-			for _, d := range []string{cg.memory, cg.pids, cg.cpuacct} {
-				if d != "" {
-					os.Remove(d)
-				}
-			}
+			cg.remove()
 			return v2
 		}
 	}
@@ -97,6 +103,12 @@ func makeV1(limit func(ctl, dir string) bool) *cgroups {
 			continue
 		}
 		cg.join = append(cg.join, tasks)
+		if f, err := os.Open(filepath.Join(d, statFiles[ctl])); err == nil {
+			if cg.stats == nil {
+				cg.stats = map[string]*os.File{}
+			}
+			cg.stats[f.Name()] = f
+		}
 		switch ctl {
 		case "memory":
 			cg.memory = d
@@ -131,12 +143,30 @@ func limitV1(ctl, d string, l Limits, procs int64) bool {
 // its spec: nothing runs in them before init joins, after this). It
 // reports false where a limit could not be set or the cgroups are not
 // the v1 ones l needs (then the caller removes them and makes new ones).
+//
+// Cgroups limited ahead (limitAhead) are not written again: they suit
+// only the limits they have.
 func (cg *cgroups) limit(l Limits, procs int64) bool {
 	if cg.v2 || (l.MemoryMB > 0 && cg.memory == "") {
 		return false
 	}
+	if cg.ahead != nil {
+		return *cg.ahead == aheadLimits{max(l.MemoryMB, 0), procs}
+	}
 	return (cg.memory == "" || limitV1("memory", cg.memory, l, procs)) &&
 		(cg.pids == "" || limitV1("pids", cg.pids, l, procs))
+}
+
+// limitAhead sets the limits of a Spec that has not come yet, of v1
+// cgroups made without limits: those that l probably will be. It reports
+// false where they could not be set (the caller makes new cgroups).
+func (cg *cgroups) limitAhead(l Limits) bool {
+	procs := procsOf(l)
+	if !cg.limit(l, procs) {
+		return false
+	}
+	cg.ahead = &aheadLimits{max(l.MemoryMB, 0), procs}
+	return true
 }
 
 func writeFile(dir, name, val string) error {
@@ -156,7 +186,7 @@ func (cg *cgroups) cpuUsage() (time.Duration, bool) {
 	if cg.cpuacct == "" {
 		return 0, false
 	}
-	b, err := os.ReadFile(filepath.Join(cg.cpuacct, "cpuacct.usage"))
+	b, err := cg.read(cg.cpuacct, "cpuacct.usage")
 	if err != nil {
 		return 0, false
 	}
@@ -164,12 +194,34 @@ func (cg *cgroups) cpuUsage() (time.Duration, bool) {
 	return time.Duration(n), err == nil
 }
 
-// field reads "key value" from a flat-keyed cgroup file.
-func field(dir, file, key string) int64 {
+// read reads the cgroup file dir/name: from the start of its copy in
+// stats (the kernel renders it anew), else opened now.
+func (cg *cgroups) read(dir, name string) ([]byte, error) {
+	p := filepath.Join(dir, name)
+	f := cg.stats[p]
+	if f == nil {
+		return os.ReadFile(p)
+	}
+	b := make([]byte, 0, 512)
+	for {
+		n, err := f.ReadAt(b[len(b):cap(b)], int64(len(b)))
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		b = slices.Grow(b, cap(b))
+	}
+}
+
+// field reads "key value" from the flat-keyed cgroup file dir/file.
+func (cg *cgroups) field(dir, file, key string) int64 {
 	if dir == "" {
 		return 0
 	}
-	b, err := os.ReadFile(filepath.Join(dir, file))
+	b, err := cg.read(dir, file)
 	if err != nil {
 		return 0
 	}
@@ -184,11 +236,11 @@ func field(dir, file, key string) int64 {
 
 func (cg *cgroups) oomKills() int64 {
 	if cg.v2 {
-		return field(cg.memory, "memory.events", "oom_kill")
+		return cg.field(cg.memory, "memory.events", "oom_kill")
 	}
-	return field(cg.memory, "memory.oom_control", "oom_kill")
+	return cg.field(cg.memory, "memory.oom_control", "oom_kill")
 }
-func (cg *cgroups) pidsMaxHits() int64 { return field(cg.pids, "pids.events", "max") }
+func (cg *cgroups) pidsMaxHits() int64 { return cg.field(cg.pids, "pids.events", "max") }
 
 // remove deletes the cgroups; they are empty once the namespace is gone,
 // but the kernel may take a moment to notice.
@@ -197,12 +249,15 @@ func (cg *cgroups) remove() {
 		return
 	}
 	cg.closeJoin()
+	for _, f := range cg.stats {
+		f.Close()
+	}
 	for _, d := range []string{cg.memory, cg.pids, cg.cpuacct} {
 		if d == "" {
 			continue
 		}
 		for i := 0; i < 100; i++ {
-			if err := os.Remove(d); err == nil || os.IsNotExist(err) {
+			if err := syscall.Rmdir(d); err == nil || err == syscall.ENOENT {
 				break
 			}
 			time.Sleep(2 * time.Millisecond)

@@ -89,10 +89,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		return nil, err
 	}
 	l := spec.Limits
-	procs := l.Procs
-	if procs <= 0 {
-		procs = DefaultMaxProcs
-	}
+	procs := procsOf(l)
 
 	// The cgroups are made while the child starts (a few mkdirs and writes
 	// in cgroupfs, in parallel with the fork and exec); init joins them
@@ -150,6 +147,14 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	sb.sendSpec(rl.append(payload, l.DiskMB<<20), cg)
 	w = watch(ctx, sb, initProc, l, cg, enf)
 	return collect(ctx, spec, w, sb, procs, cg, rl, enf)
+}
+
+// procsOf is l's process cap.
+func procsOf(l Limits) int64 {
+	if l.Procs <= 0 {
+		return DefaultMaxProcs
+	}
+	return l.Procs
 }
 
 // settling counts the runs whose init is still ending after Run returned.

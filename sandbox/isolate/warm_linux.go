@@ -29,7 +29,13 @@ type Warm struct {
 // has no standard input. It returns at once; the start goes on in the
 // background. Where commands cannot run, the Warm holds the error and
 // Run starts afresh (and reports it).
-func Prestart(net bool) *Warm {
+func Prestart(net bool) *Warm { return PrestartFor(net, nil) }
+
+// PrestartFor is Prestart for a Spec that will probably have the limits
+// l (nil: not known): its cgroups get l's memory and process limits at
+// once, in the background, rather than when the Spec comes. A Spec with
+// other limits gets new cgroups.
+func PrestartFor(net bool, l *Limits) *Warm {
 	w := &Warm{net: net, ready: make(chan struct{})}
 	go func() {
 		defer close(w.ready)
@@ -37,7 +43,14 @@ func Prestart(net bool) *Warm {
 			return
 		}
 		cgDone := make(chan *cgroups, 1)
-		go func() { cgDone <- makeV1(nil) }()
+		go func() {
+			cg := makeV1(nil)
+			if l != nil && !cg.limitAhead(*l) {
+				cg.remove()
+				cg = makeV1(nil)
+			}
+			cgDone <- cg
+		}()
 		defer func() { w.cg = <-cgDone }()
 		if w.sb, w.err = start(Spec{AllowNetwork: net}); w.err != nil {
 			return
@@ -54,7 +67,8 @@ func Prestart(net bool) *Warm {
 // failed, or was started for another network setting or without spec's
 // standard input (then w is closed). The output caps become spec's, and
 // the run's clock starts now. It also returns w's cgroups, with spec's
-// limits set, if they suit it (else nil: they are removed).
+// limits set (now, or ahead by PrestartFor), if they suit it (else nil:
+// they are removed).
 func (w *Warm) take(spec Spec, procs int64) (*started, *os.Process, *cgroups) {
 	if w == nil {
 		return nil, nil, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,50 @@ func TestWarm(t *testing.T) {
 			t.Fatalf("process cap %v not hit: cap %v, exit %d", res.Enforcement[CapProcs], res.CapHit, res.ExitCode)
 		}
 		t.Log(res.Enforcement[CapProcs], res.CapHit)
+	})
+	t.Run("limited-ahead", func(t *testing.T) {
+		// PrestartFor writes the limits before any spec; a Spec with
+		// those limits runs under them, one with others gets cgroups of
+		// its own limits.
+		l := Limits{MemoryMB: 32, Procs: 16, WallMs: 20_000}
+		w := PrestartFor(false, &l)
+		pid, _ := warmInit(t, w)
+		for _, f := range []struct{ dir, file, want string }{
+			{w.cg.memory, "memory.limit_in_bytes", "33554432"},
+			{w.cg.pids, "pids.max", "16"},
+		} {
+			if f.dir == "" {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(f.dir, f.file))
+			if err != nil || strings.TrimSpace(string(b)) != f.want {
+				t.Errorf("%s ahead of the spec: %q, %v; want %s", f.file, b, err, f.want)
+			}
+		}
+		res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "tail /dev/zero"}, Env: pathEnv, Limits: l, Warm: w})
+		switch {
+		case os.Getenv("ACT_ISOLATE_TEST_NOBODY") != "":
+			if err == nil || !strings.Contains(err.Error(), "memory") {
+				t.Fatalf("as nobody without a memory cgroup: %v, %v; want the memory cap refused", res, err)
+			}
+		case err != nil:
+			t.Fatal(err)
+		case res.CapHit == nil || res.CapHit.Cap != CapMemory || res.CapHit.Limit != 32:
+			t.Fatalf("cap %v, exit %d, enforcement %v", res.CapHit, res.ExitCode, res.Enforcement)
+		}
+		reaped(t, pid)
+
+		w = PrestartFor(false, &Limits{WallMs: 20_000}) // the default process cap, ahead
+		pid, _ = warmInit(t, w)
+		res, err = Run(ctx, Spec{Argv: []string{"sh", "-c", "i=0; while [ $i -lt 40 ]; do sleep 1 & i=$((i+1)); done; wait"}, Env: pathEnv,
+			Limits: Limits{Procs: 16, WallMs: 20_000}, Warm: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(res.Enforcement[CapProcs], "cgroup") && (res.CapHit == nil || res.CapHit.Cap != CapProcs) {
+			t.Fatalf("a Spec of 16 processes in cgroups limited ahead to %d: cap %v, exit %d", DefaultMaxProcs, res.CapHit, res.ExitCode)
+		}
+		reaped(t, pid)
 	})
 	t.Run("network-differs", func(t *testing.T) {
 		w := Prestart(false)
