@@ -176,70 +176,111 @@ static long long num(const char *key, const char *v) {
 	return n;
 }
 
-static void read_spec(int fd) {
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (!buf)
-			fail("spec: out of memory");
-		if (len == cap) {
-			if (cap >= MAX_SPEC) {
-				errno = 0;
-				fail("spec: larger than %d bytes", MAX_SPEC);
-			}
-			cap *= 2;
-			buf = realloc(buf, cap);
-			continue;
-		}
-		// recvmsg, for the cgroups' tasks files that come as SCM_RIGHTS.
-		struct iovec iov = {.iov_base = buf + len, .iov_len = cap - len};
-		union {
-			struct cmsghdr h;
-			char b[CMSG_SPACE(sizeof(int) * MAX_CGROUPS)];
-		} cm;
-		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof cm.b};
-		ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			fail("spec: read");
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-				continue;
-			int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (int j = 0; j < k; j++) {
-				int cfd;
-				memcpy(&cfd, CMSG_DATA(c) + j * sizeof(int), sizeof cfd);
-				if (sp.ncgroups == MAX_CGROUPS) {
-					errno = 0;
-					fail("spec: too many cgroups");
-				}
-				sp.cgroups[sp.ncgroups++] = cfd;
-			}
-		}
-		if (msg.msg_flags & MSG_CTRUNC) {
-			errno = 0;
-			fail("spec: descriptors cut off");
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	size_t i = 0;
-	while (i < len) {
-		const char *key = buf + i;
-		char *z = memchr(buf + i, 0, len - i);
-		if (!z)
-			break;
-		i = z - buf + 1;
-		const char *val = buf + i;
-		z = memchr(buf + i, 0, len - i);
-		if (!z) {
-			errno = 0;
-			fail("spec: truncated at %s", key);
-		}
-		i = z - buf + 1;
+// The spec comes in two parts (docs/sandbox-process.md): the mount part
+// (the cgroups' tasks files as SCM_RIGHTS, the scopes, the paths to hide,
+// the network, the disk cap), ended by the key "mounts"; then the
+// command's part (argv, environment, directory, per-process limits),
+// ended by the end of the stream. init mounts once it has the first, and
+// the parent sends the second only once its last check has passed: the
+// mounts overlap that check, and nothing runs before it. A key in the
+// wrong part is refused.
+enum part { MOUNT_PART, COMMAND_PART };
 
+static char *specbuf; // MAX_SPEC bytes, touched only as far as written
+static size_t speclen, specpos;
+static int speceof;
+
+// spec_recv reads more of the spec into specbuf; the tasks files may come
+// only with the mount part.
+static void spec_recv(int fd, enum part part) {
+	if (speclen == MAX_SPEC) {
+		errno = 0;
+		fail("spec: larger than %d bytes", MAX_SPEC);
+	}
+	struct iovec iov = {.iov_base = specbuf + speclen, .iov_len = MAX_SPEC - speclen};
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int) * MAX_CGROUPS)];
+	} cm;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof cm.b};
+	ssize_t n;
+	while ((n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		fail("spec: read");
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (int j = 0; j < k; j++) {
+			int cfd;
+			memcpy(&cfd, CMSG_DATA(c) + j * sizeof(int), sizeof cfd);
+			if (sp.ncgroups == MAX_CGROUPS || part != MOUNT_PART) {
+				errno = 0;
+				fail(part != MOUNT_PART ? "spec: descriptors after the mount part" : "spec: too many cgroups");
+			}
+			sp.cgroups[sp.ncgroups++] = cfd;
+		}
+	}
+	if (msg.msg_flags & MSG_CTRUNC) {
+		errno = 0;
+		fail("spec: descriptors cut off");
+	}
+	if (n == 0)
+		speceof = 1;
+	speclen += n;
+}
+
+// spec_pair sets *key and *val to the next whole pair of the spec, read
+// as needed; it returns 0 at the end of the stream.
+static int spec_pair(int fd, enum part part, const char **key, const char **val) {
+	for (;;) {
+		char *k = specbuf + specpos;
+		char *z = memchr(k, 0, speclen - specpos);
+		char *v = z ? z + 1 : NULL;
+		char *zv = v ? memchr(v, 0, speclen - (v - specbuf)) : NULL;
+		if (zv) {
+			*key = k;
+			*val = v;
+			specpos = zv - specbuf + 1;
+			return 1;
+		}
+		if (speceof) {
+			if (specpos != speclen) {
+				errno = 0;
+				fail(z ? "spec: truncated at %s" : "spec: trailing bytes", k);
+			}
+			return 0;
+		}
+		spec_recv(fd, part);
+	}
+}
+
+static int is_key(const char *key, const char *const *keys) {
+	for (; *keys; keys++)
+		if (!strcmp(key, *keys))
+			return 1;
+	return 0;
+}
+
+static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "hide", "net", "loopback", "disk", "cgroups", NULL};
+static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", NULL};
+
+// read_spec reads one part of the spec into sp.
+static void read_spec(int fd, enum part part) {
+	if (!specbuf && !(specbuf = malloc(MAX_SPEC)))
+		fail("spec: out of memory");
+	const char *key, *val;
+	int ended = 0;
+	while (!ended && spec_pair(fd, part, &key, &val)) {
+		if (part == MOUNT_PART && !strcmp(key, "mounts")) {
+			ended = 1;
+			continue;
+		}
+		if (!is_key(key, part == MOUNT_PART ? mount_keys : command_keys)) {
+			errno = 0;
+			fail(is_key(key, part == MOUNT_PART ? command_keys : mount_keys) ? "spec: %s in the wrong part" : "spec: unknown key %s", key);
+		}
 		struct scope *s = sp.nscopes ? &sp.scopes[sp.nscopes - 1] : NULL;
 		if ((!strcmp(key, "arg") && sp.argc == MAX_ITEMS) || (!strcmp(key, "env") && sp.envc == MAX_ITEMS)) {
 			errno = 0;
@@ -292,28 +333,33 @@ static void read_spec(int fd) {
 			sp.want_cgroups = num(key, val);
 		else {
 			errno = 0;
-			fail("spec: unknown key %s", key);
+			fail("spec: %s before a scope", key);
 		}
 	}
-	if (i != len) {
-		errno = 0;
-		fail("spec: trailing bytes");
-	}
-	if (sp.want_cgroups != sp.ncgroups) {
-		errno = 0;
-		fail("spec: %lld cgroups announced, %d received", sp.want_cgroups, sp.ncgroups);
+	if (part == MOUNT_PART) {
+		if (!ended) {
+			// The parent ended the sandbox before its spec was whole:
+			// nothing is mounted, nothing runs.
+			errno = 0;
+			fail("spec: no mount part");
+		}
+		if (sp.want_cgroups != sp.ncgroups) {
+			errno = 0;
+			fail("spec: %lld cgroups announced, %d received", sp.want_cgroups, sp.ncgroups);
+		}
+		for (int k = 0; k < sp.nscopes; k++) {
+			struct scope *s = &sp.scopes[k];
+			s->index = k;
+			if (!s->lower || !s->upper || (!s->work && !sp.disk_bytes) || s->path[0] != '/') {
+				errno = 0;
+				fail("spec: incomplete scope %s", s->path);
+			}
+		}
+		return;
 	}
 	if (sp.argc == 0 && !sp.probe) {
 		errno = 0;
 		fail("spec: empty argv");
-	}
-	for (int k = 0; k < sp.nscopes; k++) {
-		struct scope *s = &sp.scopes[k];
-		s->index = k;
-		if (!s->lower || !s->upper || (!s->work && !sp.disk_bytes) || s->path[0] != '/') {
-			errno = 0;
-			fail("spec: incomplete scope %s", s->path);
-		}
 	}
 }
 
@@ -1519,13 +1565,14 @@ __attribute__((constructor)) static void act_nsexec(void) {
 	// while the spec is still to come (a sandbox started ahead waits here).
 	if (!keep_net)
 		loopback_up();
-	read_spec(sock);
+	read_spec(sock, MOUNT_PART);
 	if (sp.net != keep_net) {
 		errno = 0;
 		fail("spec: the network setting differs from the namespaces'");
 	}
 	join_cgroups();
 	setup_mounts();
+	read_spec(sock, COMMAND_PART);
 	if (sp.hostname && sethostname(sp.hostname, strlen(sp.hostname)) < 0)
 		fail("sethostname");
 	init();

@@ -60,39 +60,61 @@ func TestProtocolAgrees(t *testing.T) {
 	}
 }
 
-// TestSpecKeysAgree: every key the parent writes into the spec (encode,
-// rlimits.append, sendSpec's "cgroups") is one nsexec.c's read_spec reads,
-// and the other way round.
+// TestSpecKeysAgree: every key the parent writes into each part of the
+// spec (encode, rlimits.add, sendMounts' "cgroups") is one nsexec.c's
+// read_spec reads in that part, and the other way round.
 func TestSpecKeysAgree(t *testing.T) {
 	src, err := os.ReadFile("nsexec.c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := map[string]bool{}
-	for _, m := range regexp.MustCompile(`!strcmp\(key, "([a-z_]+)"\)`).FindAllStringSubmatch(string(src), -1) {
-		c[m[1]] = true
+	cKeys := func(list string) map[string]bool {
+		m := regexp.MustCompile(`static const char \*const ` + list + `\[\] = \{([^}]*)\}`).FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("nsexec.c has no %s", list)
+		}
+		keys := map[string]bool{}
+		for _, k := range regexp.MustCompile(`"([a-z_]+)"`).FindAllSubmatch(m[1], -1) {
+			keys[string(k[1])] = true
+		}
+		return keys
+	}
+	read := func(b []byte) map[string]bool {
+		keys := map[string]bool{}
+		parts := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		for i := 0; i+1 < len(parts); i += 2 {
+			keys[parts[i]] = true
+		}
+		return keys
 	}
 	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true, Loopback: true,
 		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}}
-	b, err := encode(spec, true)
+	p, err := encode(spec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = rlimits{cpuS: 1, nproc: 1}.append(b, 1)
-	goSide := map[string]bool{"cgroups": true} // sendSpec's head
-	parts := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
-	for i := 0; i+1 < len(parts); i += 2 {
-		goSide[parts[i]] = true
-	}
-	for k := range goSide {
-		if !c[k] {
-			t.Errorf("the parent writes the spec key %q, which nsexec.c does not read", k)
+	p = rlimits{cpuS: 1, nproc: 1}.add(p, 1)
+	mount := read(p.mount)
+	mount["cgroups"] = true // sendMounts' head
+	for _, c := range []struct {
+		name   string
+		goSide map[string]bool
+		list   string
+	}{{"mount", mount, "mount_keys"}, {"command's", read(p.command), "command_keys"}} {
+		c2 := cKeys(c.list)
+		for k := range c.goSide {
+			if !c2[k] {
+				t.Errorf("the parent writes the spec key %q in the %s part, which nsexec.c does not read there", k, c.name)
+			}
+		}
+		for k := range c2 {
+			if !c.goSide[k] {
+				t.Errorf("nsexec.c reads the spec key %q in the %s part, which the parent never writes there", k, c.name)
+			}
 		}
 	}
-	for k := range c {
-		if !goSide[k] {
-			t.Errorf("nsexec.c reads the spec key %q, which the parent never writes", k)
-		}
+	if got := read([]byte(endMounts)); !got["mounts"] || len(got) != 1 {
+		t.Errorf("endMounts %q is not the one record \"mounts\"", endMounts)
 	}
 }
 

@@ -84,7 +84,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	if err := canRun(); err != nil {
 		return nil, err
 	}
-	payload, err := encode(spec, probe)
+	parts, err := encode(spec, probe)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,18 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	// RLIMIT_NPROC counts.
 	st := <-sb.firstDone
 	sb.firstDone <- st
-	sb.sendSpec(rl.append(payload, l.DiskMB<<20), cg)
+	parts = rl.add(parts, l.DiskMB<<20)
+	sb.sendMounts(parts.mount, cg)
+	if spec.Before != nil {
+		// init mounts meanwhile; it runs nothing before the command's
+		// part of the spec.
+		if err := spec.Before(); err != nil {
+			sb.abort(initProc)
+			return nil, err
+		}
+		sb.start = time.Now() // the wall clock starts with the command
+	}
+	sb.sendCommand(parts.command)
 	w = watch(ctx, sb, initProc, l, cg, enf)
 	return collect(ctx, spec, w, sb, procs, cg, rl, enf)
 }
@@ -407,24 +418,30 @@ func (sb *started) abort(initProc *os.Process) {
 	<-sb.msgs
 }
 
-// sendSpec sends init the cgroups' tasks files, which it joins before it
-// forks the command (nothing runs outside them), then the spec, and ends
-// the parent's side of the socket. A lost descriptor fails the run (init
-// checks the count); so does a short write (init refuses a truncated spec).
-func (sb *started) sendSpec(payload []byte, cg *cgroups) {
+// sendMounts sends init the cgroups' tasks files, which it joins before it
+// forks the command (nothing runs outside them), then the mount part of
+// the spec, and closes the parent's copies of the files. A lost
+// descriptor fails the run (init checks the count); so does a short write
+// (init refuses a truncated spec, or a key in the wrong part).
+func (sb *started) sendMounts(mount []byte, cg *cgroups) {
 	var err error
 	if len(cg.join) > 0 {
 		rights := make([]int, len(cg.join))
 		for i, f := range cg.join {
 			rights[i] = int(f.Fd())
 		}
-		head := append(append(append([]byte("cgroups"), 0), strconv.Itoa(len(rights))...), 0)
+		head := put(nil, "cgroups", strconv.Itoa(len(rights)))
 		err = syscall.Sendmsg(sb.parentFD, head, syscall.UnixRights(rights...), nil, 0)
 	}
 	cg.closeJoin()
 	if err == nil {
-		_, _ = sb.parent.Write(payload)
+		_, _ = sb.parent.Write(append(mount, endMounts...))
 	}
+}
+
+// sendCommand sends init the command's part of the spec and ends it.
+func (sb *started) sendCommand(command []byte) {
+	_, _ = sb.parent.Write(command)
 	_ = syscall.Shutdown(sb.parentFD, syscall.SHUT_WR)
 }
 

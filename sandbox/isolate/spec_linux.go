@@ -8,69 +8,82 @@ import (
 	"strings"
 )
 
-// encode serializes spec for nsexec.c: key NUL value NUL records.
-func encode(spec Spec, probe bool) ([]byte, error) {
+// specParts is a spec serialized for nsexec.c, key NUL value NUL records,
+// in its two parts (read_spec): what init mounts, and what it runs.
+type specParts struct {
+	mount, command []byte
+}
+
+// put appends the record k=v to b.
+func put(b []byte, k, v string) []byte { return append(append(append(append(b, k...), 0), v...), 0) }
+
+// endMounts is the record that ends the mount part.
+const endMounts = "mounts\x001\x00"
+
+// encode serializes spec for nsexec.c.
+func encode(spec Spec, probe bool) (specParts, error) {
+	var p specParts
 	if len(spec.Argv) == 0 && !probe {
-		return nil, errors.New("sandbox: empty argv")
+		return p, errors.New("sandbox: empty argv")
 	}
-	var b []byte
-	put := func(k, v string) { b = append(append(append(append(b, k...), 0), v...), 0) }
+	cmd := func(k, v string) { p.command = put(p.command, k, v) }
+	mnt := func(k, v string) { p.mount = put(p.mount, k, v) }
 	bad := func(what, v string) error {
 		return fmt.Errorf("sandbox: %s %q: not an absolute clean path without NUL", what, v)
 	}
-	abs := func(p string) bool { return filepath.IsAbs(p) && filepath.Clean(p) == p && !strings.ContainsRune(p, 0) }
+	abs := func(q string) bool { return filepath.IsAbs(q) && filepath.Clean(q) == q && !strings.ContainsRune(q, 0) }
 	for _, a := range spec.Argv {
 		if strings.ContainsRune(a, 0) {
-			return nil, errors.New("sandbox: argv contains NUL")
+			return p, errors.New("sandbox: argv contains NUL")
 		}
-		put("arg", a)
+		cmd("arg", a)
 	}
 	for _, e := range spec.Env {
 		if strings.ContainsRune(e, 0) || !strings.Contains(e, "=") {
-			return nil, fmt.Errorf("sandbox: bad environment entry %q", e)
+			return p, fmt.Errorf("sandbox: bad environment entry %q", e)
 		}
-		put("env", e)
+		cmd("env", e)
 	}
 	dir := spec.Workdir
 	if dir == "" {
 		dir = "/"
 	}
 	if !abs(dir) {
-		return nil, bad("workdir", dir)
+		return p, bad("workdir", dir)
 	}
-	put("dir", dir)
-	put("host", "act-sandbox")
+	cmd("dir", dir)
+	mnt("host", "act-sandbox")
 	for _, s := range spec.Scopes {
 		// With a disk cap the work dirs are on the sandbox's tmpfs.
 		work := s.Work != "" || spec.Limits.DiskMB <= 0
-		for _, p := range []struct{ what, v string }{{"scope", s.Path}, {"upper dir", s.Upper}, {"work dir", s.Work}} {
-			if !abs(p.v) && (p.what != "work dir" || work) {
-				return nil, bad(p.what, p.v)
+		for _, f := range []struct{ what, v string }{{"scope", s.Path}, {"upper dir", s.Upper}, {"work dir", s.Work}} {
+			if !abs(f.v) && (f.what != "work dir" || work) {
+				return p, bad(f.what, f.v)
 			}
 		}
-		put("scope", s.Path)
-		put("lower", s.Path)
-		put("upper", s.Upper)
+		mnt("scope", s.Path)
+		mnt("lower", s.Path)
+		mnt("upper", s.Upper)
 		if work {
-			put("work", s.Work)
+			mnt("work", s.Work)
 		}
 	}
 	for _, h := range spec.Hide {
 		if !abs(h) {
-			return nil, bad("path to hide", h)
+			return p, bad("path to hide", h)
 		}
-		put("hide", h)
+		mnt("hide", h)
 	}
 	if spec.AllowNetwork {
-		put("net", "1")
+		mnt("net", "1")
 	}
 	if spec.Loopback {
-		put("loopback", "1")
+		mnt("loopback", "1")
 	}
 	if probe {
-		put("probe", "1")
+		cmd("probe", "1")
 	}
-	return b, nil
+	return p, nil
 }
 
 // rlimits are the per-process limits the child sets on the command.
@@ -78,16 +91,18 @@ type rlimits struct {
 	cpuS, nproc int64
 }
 
-// append adds the limits to the spec b, and the size of the disk cap's
-// tmpfs (0: no tmpfs; the layers are written in place).
-func (r rlimits) append(b []byte, diskBytes int64) []byte {
-	put := func(k string, v int64) {
+// add adds the limits to the command's part of the spec p, and the size of
+// the disk cap's tmpfs (0: no tmpfs; the layers are written in place) to
+// its mount part.
+func (r rlimits) add(p specParts, diskBytes int64) specParts {
+	num := func(b []byte, k string, v int64) []byte {
 		if v > 0 {
-			b = append(append(append(append(b, k...), 0), strconv.FormatInt(v, 10)...), 0)
+			b = put(b, k, strconv.FormatInt(v, 10))
 		}
+		return b
 	}
-	put("cpu_s", r.cpuS)
-	put("nproc", r.nproc)
-	put("disk", diskBytes)
-	return b
+	p.command = num(p.command, "cpu_s", r.cpuS)
+	p.command = num(p.command, "nproc", r.nproc)
+	p.mount = num(p.mount, "disk", diskBytes)
+	return p
 }

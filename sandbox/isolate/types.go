@@ -39,6 +39,11 @@ type Spec struct {
 	// Warm, if not nil, is a sandbox started ahead ([Prestart]) that Run
 	// uses instead of starting one, when it suits the Spec.
 	Warm *Warm
+	// Before, if not nil, is the caller's last check before the command
+	// runs: Run calls it once the sandbox has what it mounts, so that
+	// the mounts are made meanwhile, and sends the command only if it
+	// returns nil. Its error is Run's, and nothing has run.
+	Before func() error
 }
 
 // DefaultMaxOutput is the capture cap of each output stream when the Spec

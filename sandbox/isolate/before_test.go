@@ -1,0 +1,95 @@
+package isolate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBefore: Run calls Spec.Before once init has what it mounts; the
+// mounts are made meanwhile (the scope's overlay is in init's mount table
+// while Before waits) and the command runs only after Before returned
+// nil. Before's error is Run's, and the command never ran. The wall clock
+// starts with the command: a Before longer than the cap hits nothing.
+func TestBefore(t *testing.T) {
+	requireIsolation(t)
+	ctx := context.Background()
+	for _, disk := range []int64{16, 0} {
+		t.Run(fmt.Sprintf("disk-%d", disk), func(t *testing.T) {
+			t.Run("mounts-meanwhile", func(t *testing.T) {
+				sc := newScope(t, t.TempDir(), map[string]string{"a": "a\n"})
+				w := Prestart(false)
+				pid, _ := warmInit(t, w)
+				calls := 0
+				res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "echo ran > ran"}, Env: pathEnv, Workdir: sc.Path,
+					Scopes: []Scope{sc}, Limits: Limits{WallMs: 300, DiskMB: disk}, Warm: w,
+					Before: func() error {
+						calls++
+						if err := overlayMounted(pid, sc.Path); err != nil {
+							return err
+						}
+						time.Sleep(600 * time.Millisecond) // twice the wall clock cap
+						if _, err := os.Lstat(filepath.Join(sc.Upper, "ran")); err == nil {
+							return errors.New("the command ran before Before returned")
+						}
+						return nil
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustExit(t, res, 0)
+				if res.CapHit != nil || calls != 1 || res.Usage.Wall >= 600*time.Millisecond {
+					t.Errorf("cap hit %v, Before called %d times, wall clock %v; want none, once and the command's own", res.CapHit, calls, res.Usage.Wall)
+				}
+				if got := readFile(t, filepath.Join(sc.Upper, "ran")); got != "ran\n" {
+					t.Errorf("the command's file holds %q", got)
+				}
+			})
+			t.Run("refused", func(t *testing.T) {
+				sc := newScope(t, t.TempDir(), nil)
+				w := Prestart(false)
+				pid, _ := warmInit(t, w)
+				refused := errors.New("refused by the caller")
+				res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "echo ran > ran"}, Env: pathEnv, Workdir: sc.Path,
+					Scopes: []Scope{sc}, Limits: Limits{WallMs: 20_000, DiskMB: disk}, Warm: w,
+					Before: func() error { return refused }})
+				if !errors.Is(err, refused) {
+					t.Fatalf("Run: %v, %v; want Before's error", res, err)
+				}
+				reaped(t, pid)
+				if _, err := os.Lstat(filepath.Join(sc.Upper, "ran")); err == nil {
+					t.Error("the command ran although Before refused")
+				}
+			})
+		})
+	}
+}
+
+// overlayMounted waits up to ten seconds (a liveness bound) for an
+// overlay on path in the mount table of process pid.
+func overlayMounted(pid int, path string) error {
+	var last []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+		if err != nil {
+			return err
+		}
+		last = b
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 8 && f[4] == path {
+				for i, x := range f {
+					if x == "-" && i+1 < len(f) && f[i+1] == "overlay" {
+						return nil
+					}
+				}
+			}
+		}
+	}
+	return fmt.Errorf("no overlay on %s in the sandbox's mount table:\n%s", path, last)
+}
