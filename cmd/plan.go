@@ -72,7 +72,9 @@ func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan
 	}
 	// The gate's check before a dry run (promote once, cooldown, the
 	// sandbox's max_runs) overlaps the making of the plan's directory and
-	// layer; nothing runs before it has passed.
+	// layer, the operations on the layer and the sandbox's mounts; no
+	// command runs and no request is sent before it has passed
+	// (plan.Options.Ready).
 	var pre *gate.PrePlan
 	before := make(chan error, 1)
 	go func() {

@@ -54,6 +54,7 @@ type Commander interface {
 // to it after the run: no work dir is needed here then.
 type sandboxCommander struct {
 	warm    *isolate.Warm // for the first command only
+	before  func() error  // isolate.Spec.Before of each run (Build's ready: once)
 	layer   *sandbox.LayerSystem
 	scopes  []string
 	workDir string
@@ -102,7 +103,7 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envList(env), Stdin: []byte(stdin),
 		Scopes: scopes, AllowNetwork: s.network, Loopback: s.loopback, Limits: s.limits, Hide: s.hide,
-		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm,
+		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before,
 	})
 	if err != nil {
 		return nil, err

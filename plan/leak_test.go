@@ -40,6 +40,12 @@ func TestRejectedPlanLeavesNothing(t *testing.T) {
 // act's state in base/state and the scope's files in create declared.
 func buildScript(t *testing.T, base, id, script string, create ...string) (*Plan, error) {
 	t.Helper()
+	return buildScriptWith(t, base, id, script, nil, create...)
+}
+
+// buildScriptWith is buildScript with ready as Options.Ready.
+func buildScriptWith(t *testing.T, base, id, script string, ready func() error, create ...string) (*Plan, error) {
+	t.Helper()
 	scope := filepath.Join(base, "s")
 	mustDo(t, os.MkdirAll(scope, 0o755))
 	paths := []string{}
@@ -73,7 +79,7 @@ operation: {argv: [sh, -c, ` + js(script) + `], workdir: ` + scope + `}
 	}
 	pol.AllowedRoots = []string{base}
 	return Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, buildNow),
-		File: "d.yaml", Now: func() time.Time { return buildNow }})
+		File: "d.yaml", Now: func() time.Time { return buildNow }, Ready: ready})
 }
 
 // noPlansLeft fails t if base/state holds any plan, whole or part-made.

@@ -116,6 +116,11 @@ func (r *runner) networkRequest(f []string, op descriptors.NetworkRequestOp) err
 	if r.fetch == nil {
 		return fmt.Errorf("%s: %w", problem.FieldPath(f...), ErrNotFileOperation)
 	}
+	if r.ready != nil {
+		if err := r.ready(); err != nil {
+			return err
+		}
+	}
 	resp, err := r.fetch.Fetch(r.ctx, op.Method, op.URL, op.Headers, r.maxBody)
 	var he *hostError
 	switch {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/act-project/act/descriptors"
@@ -85,5 +86,29 @@ func TestNetworkRequestWithoutFetcher(t *testing.T) {
 	d := &descriptors.Descriptor{ActionType: descriptors.NetworkRequest, Op: descriptors.NetworkRequestOp{Method: "GET", URL: "http://127.0.0.1/"}}
 	if _, err := RunOps(context.Background(), d, sandbox.RealSystem{}); !errors.Is(err, ErrNotFileOperation) {
 		t.Errorf("RunOps() error = %v, want ErrNotFileOperation", err)
+	}
+}
+
+// TestNetworkRequestAfterReady: a request is sent only once
+// RunOptions.Ready has passed; its refusal is RunOpsWith's error.
+func TestNetworkRequestAfterReady(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	refused := errors.New("the gate refused")
+	real := t.TempDir()
+	d := &descriptors.Descriptor{ActionType: descriptors.NetworkRequest}
+	d.Scope.Filesystem = descriptors.FilesystemScope{Paths: []string{real}, Recursive: true}
+	d.Op = descriptors.NetworkRequestOp{Method: "GET", URL: srv.URL + "/x"}
+	fetch := HTTPFetcher{Allowed: func(h string) bool { return h == "127.0.0.1" }}
+	for _, ready := range []error{refused, nil} {
+		layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, t.TempDir())
+		_, err := RunOpsWith(context.Background(), d, layer, RunOptions{Fetch: fetch, MaxBody: 1024, Ready: func() error { return ready }})
+		if !errors.Is(err, ready) || (ready == nil && err != nil) {
+			t.Errorf("Ready %v: RunOpsWith() = %v", ready, err)
+		}
+		if want := map[error]int32{refused: 0, nil: 1}[ready]; hits.Load() != want {
+			t.Errorf("Ready %v: the server had %d requests, want %d", ready, hits.Load(), want)
+		}
 	}
 }

@@ -229,6 +229,9 @@ type RunOptions struct {
 	Exec Commander
 	// MaxBody bounds a response body (the descriptor's max_disk_mb).
 	MaxBody int64
+	// Ready, if not nil, is called before a network request (its error
+	// stops the request and is RunOpsWith's); a Commander has its own.
+	Ready func() error
 }
 
 // RunOpsWith is [RunOps] with options.
@@ -239,7 +242,7 @@ func RunOpsWith(ctx context.Context, d *descriptors.Descriptor, sys sandbox.Syst
 	if d.Verification != nil && len(d.Verification.Commands) > 0 && opts.Exec == nil {
 		return nil, fmt.Errorf("verification: %w", ErrNotFileOperation)
 	}
-	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult), fetch: opts.Fetch, maxBody: opts.MaxBody, exec: opts.Exec}
+	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult), fetch: opts.Fetch, maxBody: opts.MaxBody, exec: opts.Exec, ready: opts.Ready}
 	var err error
 	if d.ActionType == descriptors.MultiStepComposite {
 		err = r.runSteps(nil, d.Steps)
@@ -292,6 +295,7 @@ type runner struct {
 	fetch   Fetcher
 	maxBody int64
 	exec    Commander
+	ready   func() error
 }
 
 func (r *runner) runSteps(f []string, steps []descriptors.Step) error {

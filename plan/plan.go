@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/act-project/act/descriptors"
@@ -168,9 +169,12 @@ type Options struct {
 	// Ran, if set, is called once the dry run's operations (and their
 	// commands) have run, before the diff and the save.
 	Ran func()
-	// Ready, if set, is waited for once the plan's directory and layer
-	// are made and before anything runs: the caller's last check, which
-	// then overlaps them. An error stops the plan; nothing has run.
+	// Ready, if set, is the caller's last check, waited for once before
+	// the first operation whose effect reaches beyond the plan's layer (a
+	// network request; a command, whose sandbox mounts meanwhile) or,
+	// without one, after the operations on the layer: it overlaps the
+	// making of the plan's directory and layer and the sandbox's mounts.
+	// An error stops the plan; nothing outside the layer has been done.
 	Ready func() error
 	// PlanDir, if set, returns a temporary plan directory made ahead
 	// (SpareDirs.Take) under <StateDir>/plans for a plan of the scope
@@ -246,12 +250,19 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 			}
 		}
 	}
-	if opts.Ready != nil {
-		if err := opts.Ready(); err != nil {
-			return nil, err
-		}
+	// Ready is called before the first operation whose effect reaches
+	// beyond the layer: a network request, or a command, whose sandbox
+	// mounts meanwhile (isolate.Spec.Before). Operations on the layer may
+	// come first; a plan without such an operation calls it after them.
+	ready := onceErr(opts.Ready)
+	runOpts.Ready = ready
+	if sc, ok := runOpts.Exec.(*sandboxCommander); ok {
+		sc.before = ready
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
+	if err == nil {
+		err = ready()
+	}
 	if runOpts.Exec != nil {
 		sandbox.RemoveAll(filepath.Join(tmp, "work"))
 	}
@@ -339,6 +350,15 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	rememberExtra(p, extra)
 	committed = true
 	return p, nil
+}
+
+// onceErr returns f wrapped to run once: every call returns its first
+// call's result (nil for a nil f).
+func onceErr(f func() error) func() error {
+	if f == nil {
+		return func() error { return nil }
+	}
+	return sync.OnceValue(f)
 }
 
 // opProblems turns operation errors into a Rejected problem list.

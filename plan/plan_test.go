@@ -24,6 +24,7 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
+	"github.com/act-project/act/sandbox/isolate"
 )
 
 // buildNow is the fixed clock: a minute after the descriptors' created_at.
@@ -462,4 +463,42 @@ func TestBuildReadyRecord(t *testing.T) {
 			t.Errorf("the recorded plan was not saved: %v", err)
 		}
 	})
+}
+
+// TestBuildReadyCommand: with a command, Ready is called once, by the
+// sandbox before it runs the command (isolate.Spec.Before, which
+// TestBefore covers): its refusal is Build's error and leaves no plan; its
+// nil lets the command run.
+func TestBuildReadyCommand(t *testing.T) {
+	if err := isolate.Available(); err != nil {
+		t.Skipf("no isolation here: %v", err)
+	}
+	refused := errors.New("the gate refused")
+	for _, tt := range []struct {
+		name string
+		err  error
+	}{{"refused", refused}, {"passed", nil}} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			calls := 0
+			p, err := buildScriptWith(t, base, "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e02", "echo ran > ran",
+				func() error { calls++; return tt.err }, "ran")
+			if calls != 1 {
+				t.Errorf("Ready called %d times, want once", calls)
+			}
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("Build() = %v, want Ready's error", err)
+				}
+				noPlansLeft(t, base)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Commands) != 1 || len(p.Changes) != 1 {
+				t.Errorf("commands %+v, changes %+v; want the command's run and its file", p.Commands, p.Changes)
+			}
+		})
+	}
 }
