@@ -468,9 +468,17 @@ func TestAttack(t *testing.T) {
 	}
 	pol.AllowedRoots = append(pol.AllowedRoots, base)
 	who := identity()
-	for i, c := range attackCases {
-		t.Run(c.name, func(t *testing.T) {
-			runAttack(t, c, who, filepath.Join(base, strconv.Itoa(i)), other, pol)
+	// Each case in a sandbox started for it (cold) and in one started
+	// ahead of its spec, as act plan and act mcp start theirs (warm: its
+	// mounts that depend on no spec made before the spec came).
+	for _, mode := range []string{"cold", "warm"} {
+		t.Run(mode, func(t *testing.T) {
+			mustDo(t, os.MkdirAll(filepath.Join(base, mode), 0o755))
+			for i, c := range attackCases {
+				t.Run(c.name, func(t *testing.T) {
+					runAttack(t, c, who, filepath.Join(base, mode, strconv.Itoa(i)), other, pol, mode == "warm")
+				})
+			}
 		})
 	}
 }
@@ -540,7 +548,7 @@ func attackOther(t *testing.T, base string) string {
 }
 
 // runAttack runs one case in a fresh world below dir.
-func runAttack(t *testing.T, c attackCase, who, dir, other string, pol *policy.Policy) {
+func runAttack(t *testing.T, c attackCase, who, dir, other string, pol *policy.Policy, warm bool) {
 	if c.loopback {
 		lp := *pol
 		lp.Sandbox.Loopback = true
@@ -603,8 +611,14 @@ func runAttack(t *testing.T, c attackCase, who, dir, other string, pol *policy.P
 	if len(dec.Blocked) > 0 {
 		t.Fatalf("the policy blocks the test descriptor: %v", dec.Blocked)
 	}
+	var w0 *Warm
+	if warm {
+		w0 = PrestartSandbox()
+		defer w0.Close()
+	}
 	start := time.Now()
 	p, err := Build(context.Background(), d, Options{
+		Warm:     w0,
 		StateDir: stateDir, Policy: pol, Decision: dec, File: "d.yaml", Homes: []string{w.home},
 		Now:   func() time.Time { return buildNow },
 		NewID: func() string { return buildID },

@@ -30,7 +30,7 @@ func TestBefore(t *testing.T) {
 					Scopes: []Scope{sc}, Limits: Limits{WallMs: 300, DiskMB: disk}, Warm: w,
 					Before: func() error {
 						calls++
-						if err := overlayMounted(pid, sc.Path); err != nil {
+						if err := mountedAs(pid, sc.Path, "overlay"); err != nil {
 							return err
 						}
 						time.Sleep(600 * time.Millisecond) // twice the wall clock cap
@@ -70,9 +70,9 @@ func TestBefore(t *testing.T) {
 	}
 }
 
-// overlayMounted waits up to ten seconds (a liveness bound) for an
-// overlay on path in the mount table of process pid.
-func overlayMounted(pid int, path string) error {
+// mountedAs waits up to ten seconds (a liveness bound) for a filesystem
+// of type fs on path in the mount table of process pid.
+func mountedAs(pid int, path, fs string) error {
 	var last []byte
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
@@ -82,14 +82,12 @@ func overlayMounted(pid int, path string) error {
 		last = b
 		for _, line := range strings.Split(string(b), "\n") {
 			f := strings.Fields(line)
-			if len(f) > 8 && f[4] == path {
-				for i, x := range f {
-					if x == "-" && i+1 < len(f) && f[i+1] == "overlay" {
-						return nil
-					}
+			for i, x := range f {
+				if x == "-" && i+1 < len(f) && len(f) > 4 && f[4] == path && f[i+1] == fs {
+					return nil
 				}
 			}
 		}
 	}
-	return fmt.Errorf("no overlay on %s in the sandbox's mount table:\n%s", path, last)
+	return fmt.Errorf("no %s on %s in the mount table of process %d:\n%s", fs, path, pid, last)
 }

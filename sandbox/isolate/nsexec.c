@@ -63,6 +63,7 @@
 
 #define MARKER "_ACT_SANDBOX_FD"
 #define MARKER_NET "_ACT_SANDBOX_NET"
+#define MARKER_EARLY "_ACT_SANDBOX_EARLY" // "1": started ahead of its spec: premount
 #define SETUP_FAILED 125
 #define MAX_SPEC (64 << 20)
 #define MAX_ITEMS 16384
@@ -923,33 +924,24 @@ static void hide_paths(void) {
 	}
 }
 
-static void setup_mounts(void) {
-	int devfd[NDEV];
-	char opts[512];
+// premounted: the mounts that depend on no spec (mount_host_views) were
+// made before the spec came, in a sandbox started ahead.
+static int premounted;
 
+static void mount_private(void) {
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		fail("make / private");
+}
 
-	// Everything that a later mount may hide is opened first: the scope's
-	// lower, upper and work dirs (they may sit under /tmp) and the host's
-	// device nodes (under the /dev we replace).
-	for (int k = 0; k < sp.nscopes; k++) {
-		struct scope *s = &sp.scopes[k];
-		if ((s->lowerfd = open(s->lower, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-			fail("open scope %s", s->lower);
-		// With a disk cap the layer is read (seeded into the tmpfs) and,
-		// after the run, written through a clone of its mount that the
-		// read-only remount below does not reach.
-		if ((s->upperfd = open(s->upper, (sp.disk_bytes ? O_RDONLY : O_PATH) | O_DIRECTORY | O_CLOEXEC)) < 0)
-			fail("open layer %s", s->upper);
-		s->upperrw = s->workfd = -1;
-		if (sp.disk_bytes) {
-			s->upperrw = open_tree(s->upperfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-			if (s->upperrw < 0)
-				fail("clone the mount of layer %s", s->upper);
-		} else if ((s->workfd = open(s->work, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-			fail("open work dir %s", s->work);
-	}
+// mount_host_views makes the mounts that depend on no spec: a minimal
+// /dev (the host's device nodes bound into a tmpfs), an empty /run, and a
+// /proc for the sandbox's PID namespace with the host's kernel settings
+// behind read-only binds. /dev/shm is left to setup_mounts (it may be the
+// disk cap's).
+static void mount_host_views(void) {
+	int devfd[NDEV];
+	// The host's device nodes are opened before the /dev they are in is
+	// replaced.
 	for (size_t i = 0; i < NDEV; i++) {
 		char p[64];
 		snprintf(p, sizeof p, "/dev/%s", devices[i]);
@@ -957,15 +949,6 @@ static void setup_mounts(void) {
 		if (devfd[i] < 0 && errno != ENOENT)
 			fail("clone %s", p);
 	}
-
-	// Private /tmp: with a disk cap, a directory of the sized tmpfs that
-	// also holds the layers; else a tmpfs of its own.
-	if (sp.disk_bytes)
-		setup_disk();
-	else if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-		fail("mount tmpfs on /tmp");
-
-	// Minimal /dev.
 	if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m") < 0)
 		fail("mount tmpfs on /dev");
 	for (size_t i = 0; i < NDEV; i++) {
@@ -988,6 +971,79 @@ static void setup_mounts(void) {
 		fail("symlinks in /dev");
 	if (mkdir("/dev/shm", 01777) < 0 || mkdir("/dev/pts", 0755) < 0)
 		fail("mkdir in /dev");
+
+	// The host's /run holds Unix sockets (D-Bus, systemd, container
+	// engines) that a path reaches whatever the network namespace: hide it
+	// behind an empty tmpfs, read-only like the rest.
+	if (is_dir("/run") && mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=16k") < 0)
+		fail("mount tmpfs on /run");
+
+	// A /proc for this PID namespace.
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		fail("mount /proc");
+	// No nested user namespaces: they are the way to regain capabilities
+	// over new mounts. The sysctl is this namespace's own.
+	int fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "0", 1) != 1)
+		fail("limit user namespaces to 0");
+	close(fd);
+	// The host's kernel settings stay out of reach: uid 0 may write
+	// /proc/sys by ownership alone, without capabilities. Each of these
+	// becomes its own mount, so the recursive read-only of setup_mounts
+	// covers it while /proc itself is made writable again (not
+	// recursively).
+	static const char *const proc_ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
+	for (size_t i = 0; i < sizeof proc_ro / sizeof proc_ro[0]; i++) {
+		if (mount(proc_ro[i], proc_ro[i], NULL, MS_BIND | MS_REC, NULL) < 0 && errno != ENOENT)
+			fail("bind %s", proc_ro[i]);
+	}
+}
+
+// premount makes the mounts of mount_host_views in a sandbox started
+// ahead, while it waits for its spec. Its parent gives it no spec whose
+// scopes, layers or work dirs lie under /dev, /run or /proc, which these
+// mounts hide (Warm.take starts a fresh sandbox for one).
+static void premount(void) {
+	mount_private();
+	mount_host_views();
+	premounted = 1;
+}
+
+static void setup_mounts(void) {
+	char opts[512];
+
+	if (!premounted)
+		mount_private();
+	// Everything that a later mount may hide is opened first: the scope's
+	// lower, upper and work dirs (they may sit under /tmp, or, without
+	// premount, under /dev or /run).
+	for (int k = 0; k < sp.nscopes; k++) {
+		struct scope *s = &sp.scopes[k];
+		if ((s->lowerfd = open(s->lower, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			fail("open scope %s", s->lower);
+		// With a disk cap the layer is read (seeded into the tmpfs) and,
+		// after the run, written through a clone of its mount that the
+		// read-only remount below does not reach.
+		if ((s->upperfd = open(s->upper, (sp.disk_bytes ? O_RDONLY : O_PATH) | O_DIRECTORY | O_CLOEXEC)) < 0)
+			fail("open layer %s", s->upper);
+		s->upperrw = s->workfd = -1;
+		if (sp.disk_bytes) {
+			s->upperrw = open_tree(s->upperfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+			if (s->upperrw < 0)
+				fail("clone the mount of layer %s", s->upper);
+		} else if ((s->workfd = open(s->work, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			fail("open work dir %s", s->work);
+	}
+	if (!premounted)
+		mount_host_views();
+
+	// Private /tmp: with a disk cap, a directory of the sized tmpfs that
+	// also holds the layers; else a tmpfs of its own.
+	if (sp.disk_bytes)
+		setup_disk();
+	else if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+		fail("mount tmpfs on /tmp");
+
 	// /dev/shm is on the disk cap's tmpfs too: it counts against the cap.
 	if (sp.disk_bytes) {
 		char p[64];
@@ -996,12 +1052,6 @@ static void setup_mounts(void) {
 			fail("bind the tmpfs on /dev/shm");
 	} else if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
 		fail("mount tmpfs on /dev/shm");
-
-	// The host's /run holds Unix sockets (D-Bus, systemd, container
-	// engines) that a path reaches whatever the network namespace: hide it
-	// behind an empty tmpfs, read-only like the rest.
-	if (is_dir("/run") && mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=16k") < 0)
-		fail("mount tmpfs on /run");
 
 	// Scopes: overlays at their real paths, after /tmp so that a scope under
 	// /tmp shows. The paths are given as /proc/self/fd links because the
@@ -1012,7 +1062,7 @@ static void setup_mounts(void) {
 		if (stat(s->path, &st) < 0) {
 			if (errno != ENOENT)
 				fail("stat %s", s->path);
-			mkdir_p(s->path); // only possible in a fresh tmpfs: /tmp
+			mkdir_p(s->path); // only possible in a fresh tmpfs: /tmp, /dev, /run
 		}
 		if (sp.disk_bytes)
 			snprintf(opts, sizeof opts,
@@ -1032,25 +1082,6 @@ static void setup_mounts(void) {
 	}
 
 	hide_paths();
-
-	// A /proc for this PID namespace.
-	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		fail("mount /proc");
-	// No nested user namespaces: they are the way to regain capabilities
-	// over new mounts. The sysctl is this namespace's own.
-	int fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "0", 1) != 1)
-		fail("limit user namespaces to 0");
-	close(fd);
-	// The host's kernel settings stay out of reach: uid 0 may write
-	// /proc/sys by ownership alone, without capabilities. Each of these
-	// becomes its own mount, so the recursive read-only below covers it
-	// while /proc itself is made writable again (not recursively).
-	static const char *const proc_ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
-	for (size_t i = 0; i < sizeof proc_ro / sizeof proc_ro[0]; i++) {
-		if (mount(proc_ro[i], proc_ro[i], NULL, MS_BIND | MS_REC, NULL) < 0 && errno != ENOENT)
-			fail("bind %s", proc_ro[i]);
-	}
 
 	// Then everything read-only, recursively (a remount would not be),
 	// and writable again only what is the sandbox's own. The overlays keep
@@ -1543,8 +1574,11 @@ __attribute__((constructor)) static void act_nsexec(void) {
 		return;
 	const char *net = getenv(MARKER_NET);
 	int keep_net = net && !strcmp(net, "1");
+	const char *early = getenv(MARKER_EARLY);
+	int ahead = early && !strcmp(early, "1");
 	unsetenv(MARKER);
 	unsetenv(MARKER_NET);
+	unsetenv(MARKER_EARLY);
 
 	char *end;
 	long fd = strtol(m, &end, 10);
@@ -1562,9 +1596,12 @@ __attribute__((constructor)) static void act_nsexec(void) {
 	}
 
 	// The namespace's own loopback does not depend on the spec: brought up
-	// while the spec is still to come (a sandbox started ahead waits here).
+	// while the spec is still to come (a sandbox started ahead waits here),
+	// and, in a sandbox started ahead, the mounts that depend on none.
 	if (!keep_net)
 		loopback_up();
+	if (ahead)
+		premount();
 	read_spec(sock, MOUNT_PART);
 	if (sp.net != keep_net) {
 		errno = 0;

@@ -23,6 +23,10 @@ import (
 const (
 	marker    = "_ACT_SANDBOX_FD"
 	markerNet = "_ACT_SANDBOX_NET"
+	// markerEarly: a sandbox started ahead of its spec, whose init makes
+	// the mounts that depend on no spec while it waits (nsexec.c's
+	// premount).
+	markerEarly = "_ACT_SANDBOX_EARLY"
 )
 
 // The messages the sandbox writes on the spec socket, one a line: the
@@ -124,7 +128,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	}()
 
 	if sb == nil {
-		if sb, err = start(spec); err != nil {
+		if sb, err = start(spec, false); err != nil {
 			return nil, err
 		}
 		if initProc, err = sb.handshake(); err != nil {
@@ -208,7 +212,7 @@ type started struct {
 
 // start starts the sandbox's first process and the goroutines that read
 // its output, its messages and its end.
-func start(spec Spec) (*started, error) {
+func start(spec Spec, early bool) (*started, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
@@ -241,6 +245,9 @@ func start(spec Spec) (*started, error) {
 	env := []string{marker + "=3"}
 	if spec.AllowNetwork {
 		env = append(env, markerNet+"=1")
+	}
+	if early {
+		env = append(env, markerEarly+"=1")
 	}
 	sb.start = time.Now()
 	sb.first, err = os.StartProcess("/proc/self/exe", []string{"act-sandbox"}, &os.ProcAttr{

@@ -2,6 +2,8 @@ package isolate
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -52,7 +54,7 @@ func PrestartFor(net bool, l *Limits) *Warm {
 			cgDone <- cg
 		}()
 		defer func() { w.cg = <-cgDone }()
-		if w.sb, w.err = start(Spec{AllowNetwork: net}); w.err != nil {
+		if w.sb, w.err = start(Spec{AllowNetwork: net}, true); w.err != nil {
 			return
 		}
 		if w.init, w.err = w.sb.handshake(); w.err != nil {
@@ -65,7 +67,8 @@ func PrestartFor(net bool, l *Limits) *Warm {
 
 // take returns w's sandbox for spec, or nil where w is nil, already used,
 // failed, or was started for another network setting or without spec's
-// standard input (then w is closed). The output caps become spec's, and
+// standard input, or spec has a scope its premounts hide (then w is
+// closed). The output caps become spec's, and
 // the run's clock starts now. It also returns w's cgroups, with spec's
 // limits set (now, or ahead by PrestartFor), if they suit it (else nil:
 // they are removed).
@@ -88,7 +91,7 @@ func (w *Warm) take(spec Spec, procs int64) (*started, *os.Process, *cgroups) {
 		cg.remove()
 		return nil, nil, nil
 	}
-	if spec.AllowNetwork != w.net || len(spec.Stdin) > 0 {
+	if spec.AllowNetwork != w.net || len(spec.Stdin) > 0 || underPremounts(spec) {
 		w.discard()
 		return nil, nil, cg
 	}
@@ -96,6 +99,34 @@ func (w *Warm) take(spec Spec, procs int64) (*started, *os.Process, *cgroups) {
 	w.sb.stderr.setMax(orDefault(spec.MaxStderr))
 	w.sb.start = time.Now()
 	return w.sb, w.init, cg
+}
+
+// premounts are the directories a sandbox started ahead has mounted over
+// before its spec came (nsexec.c's premount): a scope, layer or work dir
+// below one would be hidden from init, which opens them after.
+var premounts = []string{"/dev", "/run", "/proc"}
+
+// underPremounts reports whether a scope, layer or work dir of spec lies
+// below one of the premounts, its symlinks resolved; a path that does not
+// resolve counts as below one.
+func underPremounts(spec Spec) bool {
+	for _, s := range spec.Scopes {
+		for _, p := range []string{s.Path, s.Upper, s.Work} {
+			if p == "" {
+				continue
+			}
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return true
+			}
+			for _, m := range premounts {
+				if real == m || strings.HasPrefix(real, m+"/") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Close ends w's sandbox unless a Run took it, and removes its cgroups

@@ -139,6 +139,66 @@ func TestWarm(t *testing.T) {
 		}
 		reaped(t, pid)
 	})
+	t.Run("premounted", func(t *testing.T) {
+		// A sandbox started ahead has mounted its /dev, /run and /proc
+		// before any spec; the command then sees them as in a fresh one.
+		w := Prestart(false)
+		pid, _ := warmInit(t, w)
+		for _, m := range []struct{ path, fs string }{{"/dev", "tmpfs"}, {"/run", "tmpfs"}, {"/proc", "proc"}} {
+			if err := mountedAs(pid, m.path, m.fs); err != nil {
+				t.Error(err)
+			}
+		}
+		res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "test -c /dev/null && test -z \"$(ls -A /run)\" && test $$ -gt 1 && cat /proc/1/cmdline | tr '\\0' ' '"},
+			Env: pathEnv, Limits: Limits{WallMs: 20_000, DiskMB: 16}, Warm: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExit(t, res, 0)
+		if got := string(res.Stdout); !strings.HasPrefix(got, "act-sandbox") {
+			t.Errorf("/proc/1/cmdline in the sandbox: %q, want its own init", got)
+		}
+	})
+	t.Run("scope-under-premount", func(t *testing.T) {
+		// A scope below what a sandbox started ahead has mounted over
+		// (here /dev/shm, through a symlink) gets a fresh sandbox, which
+		// opens it before it mounts /dev.
+		real, err := os.MkdirTemp("/dev/shm", "act-warm-")
+		if err != nil {
+			t.Skipf("no /dev/shm: %v", err)
+		}
+		defer os.RemoveAll(real)
+		if err := os.WriteFile(filepath.Join(real, "in"), []byte("seen\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		base := t.TempDir()
+		link := filepath.Join(base, "link")
+		if err := os.Symlink(real, link); err != nil {
+			t.Fatal(err)
+		}
+		upper := filepath.Join(base, "upper")
+		if err := os.Mkdir(upper, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		w := Prestart(false)
+		pid, _ := warmInit(t, w)
+		res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "cat in && echo new > out"}, Env: pathEnv, Workdir: real,
+			Scopes: []Scope{{Path: real, Upper: upper}, {Path: link, Upper: filepath.Join(base, "upper2")}}[:1], Limits: Limits{WallMs: 20_000, DiskMB: 16}, Warm: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExit(t, res, 0)
+		if string(res.Stdout) != "seen\n" || readFile(t, filepath.Join(upper, "out")) != "new\n" {
+			t.Errorf("stdout %q: the scope below /dev/shm was not the command's", res.Stdout)
+		}
+		reaped(t, pid)
+		if underPremounts(Spec{Scopes: []Scope{{Path: link, Upper: upper}}}) != true {
+			t.Error("a scope whose symlink leads below /dev/shm is not seen as below a premount")
+		}
+		if underPremounts(Spec{Scopes: []Scope{{Path: base, Upper: upper}}}) {
+			t.Errorf("%s is seen as below a premount", base)
+		}
+	})
 	t.Run("network-differs", func(t *testing.T) {
 		w := Prestart(false)
 		pid, _ := warmInit(t, w)
