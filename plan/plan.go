@@ -241,15 +241,6 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 			warm:     opts.Warm,
 		}
 	}
-	if runOpts.Exec != nil {
-		// Each command's sandbox mounts the scope roots' layer: made now,
-		// beside Ready (Command finds them made).
-		for _, root := range d.Scope.Filesystem.Paths {
-			if err := layer.CopyUpDir(root); err != nil {
-				return nil, opProblems(err)
-			}
-		}
-	}
 	// Ready is called before the first operation whose effect reaches
 	// beyond the layer: a network request, or a command, whose sandbox
 	// mounts meanwhile (isolate.Spec.Before). Operations on the layer may
