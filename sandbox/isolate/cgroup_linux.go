@@ -1,8 +1,10 @@
 package isolate
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,7 +39,31 @@ type cgroups struct {
 	// stats: the files read during and after a run, by path, opened
 	// with the cgroups (an open in cgroupfs costs more than the read).
 	stats map[string]*os.File
+	// pooled: v1 cgroups that may go back to the pool after a run (their
+	// tasks files are open for reading too); oomBase and pidsMaxBase are
+	// the counters an earlier run left (oomKills, pidsMaxHits).
+	pooled               bool
+	oomBase, pidsMaxBase int64
 }
+
+// The pool of a process's v1 cgroups whose sandboxes have ended, reset
+// for the next: a process that runs sandbox after sandbox (act mcp) makes
+// and removes its cgroups once, not per run (a mkdir and an rmdir in
+// three hierarchies, the memory cgroup's the dearest). Settle removes it.
+var cgPool struct {
+	sync.Mutex
+	free []*cgroups
+}
+
+// maxPooled bounds the pool: a run and the sandbox started ahead of the
+// next.
+const maxPooled = 2
+
+// maxPooledCharge is the most memory a pooled memory cgroup may still be
+// charged: what a short command leaves (0.3 to 2.5 MiB measured here).
+// memory.force_empty would give it back, but costs more CPU than making
+// a new cgroup.
+const maxPooledCharge = 4 << 20
 
 // statFiles are the files of each v1 controller that a run reads.
 var statFiles = map[string]string{"memory": "memory.oom_control", "pids": "pids.events", "cpuacct": "cpuacct.usage"}
@@ -84,7 +110,10 @@ func newCgroupV1(l Limits, procs int64) *cgroups {
 // makeV1 makes a child cgroup in each writable v1 controller for which
 // limit (nil: none) succeeds, and opens its tasks file for init to join.
 func makeV1(limit func(ctl, dir string) bool) *cgroups {
-	cg := &cgroups{}
+	if cg := takePooled(limit); cg != nil {
+		return cg
+	}
+	cg := &cgroups{pooled: true}
 	name := fmt.Sprintf("act-sandbox-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	for ctl, dir := range v1Dirs() {
 		d := filepath.Join(dir, name)
@@ -95,7 +124,12 @@ func makeV1(limit func(ctl, dir string) bool) *cgroups {
 		var tasks *os.File
 		if ok {
 			var err error
-			tasks, err = os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY, 0)
+			// Read too, to see it empty before the cgroup is pooled.
+			tasks, err = os.OpenFile(filepath.Join(d, "tasks"), os.O_RDWR, 0)
+			if err != nil {
+				cg.pooled = false
+				tasks, err = os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY, 0)
+			}
 			ok = err == nil
 		}
 		if !ok {
@@ -119,6 +153,121 @@ func makeV1(limit func(ctl, dir string) bool) *cgroups {
 		}
 	}
 	return cg
+}
+
+// dirs maps each controller of cg to its directory.
+func (cg *cgroups) dirs() map[string]string {
+	m := map[string]string{}
+	for ctl, d := range map[string]string{"memory": cg.memory, "pids": cg.pids, "cpuacct": cg.cpuacct} {
+		if d != "" {
+			m[ctl] = d
+		}
+	}
+	return m
+}
+
+// takePooled returns cgroups from the pool with limit (nil: none) set in
+// each controller, or nil (none pooled, or a limit failed: those are
+// removed).
+func takePooled(limit func(ctl, dir string) bool) *cgroups {
+	cgPool.Lock()
+	n := len(cgPool.free)
+	if n == 0 {
+		cgPool.Unlock()
+		return nil
+	}
+	cg := cgPool.free[n-1]
+	cgPool.free = cgPool.free[:n-1]
+	cgPool.Unlock()
+	if limit != nil {
+		for ctl, d := range cg.dirs() {
+			if !limit(ctl, d) {
+				cg.remove()
+				return nil
+			}
+		}
+	}
+	return cg
+}
+
+// release ends cg's use by a run whose processes are all gone: back to
+// the pool if it may go and is empty, its limits lifted and its counters
+// reset or noted; otherwise removed.
+func (cg *cgroups) release() {
+	if cg == nil {
+		return
+	}
+	if !cg.pooled || cg.v2 || !cg.empty() || !cg.reset() {
+		cg.remove()
+		return
+	}
+	cgPool.Lock()
+	if len(cgPool.free) < maxPooled {
+		cgPool.free = append(cgPool.free, cg)
+		cgPool.Unlock()
+		return
+	}
+	cgPool.Unlock()
+	cg.remove()
+}
+
+// empty reports whether no task is in any of cg's cgroups.
+func (cg *cgroups) empty() bool {
+	var b [1]byte
+	for _, f := range cg.join {
+		if n, err := f.ReadAt(b[:], 0); n != 0 || err != io.EOF {
+			return false
+		}
+	}
+	return len(cg.join) > 0
+}
+
+// reset makes empty cgroups as a new run needs them: no limits (the run
+// sets its own), little memory charged (maxPooledCharge), the CPU time at
+// zero, and the counters that cannot be reset noted as the new zero. It
+// reports false where they cannot be.
+func (cg *cgroups) reset() bool {
+	cg.ahead = nil
+	cg.oomBase, cg.pidsMaxBase = 0, 0
+	if d := cg.memory; d != "" {
+		// memory+swap first: it may never be below the memory limit.
+		if err := writeFile(d, "memory.memsw.limit_in_bytes", "-1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		if writeFile(d, "memory.limit_in_bytes", "-1") != nil {
+			return false
+		}
+		// What the run left charged (mostly the page cache of what it
+		// read) would count against the next run's cap: a little is
+		// kept (the kernel reclaims it under the cap), more is handed
+		// to the parent by removing the cgroup.
+		b, err := cg.read(d, "memory.usage_in_bytes")
+		if n, perr := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err != nil || perr != nil || n > maxPooledCharge {
+			return false
+		}
+		cg.oomBase = cg.oomKills()
+	}
+	if d := cg.pids; d != "" {
+		if writeFile(d, "pids.max", "max") != nil {
+			return false
+		}
+		cg.pidsMaxBase = cg.pidsMaxHits()
+	}
+	if d := cg.cpuacct; d != "" && writeFile(d, "cpuacct.usage", "0") != nil {
+		return false
+	}
+	return true
+}
+
+// drainPool removes the pooled cgroups.
+func drainPool() {
+	cgPool.Lock()
+	free := cgPool.free
+	cgPool.free = nil
+	cgPool.Unlock()
+	for _, cg := range free {
+		cg.remove()
+	}
 }
 
 // limitV1 writes the limits of l to the v1 cgroup dir of controller ctl.
@@ -238,9 +387,11 @@ func (cg *cgroups) oomKills() int64 {
 	if cg.v2 {
 		return cg.field(cg.memory, "memory.events", "oom_kill")
 	}
-	return cg.field(cg.memory, "memory.oom_control", "oom_kill")
+	return cg.field(cg.memory, "memory.oom_control", "oom_kill") - cg.oomBase
 }
-func (cg *cgroups) pidsMaxHits() int64 { return cg.field(cg.pids, "pids.events", "max") }
+func (cg *cgroups) pidsMaxHits() int64 {
+	return cg.field(cg.pids, "pids.events", "max") - cg.pidsMaxBase
+}
 
 // remove deletes the cgroups; they are empty once the namespace is gone,
 // but the kernel may take a moment to notice.

@@ -120,11 +120,11 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 			go func() {
 				defer settling.Done()
 				<-w.reaped
-				cg.remove()
+				cg.release()
 			}()
 			return
 		}
-		cg.remove()
+		cg.release()
 	}()
 
 	if sb == nil {
@@ -176,12 +176,15 @@ func procsOf(l Limits) int64 {
 var settling sync.WaitGroup
 
 // Settle waits until every sandbox a Run has returned from has ended: its
-// init reaped and its cgroups removed. Run returns once init has reported
-// a run with a disk cap whole (every other process of the sandbox killed
+// init reaped and its cgroups removed (the pooled ones too). Run returns
+// once init has reported a run with a disk cap whole (every other process of the sandbox killed
 // and reaped, the layer copied out), before the kernel has torn down its
 // namespaces; a process that exits soon after must call Settle first, or
 // the cgroups would be left behind.
-func Settle() { settling.Wait() }
+func Settle() {
+	settling.Wait()
+	drainPool()
+}
 
 // canRun says why no sandbox may be started here, if so: the child is
 // missing, the architecture has no seccomp filter, or the kernel has no
@@ -427,7 +430,8 @@ func (sb *started) abort(initProc *os.Process) {
 
 // sendMounts sends init the cgroups' tasks files, which it joins before it
 // forks the command (nothing runs outside them), then the mount part of
-// the spec, and closes the parent's copies of the files. A lost
+// the spec (the parent keeps its copies of the files until the cgroups
+// are removed: a pooled cgroup's are sent again). A lost
 // descriptor fails the run (init checks the count); so does a short write
 // (init refuses a truncated spec, or a key in the wrong part).
 func (sb *started) sendMounts(mount []byte, cg *cgroups) {
@@ -440,7 +444,6 @@ func (sb *started) sendMounts(mount []byte, cg *cgroups) {
 		head := put(nil, "cgroups", strconv.Itoa(len(rights)))
 		err = syscall.Sendmsg(sb.parentFD, head, syscall.UnixRights(rights...), nil, 0)
 	}
-	cg.closeJoin()
 	if err == nil {
 		_, _ = sb.parent.Write(append(mount, endMounts...))
 	}

@@ -84,11 +84,11 @@ func (w *Warm) take(spec Spec, procs int64) (*started, *os.Process, *cgroups) {
 	<-w.ready
 	cg := w.cg
 	if cg != nil && !cg.limit(spec.Limits, procs) {
-		cg.remove()
+		cg.release()
 		cg = nil
 	}
 	if w.sb == nil {
-		cg.remove()
+		cg.release()
 		return nil, nil, nil
 	}
 	if spec.AllowNetwork != w.net || len(spec.Stdin) > 0 || underPremounts(spec) {
@@ -142,7 +142,7 @@ func (w *Warm) Close() {
 		if w.sb != nil {
 			w.discard()
 		}
-		w.cg.remove()
+		w.cg.release()
 	})
 }
 
