@@ -92,6 +92,7 @@ EXIT STATUS:
 				// collector's share of each call's CPU.
 				debug.SetGCPercent(400)
 			}
+			plan.PoolSandboxCgroups()
 			env.spare = &spareSandbox{}
 			env.spare.refill(nil)
 			defer env.spare.close()

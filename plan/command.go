@@ -135,6 +135,11 @@ type Warm = isolate.Warm
 // (isolate.Settle): a process calls it before it exits.
 func Settle() { isolate.Settle() }
 
+// PoolSandboxCgroups makes a process that plans again and again (act mcp)
+// keep the cgroups of its finished sandboxes for the next ones
+// (isolate.PoolCgroups).
+func PoolSandboxCgroups() { isolate.PoolCgroups() }
+
 // PrestartSandbox starts the sandbox of a command that will probably be
 // planned, beside the caller's checks: the start's few milliseconds
 // overlap them, and nothing runs in it until Build has a command for it

@@ -49,10 +49,21 @@ type cgroups struct {
 // The pool of a process's v1 cgroups whose sandboxes have ended, reset
 // for the next: a process that runs sandbox after sandbox (act mcp) makes
 // and removes its cgroups once, not per run (a mkdir and an rmdir in
-// three hierarchies, the memory cgroup's the dearest). Settle removes it.
+// three hierarchies, the memory cgroup's the dearest). Only a process
+// that asked for it ([PoolCgroups]) keeps one. Settle removes it.
 var cgPool struct {
 	sync.Mutex
+	on   bool
 	free []*cgroups
+}
+
+// PoolCgroups makes this process keep the cgroups of its finished runs
+// for its next ones (see cgPool); a process that runs one sandbox and
+// exits does better to remove them at once.
+func PoolCgroups() {
+	cgPool.Lock()
+	cgPool.on = true
+	cgPool.Unlock()
 }
 
 // maxPooled bounds the pool: a run and the sandbox started ahead of the
@@ -197,7 +208,10 @@ func (cg *cgroups) release() {
 	if cg == nil {
 		return
 	}
-	if !cg.pooled || cg.v2 || !cg.empty() || !cg.reset() {
+	cgPool.Lock()
+	on := cgPool.on
+	cgPool.Unlock()
+	if !on || !cg.pooled || cg.v2 || !cg.empty() || !cg.reset() {
 		cg.remove()
 		return
 	}
