@@ -91,3 +91,23 @@ func mountedAs(pid int, path, fs string) error {
 	}
 	return fmt.Errorf("no %s on %s in the mount table of process %d:\n%s", fs, path, pid, last)
 }
+
+// TestLargeSpec: a spec of 1.6 MiB (an environment of 100 values of 16
+// KiB) reaches the command whole: init grows its buffer as the spec
+// comes, and keeps each value it stores apart from it.
+func TestLargeSpec(t *testing.T) {
+	requireIsolation(t)
+	env := append([]string(nil), pathEnv...)
+	for i := range 100 {
+		env = append(env, fmt.Sprintf("V%d=%s", i, strings.Repeat(string(rune('a'+i%26)), 16<<10)))
+	}
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", `echo ${#V0} ${#V99} ${V99%"${V99#?}"}`}, Env: env,
+		Limits: Limits{WallMs: 20_000, DiskMB: 16}, Warm: Prestart(false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, res, 0)
+	if got := string(res.Stdout); got != "16384 16384 v\n" {
+		t.Errorf("the command saw %q of its environment", got)
+	}
+}

@@ -187,18 +187,35 @@ static long long num(const char *key, const char *v) {
 // wrong part is refused.
 enum part { MOUNT_PART, COMMAND_PART };
 
-static char *specbuf; // MAX_SPEC bytes, touched only as far as written
-static size_t speclen, specpos;
+// specbuf holds what has come of the spec, grown as needed up to MAX_SPEC
+// bytes; read_spec keeps copies of the values it stores (keep), since the
+// buffer may move.
+static char *specbuf;
+static size_t speccap, speclen, specpos;
 static int speceof;
+
+static const char *keep(const char *v) {
+	char *c = strdup(v);
+	if (!c)
+		fail("spec: out of memory");
+	return c;
+}
 
 // spec_recv reads more of the spec into specbuf; the tasks files may come
 // only with the mount part.
 static void spec_recv(int fd, enum part part) {
-	if (speclen == MAX_SPEC) {
-		errno = 0;
-		fail("spec: larger than %d bytes", MAX_SPEC);
+	if (speclen == speccap) {
+		if (speccap == MAX_SPEC) {
+			errno = 0;
+			fail("spec: larger than %d bytes", MAX_SPEC);
+		}
+		speccap = speccap ? 2 * speccap : 1 << 16;
+		if (speccap > MAX_SPEC)
+			speccap = MAX_SPEC;
+		if (!(specbuf = realloc(specbuf, speccap)))
+			fail("spec: out of memory");
 	}
-	struct iovec iov = {.iov_base = specbuf + speclen, .iov_len = MAX_SPEC - speclen};
+	struct iovec iov = {.iov_base = specbuf + speclen, .iov_len = speccap - speclen};
 	union {
 		struct cmsghdr h;
 		char b[CMSG_SPACE(sizeof(int) * MAX_CGROUPS)];
@@ -236,6 +253,8 @@ static void spec_recv(int fd, enum part part) {
 // as needed; it returns 0 at the end of the stream.
 static int spec_pair(int fd, enum part part, const char **key, const char **val) {
 	for (;;) {
+		if (!specbuf)
+			spec_recv(fd, part);
 		char *k = specbuf + specpos;
 		char *z = memchr(k, 0, speclen - specpos);
 		char *v = z ? z + 1 : NULL;
@@ -269,8 +288,6 @@ static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s"
 
 // read_spec reads one part of the spec into sp.
 static void read_spec(int fd, enum part part) {
-	if (!specbuf && !(specbuf = malloc(MAX_SPEC)))
-		fail("spec: out of memory");
 	const char *key, *val;
 	int ended = 0;
 	while (!ended && spec_pair(fd, part, &key, &val)) {
@@ -288,26 +305,26 @@ static void read_spec(int fd, enum part part) {
 			fail("spec: more than %d %s entries", MAX_ITEMS, key);
 		}
 		if (!strcmp(key, "arg"))
-			sp.argv[sp.argc++] = val;
+			sp.argv[sp.argc++] = keep(val);
 		else if (!strcmp(key, "env"))
-			sp.env[sp.envc++] = val;
+			sp.env[sp.envc++] = keep(val);
 		else if (!strcmp(key, "dir"))
-			sp.dir = val;
+			sp.dir = keep(val);
 		else if (!strcmp(key, "host"))
-			sp.hostname = val;
+			sp.hostname = keep(val);
 		else if (!strcmp(key, "scope")) {
 			if (sp.nscopes == 256) {
 				errno = 0;
 				fail("spec: too many scopes");
 			}
 			s = &sp.scopes[sp.nscopes++];
-			s->path = val;
+			s->path = keep(val);
 		} else if (!strcmp(key, "lower") && s)
-			s->lower = val;
+			s->lower = keep(val);
 		else if (!strcmp(key, "upper") && s)
-			s->upper = val;
+			s->upper = keep(val);
 		else if (!strcmp(key, "work") && s)
-			s->work = val;
+			s->work = keep(val);
 		else if (!strcmp(key, "hide")) {
 			if (sp.nhide == MAX_HIDE) {
 				errno = 0;
@@ -317,7 +334,7 @@ static void read_spec(int fd, enum part part) {
 				errno = 0;
 				fail("spec: hide %s: not absolute", val);
 			}
-			sp.hide[sp.nhide++] = val;
+			sp.hide[sp.nhide++] = keep(val);
 		} else if (!strcmp(key, "net"))
 			sp.net = 1;
 		else if (!strcmp(key, "loopback"))
