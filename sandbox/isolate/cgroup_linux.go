@@ -211,7 +211,10 @@ func (cg *cgroups) release() {
 	cgPool.Lock()
 	on := cgPool.on
 	cgPool.Unlock()
-	if !on || !cg.pooled || cg.v2 || !cg.empty() || !cg.reset() {
+	// Only a whole set is pooled: one without a controller (its mkdir
+	// failed) would refuse a later run's cap that a new set could hold.
+	whole := cg.memory != "" && cg.pids != "" && cg.cpuacct != ""
+	if !on || !cg.pooled || cg.v2 || !whole || !cg.empty() || !cg.reset() {
 		cg.remove()
 		return
 	}
