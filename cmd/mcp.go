@@ -92,7 +92,7 @@ EXIT STATUS:
 				// collector's share of each call's CPU.
 				debug.SetGCPercent(400)
 			}
-			plan.PoolSandboxCgroups()
+			plan.PoolSandboxCgroups(true)
 			env.spare = &spareSandbox{}
 			env.spare.refill(nil)
 			defer env.spare.close()

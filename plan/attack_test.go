@@ -470,9 +470,12 @@ func TestAttack(t *testing.T) {
 	who := identity()
 	// Each case in a sandbox started for it (cold) and in one started
 	// ahead of its spec, as act plan and act mcp start theirs (warm: its
-	// mounts that depend on no spec made before the spec came).
+	// mounts that depend on no spec made before the spec came), and
+	// there in cgroups an earlier case used, as act mcp pools them.
 	for _, mode := range []string{"cold", "warm"} {
 		t.Run(mode, func(t *testing.T) {
+			PoolSandboxCgroups(mode == "warm")
+			defer PoolSandboxCgroups(false)
 			mustDo(t, os.MkdirAll(filepath.Join(base, mode), 0o755))
 			for i, c := range attackCases {
 				t.Run(c.name, func(t *testing.T) {

@@ -136,9 +136,9 @@ type Warm = isolate.Warm
 func Settle() { isolate.Settle() }
 
 // PoolSandboxCgroups makes a process that plans again and again (act mcp)
-// keep the cgroups of its finished sandboxes for the next ones
+// keep the cgroups of its finished sandboxes for the next ones, or not
 // (isolate.PoolCgroups).
-func PoolSandboxCgroups() { isolate.PoolCgroups() }
+func PoolSandboxCgroups(on bool) { isolate.PoolCgroups(on) }
 
 // PrestartSandbox starts the sandbox of a command that will probably be
 // planned, beside the caller's checks: the start's few milliseconds

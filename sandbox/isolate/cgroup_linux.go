@@ -58,11 +58,11 @@ var cgPool struct {
 }
 
 // PoolCgroups makes this process keep the cgroups of its finished runs
-// for its next ones (see cgPool); a process that runs one sandbox and
-// exits does better to remove them at once.
-func PoolCgroups() {
+// for its next ones, or not (see cgPool); a process that runs one sandbox
+// and exits does better to remove them at once.
+func PoolCgroups(on bool) {
 	cgPool.Lock()
-	cgPool.on = true
+	cgPool.on = on
 	cgPool.Unlock()
 }
 

@@ -48,12 +48,8 @@ func TestCgroupPool(t *testing.T) {
 		t.Skip("no writable v1 cgroups for uid 65534 here: nothing is pooled")
 	}
 	Settle() // an empty pool to start with
-	PoolCgroups()
-	defer func() {
-		cgPool.Lock()
-		cgPool.on = false
-		cgPool.Unlock()
-	}()
+	PoolCgroups(true)
+	defer PoolCgroups(false)
 	ctx := context.Background()
 	// A file the page cache does not hold: a run that reads it is
 	// charged its pages.
