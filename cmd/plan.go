@@ -82,12 +82,7 @@ func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan
 		pre, err = g.BeforePlan(ctx, ck.d, digest, false)
 		before <- err
 	}()
-	var once sync.Once
-	var beforeErr error
-	ready := func() error {
-		once.Do(func() { beforeErr = withPositions(ck, <-before) })
-		return beforeErr
-	}
+	ready := sync.OnceValue(func() error { return withPositions(ck, <-before) })
 	p, err := buildPlan(ctx, env, res, ck, g, ready)
 	if err != nil {
 		return nil, err
@@ -105,11 +100,10 @@ func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan
 // ready, if not nil, is the caller's last check before anything runs
 // (plan.Options.Ready).
 func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.Gate, ready func() error) (*plan.Plan, error) {
-	_, digest, err := ck.canonical()
+	canon, digest, err := ck.canonical()
 	if err != nil {
 		return nil, err
 	}
-	canon, _, _ := ck.canonical()
 	p, err := plan.Build(ctx, ck.d, plan.Options{
 		StateDir:  ck.stateDir,
 		Policy:    ck.pol,

@@ -223,7 +223,13 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		}
 	}()
 	layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(tmp, "layer"))
+	// Ready is called before the first operation whose effect reaches
+	// beyond the layer: a network request, or a command, whose sandbox
+	// mounts meanwhile (isolate.Spec.Before). Operations on the layer may
+	// come first; a plan without such an operation calls it after them.
+	ready := onceErr(opts.Ready)
 	runOpts := RunOptions{
+		Ready:   ready,
 		Fetch:   HTTPFetcher{Allowed: opts.Policy.HostAllowed, Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
 		MaxBody: d.Resources.MaxDiskMB << 20,
 	}
@@ -232,7 +238,8 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		// says so (isolate.ErrUnavailable) and the plan fails with exit 1;
 		// probing ahead would build a whole extra sandbox per act process.
 		runOpts.Exec = &sandboxCommander{
-			layer: layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(tmp, "work"),
+			before: ready,
+			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(tmp, "work"),
 			network:  d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
 			loopback: opts.Policy.Sandbox.Loopback,
 			hide:     HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths),
@@ -240,15 +247,6 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 			limits:   limits(d),
 			warm:     opts.Warm,
 		}
-	}
-	// Ready is called before the first operation whose effect reaches
-	// beyond the layer: a network request, or a command, whose sandbox
-	// mounts meanwhile (isolate.Spec.Before). Operations on the layer may
-	// come first; a plan without such an operation calls it after them.
-	ready := onceErr(opts.Ready)
-	runOpts.Ready = ready
-	if sc, ok := runOpts.Exec.(*sandboxCommander); ok {
-		sc.before = ready
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
 	if err == nil {

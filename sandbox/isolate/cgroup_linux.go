@@ -39,10 +39,10 @@ type cgroups struct {
 	// stats: the files read during and after a run, by path, opened
 	// with the cgroups (an open in cgroupfs costs more than the read).
 	stats map[string]*os.File
-	// pooled: v1 cgroups that may go back to the pool after a run (their
-	// tasks files are open for reading too); oomBase and pidsMaxBase are
-	// the counters an earlier run left (oomKills, pidsMaxHits).
-	pooled               bool
+	// tasksReadable: the tasks files in join are open for reading too,
+	// which the pool needs (empty); oomBase and pidsMaxBase are the
+	// counters an earlier run left (oomKills, pidsMaxHits).
+	tasksReadable        bool
 	oomBase, pidsMaxBase int64
 }
 
@@ -53,18 +53,14 @@ type cgroups struct {
 // that asked for it ([PoolCgroups]) keeps one. Settle removes it.
 var cgPool struct {
 	sync.Mutex
-	on   bool
+	on   atomic.Bool
 	free []*cgroups
 }
 
 // PoolCgroups makes this process keep the cgroups of its finished runs
 // for its next ones, or not (see cgPool); a process that runs one sandbox
 // and exits does better to remove them at once.
-func PoolCgroups(on bool) {
-	cgPool.Lock()
-	cgPool.on = on
-	cgPool.Unlock()
-}
+func PoolCgroups(on bool) { cgPool.on.Store(on) }
 
 // maxPooled bounds the pool: a run and the sandbox started ahead of the
 // next.
@@ -124,7 +120,7 @@ func makeV1(limit func(ctl, dir string) bool) *cgroups {
 	if cg := takePooled(limit); cg != nil {
 		return cg
 	}
-	cg := &cgroups{pooled: true}
+	cg := &cgroups{tasksReadable: true}
 	name := fmt.Sprintf("act-sandbox-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	for ctl, dir := range v1Dirs() {
 		d := filepath.Join(dir, name)
@@ -138,7 +134,7 @@ func makeV1(limit func(ctl, dir string) bool) *cgroups {
 			// Read too, to see it empty before the cgroup is pooled.
 			tasks, err = os.OpenFile(filepath.Join(d, "tasks"), os.O_RDWR, 0)
 			if err != nil {
-				cg.pooled = false
+				cg.tasksReadable = false
 				tasks, err = os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY, 0)
 			}
 			ok = err == nil
@@ -208,13 +204,10 @@ func (cg *cgroups) release() {
 	if cg == nil {
 		return
 	}
-	cgPool.Lock()
-	on := cgPool.on
-	cgPool.Unlock()
 	// Only a whole set is pooled: one without a controller (its mkdir
 	// failed) would refuse a later run's cap that a new set could hold.
 	whole := cg.memory != "" && cg.pids != "" && cg.cpuacct != ""
-	if !on || !cg.pooled || cg.v2 || !whole || !cg.empty() || !cg.reset() {
+	if !cgPool.on.Load() || !cg.tasksReadable || cg.v2 || !whole || !cg.empty() || !cg.reset() {
 		cg.remove()
 		return
 	}

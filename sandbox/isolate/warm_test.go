@@ -72,28 +72,9 @@ func TestWarm(t *testing.T) {
 		pid, _ := warmInit(t, w)
 		res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "tail /dev/zero"}, Env: pathEnv,
 			Limits: Limits{MemoryMB: 32, Procs: 16, WallMs: 20_000}, Warm: w})
-		switch {
-		case os.Getenv("ACT_ISOLATE_TEST_NOBODY") != "":
-			// No writable memory cgroup for uid 65534 here: the cap
-			// cannot hold, so the command is refused, warm or not.
-			if err == nil || !strings.Contains(err.Error(), "memory") {
-				t.Fatalf("as nobody without a memory cgroup: %v, %v; want the memory cap refused", res, err)
-			}
-		case err != nil:
-			t.Fatal(err)
-		case res.CapHit == nil || res.CapHit.Cap != CapMemory || res.CapHit.Limit != 32:
-			t.Fatalf("cap %v, exit %d, enforcement %v", res.CapHit, res.ExitCode, res.Enforcement)
-		}
+		wantMemoryCap(t, res, err, 32)
 		reaped(t, pid)
-		res, err = Run(ctx, Spec{Argv: []string{"sh", "-c", "i=0; while [ $i -lt 40 ]; do sleep 1 & i=$((i+1)); done; wait"}, Env: pathEnv,
-			Limits: Limits{Procs: 16, WallMs: 20_000}, Warm: Prestart(false)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasPrefix(res.Enforcement[CapProcs], "cgroup") && (res.CapHit == nil || res.CapHit.Cap != CapProcs) {
-			t.Fatalf("process cap %v not hit: cap %v, exit %d", res.Enforcement[CapProcs], res.CapHit, res.ExitCode)
-		}
-		t.Log(res.Enforcement[CapProcs], res.CapHit)
+		wantProcsCap(t, Prestart(false))
 	})
 	t.Run("limited-ahead", func(t *testing.T) {
 		// PrestartFor writes the limits before any spec; a Spec with
@@ -115,28 +96,12 @@ func TestWarm(t *testing.T) {
 			}
 		}
 		res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "tail /dev/zero"}, Env: pathEnv, Limits: l, Warm: w})
-		switch {
-		case os.Getenv("ACT_ISOLATE_TEST_NOBODY") != "":
-			if err == nil || !strings.Contains(err.Error(), "memory") {
-				t.Fatalf("as nobody without a memory cgroup: %v, %v; want the memory cap refused", res, err)
-			}
-		case err != nil:
-			t.Fatal(err)
-		case res.CapHit == nil || res.CapHit.Cap != CapMemory || res.CapHit.Limit != 32:
-			t.Fatalf("cap %v, exit %d, enforcement %v", res.CapHit, res.ExitCode, res.Enforcement)
-		}
+		wantMemoryCap(t, res, err, 32)
 		reaped(t, pid)
 
 		w = PrestartFor(false, &Limits{WallMs: 20_000}) // the default process cap, ahead
 		pid, _ = warmInit(t, w)
-		res, err = Run(ctx, Spec{Argv: []string{"sh", "-c", "i=0; while [ $i -lt 40 ]; do sleep 1 & i=$((i+1)); done; wait"}, Env: pathEnv,
-			Limits: Limits{Procs: 16, WallMs: 20_000}, Warm: w})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasPrefix(res.Enforcement[CapProcs], "cgroup") && (res.CapHit == nil || res.CapHit.Cap != CapProcs) {
-			t.Fatalf("a Spec of 16 processes in cgroups limited ahead to %d: cap %v, exit %d", DefaultMaxProcs, res.CapHit, res.ExitCode)
-		}
+		wantProcsCap(t, w)
 		reaped(t, pid)
 	})
 	t.Run("premounted", func(t *testing.T) {
@@ -223,4 +188,36 @@ func TestWarm(t *testing.T) {
 		w.Close()
 		reaped(t, pid)
 	})
+}
+
+// wantMemoryCap fails t unless a run of `tail /dev/zero` under a memory
+// cap of mb MiB ended on that cap, or, as uid 65534 here (no writable
+// memory cgroup: the cap cannot hold), was refused, warm or not.
+func wantMemoryCap(t *testing.T, res *Result, err error, mb int64) {
+	t.Helper()
+	switch {
+	case os.Getenv("ACT_ISOLATE_TEST_NOBODY") != "":
+		if err == nil || !strings.Contains(err.Error(), "memory") {
+			t.Fatalf("as nobody without a memory cgroup: %v, %v; want the memory cap refused", res, err)
+		}
+	case err != nil:
+		t.Fatal(err)
+	case res.CapHit == nil || res.CapHit.Cap != CapMemory || res.CapHit.Limit != mb:
+		t.Fatalf("cap %v, exit %d, enforcement %v", res.CapHit, res.ExitCode, res.Enforcement)
+	}
+}
+
+// wantProcsCap runs 40 processes at once in w under a cap of 16 and
+// fails t unless the cap, where a cgroup enforces it, was hit.
+func wantProcsCap(t *testing.T, w *Warm) {
+	t.Helper()
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "i=0; while [ $i -lt 40 ]; do sleep 1 & i=$((i+1)); done; wait"}, Env: pathEnv,
+		Limits: Limits{Procs: 16, WallMs: 20_000}, Warm: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(res.Enforcement[CapProcs], "cgroup") && (res.CapHit == nil || res.CapHit.Cap != CapProcs) {
+		t.Fatalf("process cap %v not hit in 16: cap %v, exit %d", res.Enforcement[CapProcs], res.CapHit, res.ExitCode)
+	}
+	t.Log(res.Enforcement[CapProcs], res.CapHit)
 }
