@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -480,11 +481,23 @@ func TestBuildReadyCommand(t *testing.T) {
 	}{{"refused", refused}, {"passed", nil}} {
 		t.Run(tt.name, func(t *testing.T) {
 			base := t.TempDir()
+			if os.Getenv(leakEnv) != "" {
+				base = filepath.Join(os.Getenv(leakEnv), tt.name)
+				mustDo(t, os.Mkdir(base, 0o755))
+			}
 			calls := 0
+			ranEarly := false
 			p, err := buildScriptWith(t, base, "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e02", "echo ran > ran",
-				func() error { calls++; return tt.err }, "ran")
-			if calls != 1 {
-				t.Errorf("Ready called %d times, want once", calls)
+				func() error {
+					calls++
+					// Had the command run before this check, its file
+					// would be in the plan's layer on disk by now.
+					time.Sleep(300 * time.Millisecond)
+					ranEarly = ranEarly || layerHolds(t, filepath.Join(base, "state", "plans"), "ran")
+					return tt.err
+				}, "ran")
+			if calls != 1 || ranEarly {
+				t.Errorf("Ready called %d times, the command run before it: %v; want once, and not", calls, ranEarly)
 			}
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) {
@@ -501,4 +514,30 @@ func TestBuildReadyCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// layerHolds reports whether a file named name is anywhere below dir.
+func layerHolds(t *testing.T, dir, name string) bool {
+	t.Helper()
+	found := false
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == name && !d.IsDir() {
+			found = true
+		}
+		return nil
+	})
+	return found
+}
+
+// TestBuildReadyCommandNobody runs TestBuildReadyCommand as an ordinary
+// user.
+func TestBuildReadyCommandNobody(t *testing.T) {
+	if os.Getenv(leakEnv) != "" {
+		t.Skip("in the child")
+	}
+	dir := nobodyDir(t)
+	base := filepath.Join(dir, "ready")
+	mustDo(t, os.Mkdir(base, 0o755))
+	mustDo(t, os.Chown(base, 65534, 65534))
+	runAsNobody(t, dir, "TestBuildReadyCommand", leakEnv+"="+base)
 }
