@@ -42,12 +42,18 @@ const (
 	EventDenied          = "denied"
 	EventExpired         = "expired"
 	EventGC              = "gc"
+	// EventApplyRefused: act apply refused a saved plan (blocked, denied,
+	// stale, or its change list no longer what its descriptor allows).
+	EventApplyRefused = "apply_refused"
+	// EventRollbackRefused: act rollback refused (changed since the apply,
+	// already rolled back, backups gone, a forced rollback unconfirmed).
+	EventRollbackRefused = "rollback_refused"
 )
 
 var events = map[string]bool{
 	EventValidateBlocked: true, EventPlanned: true, EventRejected: true, EventQueued: true,
 	EventApplied: true, EventReverted: true, EventRolledBack: true, EventRecovered: true,
-	EventDenied: true, EventExpired: true, EventGC: true,
+	EventDenied: true, EventExpired: true, EventGC: true, EventApplyRefused: true, EventRollbackRefused: true,
 }
 
 // The log levels of a record (the descriptor's audit.log_level, raised by
