@@ -101,5 +101,5 @@ func (env *Env) readInput(arg string) (string, []byte, error) {
 // pol: every lifecycle decision is its.
 func (env *Env) gate(pol *policy.Policy) *gate.Gate {
 	home, _ := env.stateDir() // resolved already by every caller
-	return &gate.Gate{Home: state.Dir{Root: home}, Policy: pol, Now: env.Now, UserHome: env.homeDir(), Caller: env.caller}
+	return &gate.Gate{Home: state.Dir{Root: home}, Policy: pol, Now: env.Now, EnvHome: env.homeDir(), UserHome: env.UserHome(), Caller: env.caller}
 }

@@ -36,9 +36,16 @@ var hostDirs = []string{
 }
 
 // homeRoots returns the home directory roots no scope may take in.
-func (c *checker) homeRoots() []string {
+func (c *checker) homeRoots() []string { return HomeRoots(c.opts.Home, c.opts.UserHome) }
+
+// HomeRoots lists every home the static rules know: the given ones
+// ($HOME and the password database's, each when it is a clean absolute
+// path other than "/"), then /root and /home/*. The rules and act's risk
+// grading (docs/risk.md) check the same homes, so that no home — nor a
+// $HOME pointed elsewhere — escapes either.
+func HomeRoots(homes ...string) []string {
 	roots := []string{}
-	for _, h := range []string{c.opts.Home, c.opts.UserHome} {
+	for _, h := range homes {
 		if h != "" && h != "/" && CheckPath(h) == nil && !pathglob.HasMeta(h) && !slices.Contains(roots, h) {
 			roots = append(roots, h)
 		}

@@ -56,13 +56,17 @@ func Rules() []plan.Rule {
 }
 
 // A Gate decides for one act process: the state dir, the effective host
-// policy, the clock and the user's home (for the files that run code
+// policy, the clock and the user's homes (for the files that run code
 // later).
 type Gate struct {
-	Home     state.Dir
-	Policy   *policy.Policy
-	Now      func() time.Time
-	UserHome string
+	Home   state.Dir
+	Policy *policy.Policy
+	Now    func() time.Time
+	// EnvHome is $HOME and UserHome the password database's home of the
+	// user act runs as: risk grading checks both and every other home the
+	// static rules know (descriptors.HomeRoots), so that a $HOME pointed
+	// elsewhere hides nothing.
+	EnvHome, UserHome string
 	// Caller is who asks: "cli" (the default) or "mcp", for the audit log.
 	Caller string
 }
@@ -166,7 +170,7 @@ func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 	if err != nil || (a != nil && reuse) {
 		return pre, err // apply answers "already applied"; plan goes on
 	}
-	if err := g.cooldownBlock(plan.CooldownKey(d)); err != nil {
+	if err := g.cooldownBlock(plan.CooldownKeys(d, nil)); err != nil {
 		return nil, err
 	}
 	at, err := loadAttempts(g.Home, d.ActionID)
@@ -311,7 +315,7 @@ func (g *Gate) Planned(ctx context.Context, p *plan.Plan) error {
 func (g *Gate) Assessor(d *descriptors.Descriptor) plan.AssessFunc {
 	return func(changes []diff.Change) (plan.Assessment, error) {
 		r := Assess(d, changes, g.riskRules())
-		dec := g.decide(d, r)
+		dec := g.decide(d, r, changes)
 		a := plan.Assessment{RiskAssessed: string(r.Assessed), RiskReasons: r.Reasons, Decision: dec}
 		if len(dec.Blocked) > 0 {
 			return a, dec.Blocked
@@ -321,11 +325,36 @@ func (g *Gate) Assessor(d *descriptors.Descriptor) plan.AssessFunc {
 }
 
 // decide is the policy's decision on d now, its risk the stricter of the
-// declared one and r's assessment.
-func (g *Gate) decide(d *descriptors.Descriptor, r Risk) policy.Decision {
+// declared one and r's assessment, and its mode at least as strict as that
+// of each action type its changes amount to (impliedTypes): a command that
+// deletes is decided as a FILE_DELETE of those paths too.
+func (g *Gate) decide(d *descriptors.Descriptor, r Risk, changes []diff.Change) policy.Decision {
 	eff := *d
 	eff.RiskLevel = r.Effective()
 	dec := g.Policy.Decide(&eff, g.Now())
+	declared := map[descriptors.ActionType]bool{}
+	var walk func(t descriptors.ActionType, steps []descriptors.Step)
+	walk = func(t descriptors.ActionType, steps []descriptors.Step) {
+		declared[t] = true
+		for _, s := range steps {
+			walk(s.ActionType, s.Steps)
+		}
+	}
+	walk(d.ActionType, d.Steps)
+	for _, im := range impliedTypes(changes) {
+		if declared[im.typ] {
+			continue // decided as itself already
+		}
+		as := g.Policy.ModeOf(im.typ, eff.RiskLevel)
+		what := fmt.Sprintf("the plan's changes amount to a %s (%s)", im.typ, shownPaths(im.paths))
+		if as.Mode.Rank() > dec.Mode.Rank() {
+			dec.Mode, dec.Source, dec.Reason = as.Mode, as.Source, what+": "+as.Reason
+		}
+		if as.Mode == policy.Deny {
+			dec.Blocked = append(dec.Blocked, problem.Problem{Rule: policy.RuleDeny, Field: "action_type", Layer: problem.Policy,
+				Message: what + ", and " + as.Reason})
+		}
+	}
 	if r.Assessed.Rank() > r.Declared.Rank() {
 		dec.Reason += fmt.Sprintf(" (act assessed the risk as %s, above the declared %s: %s)", r.Assessed, r.Declared, strings.Join(r.Reasons, "; "))
 		for i := range dec.Blocked {
@@ -338,7 +367,7 @@ func (g *Gate) decide(d *descriptors.Descriptor, r Risk) policy.Decision {
 }
 
 func (g *Gate) riskRules() RiskRules {
-	r := RiskRules{Home: g.UserHome, MaxDeletes: int(g.Policy.Risk.MaxDeletes), SensitivePaths: g.Policy.Risk.SensitivePaths}
+	r := RiskRules{Homes: descriptors.HomeRoots(g.EnvHome, g.UserHome), MaxDeletes: int(g.Policy.Risk.MaxDeletes), SensitivePaths: g.Policy.Risk.SensitivePaths}
 	if r.MaxDeletes <= 0 {
 		r.MaxDeletes = DefaultMaxDeletes
 	}
@@ -358,9 +387,16 @@ type Admission struct {
 
 // Admit decides whether p may be promoted now, and on what condition. Its
 // errors: *ExpiredError, a policy block (problem.List, exit 4; positions
-// are the caller's), a cooldown block, or an ordinary error. refusals are
-// the reasons BeforePlan found (nil when promoting a saved plan by id: they
-// are looked up again).
+// are the caller's), a cooldown block, a change list its descriptor does
+// not allow (exit 6), or an ordinary error.
+//
+// Nothing plan.json says that act can derive again is taken from it
+// (docs/lifecycle.md, "What apply trusts"): the descriptor is decoded from
+// its saved bytes (bound by their digest), the facts plan.json repeats of
+// it are set again from it, the change list is checked against it again
+// (scope, declared effects, special modes, max_changes) — rollback.Apply
+// then checks each change against the layer and the real tree — and the
+// risk, the mode and the cooldown keys are derived again from both.
 func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 	if p.State == plan.Denied {
 		msg := fmt.Sprintf("plan %s was denied at %s", p.ID, p.DeniedAt.UTC().Format(time.RFC3339))
@@ -370,7 +406,7 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 		return nil, problem.List{{Rule: RuleDenied, Field: "plan_id", Layer: problem.Conflict, Message: msg + "; plan the action again (a person must confirm it)"}}
 	}
 	if p.State == plan.Planned || p.State == plan.Pending {
-		if age := g.Now().Sub(p.CreatedAt); age > g.Policy.PlanExpiry {
+		if age := g.Now().Sub(p.CreatedAt); age > g.Policy.PlanExpiry || age < -time.Minute {
 			exp := &ExpiredError{PlanID: p.ID, Age: age, Expiry: g.Policy.PlanExpiry}
 			ev := planEvent(audit.EventExpired, p)
 			ev.Status, ev.ExitCode, ev.Reason, ev.Rules = "expired", 8, exp.Error(), []string{RuleExpired}
@@ -380,25 +416,27 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 			return nil, exp
 		}
 	}
-	d, err := descriptors.LoadSaved(p.Descriptor, p.StoredDigest())
+	d, err := p.Rebind()
 	if err != nil {
-		return nil, fmt.Errorf("plan %s: its descriptor no longer loads: %w", p.ID, err)
+		return nil, err
+	}
+	if rejected, _ := plan.CheckChanges(d, p.Changes, g.Policy); len(rejected) > 0 {
+		return nil, rejected
 	}
 	adm := &Admission{Plan: p, Descriptor: d}
-	adm.Risk = Risk{Declared: d.RiskLevel, Assessed: descriptors.RiskLevel(p.RiskAssessed), Reasons: p.RiskReasons}
-	if adm.Risk.Assessed == "" {
-		// A plan made before act assessed risk: assess it now.
-		adm.Risk = Assess(d, p.Changes, g.riskRules())
-	}
+	adm.Risk = Assess(d, p.Changes, g.riskRules())
+	p.RiskAssessed, p.RiskReasons = string(adm.Risk.Assessed), adm.Risk.Reasons
 	// The policy now, not as it was at plan time.
-	adm.Decision = g.decide(d, adm.Risk)
+	adm.Decision = g.decide(d, adm.Risk, p.Changes)
+	p.Mode, p.ModeSource, p.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
 	if len(adm.Decision.Blocked) > 0 {
 		return adm, adm.Decision.Blocked
 	}
 	if p.State == plan.Applied || p.State == plan.RolledBack {
 		return adm, nil // promote once answers; nothing to confirm
 	}
-	if err := g.cooldownBlock(p.CooldownKey); err != nil {
+	keys := plan.CooldownKeys(d, p.Changes)
+	if err := g.cooldownBlock(keys); err != nil {
 		return adm, err
 	}
 	if adm.Decision.Mode == policy.Confirm {
@@ -411,8 +449,11 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 		}
 		adm.Confirm = append(adm.Confirm, r)
 	}
-	if at, id, ok := rollback.LastRollback(g.Home, p.CooldownKey); ok {
-		adm.Confirm = append(adm.Confirm, fmt.Sprintf("the same action (%s) was rolled back at %s", id, at.UTC().Format(time.RFC3339)))
+	for _, key := range keys {
+		if at, id, ok := rollback.LastRollback(g.Home, key); ok {
+			adm.Confirm = append(adm.Confirm, fmt.Sprintf("the same action (%s) was rolled back at %s", id, at.UTC().Format(time.RFC3339)))
+			break
+		}
 	}
 	at, err := loadAttempts(g.Home, p.ActionID)
 	if err != nil {
@@ -424,13 +465,17 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 }
 
 // cooldownBlock refuses (exit 4) the same action as one rolled back less
-// than the policy's cooldown ago.
-func (g *Gate) cooldownBlock(key string) error {
-	at, id, ok := rollback.LastRollback(g.Home, key)
-	if !ok {
-		return nil
-	}
-	if ends := at.Add(g.Policy.Cooldown); g.Now().Before(ends) {
+// than the policy's cooldown ago: one of whose cooldown keys is keys'.
+func (g *Gate) cooldownBlock(keys []string) error {
+	for _, key := range keys {
+		at, id, ok := rollback.LastRollback(g.Home, key)
+		if !ok {
+			continue
+		}
+		ends := at.Add(g.Policy.Cooldown)
+		if !g.Now().Before(ends) {
+			continue
+		}
 		return problem.List{{
 			Rule: rollback.RuleCooldown, Field: "confirmation.cooldown_on_repeat", Layer: problem.Policy,
 			Message: fmt.Sprintf("the same action (%s) was rolled back at %s; the policy's cooldown of %s ends at %s",
@@ -438,6 +483,16 @@ func (g *Gate) cooldownBlock(key string) error {
 		}}
 	}
 	return nil
+}
+
+// shownPaths names the first few of paths, and counts the rest.
+func shownPaths(paths []string) string {
+	const shown = 3
+	list := strings.Join(paths[:min(len(paths), shown)], ", ")
+	if n := len(paths) - shown; n > 0 {
+		list += fmt.Sprintf(" and %d more", n)
+	}
+	return list
 }
 
 // Via is what the host's policy counts as a person's confirmation.

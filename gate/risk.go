@@ -32,8 +32,9 @@ type RiskRules struct {
 	MaxDeletes int
 	// SensitivePaths are globs whose change makes a plan HIGH.
 	SensitivePaths []string
-	// Home is the user's home directory, for the files that run code later.
-	Home string
+	// Homes are every home the static rules know (descriptors.HomeRoots),
+	// for the files that run code later.
+	Homes []string
 }
 
 // DefaultMaxDeletes is MaxDeletes when the policy sets none.
@@ -112,7 +113,7 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 				add("makes a new executable", c.Path)
 			}
 		}
-		if why, ok := descriptors.RunsCodeLater(c.Path, []string{rules.Home}); ok {
+		if why, ok := descriptors.RunsCodeLater(c.Path, rules.Homes); ok {
 			add("changes a file that runs code later ("+why+")", c.Path)
 		}
 		for _, g := range rules.SensitivePaths {

@@ -46,7 +46,7 @@ func TestAssess(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := &descriptors.Descriptor{ActionType: c.typ, RiskLevel: descriptors.RiskLow}
-			r := Assess(d, c.changes, RiskRules{Home: "/home/u", SensitivePaths: []string{"/p/secret/**"}})
+			r := Assess(d, c.changes, RiskRules{Homes: descriptors.HomeRoots("/home/u"), SensitivePaths: []string{"/p/secret/**"}})
 			if r.Assessed != c.want {
 				t.Fatalf("assessed %s, want %s (%v)", r.Assessed, c.want, r.Reasons)
 			}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
@@ -88,13 +89,9 @@ type Plan struct {
 	// ScopeRoots pin every directory from / to each scope root, as the
 	// plan found them (ScopeRootIDs).
 	ScopeRoots []PathID `json:"scope_roots,omitempty"`
-	// Scope is the descriptor's scope paths, CooldownKey the identity of
-	// the action for cooldown_on_repeat (its type, scope and effects) and
-	// CooldownOnRepeat its setting: the facts apply and rollback need,
-	// taken from the typed descriptor once, at plan time.
-	Scope            []string `json:"scope"`
-	CooldownKey      string   `json:"cooldown_key"`
-	CooldownOnRepeat bool     `json:"cooldown_on_repeat,omitempty"`
+	// Scope is the descriptor's scope paths, for show; apply and rollback
+	// derive them, and the cooldown keys (Cooldown), from the descriptor.
+	Scope []string `json:"scope"`
 	// ConfirmReasons say why the plan waits for a person (pending).
 	ConfirmReasons []string `json:"confirm_reasons,omitempty"`
 	// DeniedAt and DenyReason record a person's refusal.
@@ -273,14 +270,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		return nil, fmt.Errorf("diff the layer: %w", err)
 	}
 	layerBytes := extra.LayerBytes
-	rejected, warnings := CheckEffects(d, changes)
-	rejected = append(rejected, checkSpecialModes(changes)...)
-	if max := opts.Policy.MaxChanges; max > 0 && int64(len(changes)) > max {
-		rejected = append(rejected, problem.Problem{
-			Rule: RuleTooManyChanges, Field: "effects", Layer: problem.Rejected,
-			Message: fmt.Sprintf("the dry run made %d changes, more than the policy's max_changes of %d", len(changes), max),
-		})
-	}
+	rejected, warnings := CheckChanges(d, changes, opts.Policy)
 	if len(rejected) == 0 {
 		rejected = checkPromotable(changes, opts.StateDir)
 	}
@@ -312,7 +302,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		Mode: string(opts.Decision.Mode), ModeSource: opts.Decision.Source, Reason: opts.Decision.Reason,
 		Changes: changes, Warnings: warnings, LayerBytes: layerBytes,
 		RiskAssessed: assessed.RiskAssessed, RiskReasons: assessed.RiskReasons, ScopeRoots: roots,
-		Scope: d.Scope.Filesystem.Paths, CooldownKey: CooldownKey(d), CooldownOnRepeat: d.Confirmation.CooldownOnRepeat,
+		Scope: d.Scope.Filesystem.Paths,
 	}
 	if res != nil {
 		p.Read = res.Read
@@ -340,6 +330,38 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	committed = true
 	return p, nil
 }
+
+// CheckChanges checks a change list against the descriptor d it was made
+// for and the policy: every change lies inside d's scope and matches a
+// declared effect (CheckEffects), sets no special mode bit, and there are
+// no more than the policy's max_changes. Build checks a dry run's changes
+// with it, and apply checks a saved plan's again (docs/lifecycle.md, "What
+// apply trusts"): plan.json lives in a directory the agent may write.
+func CheckChanges(d *descriptors.Descriptor, changes []diff.Change, pol *policy.Policy) (rejected problem.List, warnings []problem.Problem) {
+	for _, c := range changes {
+		if !filepath.IsAbs(c.Path) || filepath.Clean(c.Path) != c.Path ||
+			!slices.ContainsFunc(d.Scope.Filesystem.Paths, func(s string) bool { return pathglob.Within(c.Path, s) }) {
+			rejected = append(rejected, problem.Problem{
+				Rule: RuleOutsideScope, Field: "scope.filesystem.paths", Layer: problem.Rejected,
+				Message: fmt.Sprintf("the plan changes %s, outside every scope path of its descriptor", c.Path),
+			})
+		}
+	}
+	fx, warnings := CheckEffects(d, changes)
+	rejected = append(rejected, fx...)
+	rejected = append(rejected, checkSpecialModes(changes)...)
+	if max := pol.MaxChanges; max > 0 && int64(len(changes)) > max {
+		rejected = append(rejected, problem.Problem{
+			Rule: RuleTooManyChanges, Field: "effects", Layer: problem.Rejected,
+			Message: fmt.Sprintf("the dry run made %d changes, more than the policy's max_changes of %d", len(changes), max),
+		})
+	}
+	return rejected, warnings
+}
+
+// RuleOutsideScope: a change outside every scope path of the descriptor
+// (only a saved plan edited after its dry run can hold one).
+const RuleOutsideScope = "plan.outside-scope"
 
 // onceErr returns f wrapped to run once: every call returns its first
 // call's result (nil for a nil f).
@@ -407,11 +429,69 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// CooldownKey identifies an action for cooldown_on_repeat: the digest of
-// its type, scope and effects (any action id).
-func CooldownKey(d *descriptors.Descriptor) string {
+// CooldownKeys identify an action for cooldown_on_repeat, any action id
+// (docs/lifecycle.md): the first is the digest of its normalized
+// declaration — its type, and its scope paths and declared effects each
+// cleaned, sorted and de-duplicated, so that rewording a descriptor
+// (a path listed twice, in another order) does not make it another action;
+// with changes, the second is the digest of what the dry run changed (each
+// path with its kind, sorted and de-duplicated), which catches a repeat
+// declared in other words altogether.
+func CooldownKeys(d *descriptors.Descriptor, changes []diff.Change) []string {
+	norm := func(paths []string) []string {
+		out := make([]string, 0, len(paths))
+		for _, p := range paths {
+			out = append(out, filepath.Clean(p))
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	fx := d.Effects.Filesystem
+	keys := []string{keyDigest("declared", string(d.ActionType), norm(d.Scope.Filesystem.Paths),
+		norm(fx.Create), norm(fx.Modify), norm(fx.Delete))}
+	if len(changes) > 0 {
+		var changed []string
+		for _, c := range changes {
+			changed = append(changed, string(c.Kind)+" "+c.Path)
+		}
+		keys = append(keys, keyDigest("changed", norm(changed)))
+	}
+	return keys
+}
+
+// Cooldown derives p's cooldown keys and its descriptor's
+// cooldown_on_repeat again from the descriptor it saved, whose bytes are
+// bound by their digest, and its changes: nothing plan.json says of them
+// is taken on trust.
+func (p *Plan) Cooldown() (keys []string, on bool, err error) {
+	d, err := p.Rebind()
+	if err != nil {
+		return nil, false, err
+	}
+	return CooldownKeys(d, p.Changes), d.Confirmation.CooldownOnRepeat, nil
+}
+
+// Rebind decodes the descriptor p saved (its bytes bound by their digest)
+// and sets again from it what plan.json repeats of it — the action id,
+// type, declared risk and scope — so that an edit of those fields in
+// plan.json changes nothing apply or rollback does. A plan whose
+// descriptor names another action id is refused.
+func (p *Plan) Rebind() (*descriptors.Descriptor, error) {
+	d, err := descriptors.LoadSaved(p.Descriptor, p.StoredDigest())
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: its descriptor no longer loads: %w", p.ID, err)
+	}
+	if d.ActionID != p.ActionID {
+		return nil, fmt.Errorf("plan %s: its descriptor is of action %s, not %s: the plan was edited", p.ID, d.ActionID, p.ActionID)
+	}
+	p.ActionType, p.RiskLevel, p.Scope = string(d.ActionType), string(d.RiskLevel), d.Scope.Filesystem.Paths
+	return d, nil
+}
+
+// keyDigest is the hex sha256 of parts, each as JSON, each followed by NUL.
+func keyDigest(parts ...any) string {
 	h := sha256.New()
-	for _, part := range []any{d.ActionType, d.Scope, d.Effects} {
+	for _, part := range parts {
 		b, _ := json.Marshal(part)
 		h.Write(b)
 		h.Write([]byte{0})

@@ -29,6 +29,7 @@ func Rules() []Rule {
 		{"resources.disk-cap-exceeded", "the dry run wrote more than resources.max_disk_mb", problem.Rejected},
 		{RulePlanTooLarge, "the plan's record would be larger than act keeps for one plan (64 MiB)", problem.Rejected},
 		{RuleTooManyChanges, "the dry run made more changes than the policy's max_changes", problem.Rejected},
+		{RuleOutsideScope, "a saved plan's change lies outside its descriptor's scope (the plan was edited after its dry run)", problem.Rejected},
 		{RuleSpecialMode, "the dry run made a file setuid, setgid or sticky (act never promotes one)", problem.Rejected},
 	}
 	for _, r := range OpRules() {

@@ -548,8 +548,15 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time, durable bo
 		if a.Saved, err = keepBackups(home, b); err != nil {
 			return nil, err
 		}
-		if p.CooldownOnRepeat && p.CooldownKey != "" {
-			if err := writeCooldown(home, p.CooldownKey, b.ActionID, *a.RolledBackAt); err != nil {
+		keys, on, err := p.Cooldown()
+		if err != nil {
+			return nil, err
+		}
+		for _, key := range keys {
+			if !on {
+				break
+			}
+			if err := writeCooldown(home, key, b.ActionID, *a.RolledBackAt); err != nil {
 				return nil, err
 			}
 		}

@@ -76,6 +76,9 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	if err != nil {
 		return out, err
 	}
+	if _, err := p.Rebind(); err != nil {
+		return out, err
+	}
 	if moved := scopeMoved(p, "the apply"); len(moved) > 0 {
 		return out, moved
 	}
