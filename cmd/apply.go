@@ -229,56 +229,30 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	})
 }
 
-// An asker asks a person to confirm plan p for the reasons why, and
-// returns the approval given, or false.
-type asker func(p *plan.Plan, why []string) (gate.Approval, bool)
-
-// promoteSaved is apply of the saved plan p, every decision the gate's:
-// Admit decides now (expired, blocked, what needs a person), Approve checks
-// ap, or what ask obtains when ap is not enough (nil never asks), a missing
-// confirmation leaves the plan pending (gate.Queue) and is a queued
-// statusError, and Promote promotes. res gets the policy's decision and, when
-// queued, the reasons. The CLI and the MCP server both apply through it.
-func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, doc problemLocator, ap gate.Approval, ask asker, progress rollback.Progress) (*rollback.Outcome, error) {
-	adm, err := g.Admit(p)
+// promoteSaved is apply of the saved plan p through the gate's one
+// sequence (gate.Apply), its typed outcomes given their status: expired,
+// queued, reverted. res gets the policy's decision and, when queued, the
+// reasons. The CLI and the MCP server both apply through it.
+func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, doc problemLocator, ap gate.Approval, ask gate.Asker, progress rollback.Progress) (*rollback.Outcome, error) {
+	adm, out, err := g.Apply(ctx, p, ap, ask, progress)
 	if adm != nil {
 		res.Mode, res.ModeSource, res.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
 		res.Risk = &adm.Risk
 	}
 	var expired *gate.ExpiredError
+	var need *gate.ConfirmationRequired
+	var rev *rollback.RevertedError
 	var probs problem.List
 	switch {
 	case errors.As(err, &expired):
 		return nil, &statusError{status: "expired", code: 8, rule: gate.RuleExpired, err: err}
+	case errors.As(err, &need):
+		res.Reason = strings.Join(need.Why, "; ")
+		return nil, &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}
+	case errors.As(err, &rev):
+		return out, &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
 	case errors.As(err, &probs):
-		return nil, doc(probs)
-	case err != nil:
-		return nil, err
-	}
-	if len(adm.Confirm) > 0 {
-		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil && ask != nil {
-			if given, ok := ask(p, adm.Confirm); ok {
-				ap, err = g.Approve(adm.Confirm, p.ID, given)
-			}
-		}
-		var need *gate.ConfirmationRequired
-		if errors.As(err, &need) {
-			if qerr := g.Queue(p, need.Why); qerr != nil {
-				return nil, qerr
-			}
-			res.Reason = strings.Join(need.Why, "; ")
-			return nil, &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}
-		}
-		if err != nil {
-			return nil, err
-		}
-	} else if ap.Via == "" {
-		ap = gate.NewApproval(gate.ViaNone)
-	}
-	out, err := g.Promote(ctx, adm, ap, progress)
-	var rev *rollback.RevertedError
-	if errors.As(err, &rev) {
-		err = &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
+		return out, doc(probs)
 	}
 	return out, err
 }

@@ -526,7 +526,7 @@ func (s *mcpServer) rollback(ctx context.Context, _ *mcp.CallToolRequest, in act
 	var out *rollback.Outcome
 	if err == nil {
 		// Never forced, with no approval: forcing is a person's.
-		out, err = s.env.gate(pol).Rollback(ctx, in.ActionID, false, gate.Approval{}, nil)
+		out, err = s.env.gate(pol).Rollback(ctx, in.ActionID, false, gate.Approval{}, nil, nil)
 	}
 	var need *gate.ConfirmationRequired
 	var rev *rollback.RevertedError

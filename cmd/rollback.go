@@ -62,13 +62,17 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 	if confirmed {
 		ap = gate.NewApproval(gate.ViaFlag)
 	}
-	out, err := g.Rollback(ctx, id, force, ap, env.progress("rolling back"))
-	var need *gate.ConfirmationRequired
-	if errors.As(err, &need) && env.interactive() {
-		if ask(env, fmt.Sprintf("Roll back %s even where paths changed since the apply (their current versions are saved)? [y/N] ", id)) {
-			out, err = g.Rollback(ctx, id, force, gate.NewApproval(gate.ViaTerminal), env.progress("rolling back"))
+	var askPerson func() (gate.Approval, bool)
+	if env.interactive() {
+		askPerson = func() (gate.Approval, bool) {
+			if ask(env, fmt.Sprintf("Roll back %s even where paths changed since the apply (their current versions are saved)? [y/N] ", id)) {
+				return gate.NewApproval(gate.ViaTerminal), true
+			}
+			return gate.Approval{}, false
 		}
 	}
+	out, err := g.Rollback(ctx, id, force, ap, askPerson, env.progress("rolling back"))
+	var need *gate.ConfirmationRequired
 	if errors.As(err, &need) {
 		return env.finish(res, "rolled_back", &statusError{status: "queued", code: 7, rule: need.Rule(), err: fmt.Errorf(
 			"rollback --force needs confirmation: add --confirm (%w)", err)}, nil)

@@ -215,7 +215,7 @@ func refusalEvent(d *descriptors.Descriptor, digest string, code int, probs prob
 		name = audit.EventValidateBlocked
 	}
 	ev := audit.Event{Name: name, ActionID: d.ActionID, DescriptorSHA256: digest, ExitCode: code,
-		Status: map[int]string{4: "blocked", 5: "failed", 6: "rejected"}[code], LogLevel: string(d.Audit.LogLevel),
+		Status: codeStatus[code], LogLevel: string(d.Audit.LogLevel),
 		Risk: &audit.Risk{Declared: string(d.RiskLevel)}}
 	for _, p := range probs {
 		ev.Rules = append(ev.Rules, p.Rule)

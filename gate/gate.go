@@ -164,6 +164,18 @@ type PrePlan struct {
 // last promotion or rollback in the state dir.
 func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest string, reuse bool) (*PrePlan, error) {
 	g.prepareRecord()
+	pre, err := g.beforePlan(ctx, d, digest, reuse)
+	var probs problem.List
+	if errors.As(err, &probs) && len(probs) > 0 {
+		// A block (max_runs, cooldown) or a conflict (promote once) is a
+		// decision: recorded, though not counted against the id.
+		ev := refusalEvent(d, digest, layerCode[probs.Layer()], probs)
+		err = g.refused(ctx, ev.Name, ev, err)
+	}
+	return pre, err
+}
+
+func (g *Gate) beforePlan(ctx context.Context, d *descriptors.Descriptor, digest string, reuse bool) (*PrePlan, error) {
 	pre := &PrePlan{}
 	a, err := rollback.Promoted(g.Home, d.ActionID, digest)
 	pre.Applied = a
@@ -610,6 +622,93 @@ func (g *Gate) Queue(p *plan.Plan, why []string) error {
 	return g.record(context.Background(), ev)
 }
 
+// An Asker asks a person to confirm plan p for the reasons why, and
+// returns the approval given, or false.
+type Asker func(p *plan.Plan, why []string) (Approval, bool)
+
+// Apply is the gate's whole sequence for promoting the saved plan p, in
+// order: Admit decides now (expired, denied, blocked, the change list, what
+// needs a person); Approve checks ap, or what ask obtains when ap is not
+// enough (nil never asks); a missing confirmation leaves the plan pending
+// (Queue: *ConfirmationRequired); Promote promotes. Every refusal on the
+// way is recorded (apply_refused; expired and queued have records of their
+// own). The Admission is returned whenever Admit got that far. The CLI and
+// the MCP server both apply through it.
+func (g *Gate) Apply(ctx context.Context, p *plan.Plan, ap Approval, ask Asker, progress rollback.Progress) (*Admission, *rollback.Outcome, error) {
+	adm, err := g.Admit(p)
+	var expired *ExpiredError
+	if errors.As(err, &expired) {
+		return adm, nil, err // recorded by Admit
+	}
+	if err != nil {
+		return adm, nil, g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), err)
+	}
+	if len(adm.Confirm) > 0 {
+		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil && ask != nil {
+			if given, ok := ask(p, adm.Confirm); ok {
+				ap, err = g.Approve(adm.Confirm, p.ID, given)
+			}
+		}
+		var need *ConfirmationRequired
+		if errors.As(err, &need) {
+			if qerr := g.Queue(p, need.Why); qerr != nil {
+				return adm, nil, qerr
+			}
+			return adm, nil, err
+		}
+		if err != nil {
+			return adm, nil, err
+		}
+	} else if ap.Via == "" {
+		ap = NewApproval(ViaNone)
+	}
+	out, err := g.Promote(ctx, adm, ap, progress)
+	var probs problem.List
+	if errors.As(err, &probs) {
+		ev := planEvent(audit.EventApplyRefused, p)
+		ev.Approval = approvalOf(&ap.Approval)
+		err = g.refused(ctx, audit.EventApplyRefused, ev, err)
+	}
+	return adm, out, err
+}
+
+// refused records err, a refusal (a problem.List, or a confirmation a
+// forced rollback lacks), as event name on ev, and returns err; any other
+// error is returned as it is, unrecorded (an error is not a decision).
+func (g *Gate) refused(ctx context.Context, name string, ev audit.Event, err error) error {
+	ev.Name = name
+	var probs problem.List
+	var need *ConfirmationRequired
+	switch {
+	case errors.As(err, &probs) && len(probs) > 0:
+		ev.ExitCode = layerCode[probs.Layer()]
+		ev.Status = codeStatus[ev.ExitCode]
+		ev.Reason = probs[0].Message
+		ev.Rules = nil
+		for _, p := range probs {
+			ev.Rules = append(ev.Rules, p.Rule)
+		}
+	case errors.As(err, &need):
+		ev.ExitCode, ev.Status, ev.Reason, ev.Rules = 7, "queued", need.Error(), []string{need.Rule()}
+	default:
+		return err
+	}
+	if rerr := g.record(ctx, ev); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// layerCode and codeStatus are the exit code of a refusal's problem layer
+// and the status of that code (docs/exit-codes.md).
+var (
+	layerCode = map[problem.Layer]int{
+		problem.Parse: 3, problem.Schema: 3, problem.Rule: 3,
+		problem.Policy: 4, problem.Precondition: 5, problem.Rejected: 6, problem.Conflict: 8,
+	}
+	codeStatus = map[int]string{3: "invalid", 4: "blocked", 5: "failed", 6: "rejected", 7: "queued", 8: "rejected"}
+)
+
 // Promote promotes an admitted plan, approved by ap (already checked by
 // Approve), under the state-dir lock; the approval is kept with the action
 // record.
@@ -642,14 +741,26 @@ func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progres
 }
 
 // Rollback rolls back action id; a forced one needs a person's
-// confirmation (ap), as the host counts it.
-func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval, progress rollback.Progress) (*rollback.Outcome, error) {
+// confirmation (ap, or what ask obtains when ap is not enough; nil never
+// asks), as the host counts it. Every refusal is recorded
+// (rollback_refused).
+func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval, ask func() (Approval, bool), progress rollback.Progress) (*rollback.Outcome, error) {
+	refused := audit.Event{ActionID: id}
 	if force {
-		if _, err := g.Approve([]string{"rollback --force restores even paths changed since the apply (their current versions are saved)"}, "", ap); err != nil {
-			return nil, err
+		why := []string{"rollback --force restores even paths changed since the apply (their current versions are saved)"}
+		_, err := g.Approve(why, "", ap)
+		if err != nil && ask != nil {
+			if given, ok := ask(); ok {
+				ap = given
+				_, err = g.Approve(why, "", ap)
+			}
 		}
+		if err != nil {
+			return nil, g.refused(ctx, audit.EventRollbackRefused, refused, err)
+		}
+		refused.Approval = approvalOf(&ap.Approval)
 	}
-	return rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress,
+	out, err := rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress,
 		Record: g.recordOutcome(ctx, func(a *rollback.Action) audit.Event {
 			ev := audit.Event{Name: audit.EventRolledBack, ActionID: a.ActionID, PlanID: a.PlanID,
 				DescriptorSHA256: a.DescriptorDigest, Status: "rolled_back", Changes: changeSummary(a.Changes)}
@@ -660,6 +771,10 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 			return ev
 		}),
 	})
+	if out != nil && out.Action != nil {
+		refused.PlanID, refused.DescriptorSHA256 = out.Action.PlanID, out.Action.DescriptorDigest
+	}
+	return out, g.refused(ctx, audit.EventRollbackRefused, refused, err)
 }
 
 // A ReadOut is what a FILE_READ gives at apply: the file's content as it

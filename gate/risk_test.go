@@ -6,6 +6,7 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/policy"
 )
 
 func TestAssess(t *testing.T) {
@@ -63,4 +64,68 @@ func TestAssess(t *testing.T) {
 	if r := Assess(d, nil, RiskRules{}); r.Effective() != descriptors.RiskHigh {
 		t.Fatalf("effective %s, want the declared HIGH", r.Effective())
 	}
+}
+
+// TestAssessEveryHome: a $HOME pointed elsewhere (here "/") hides no
+// home's files that run code later: root's, the password database's, and
+// every /home/* are graded as the static rules know them.
+func TestAssessEveryHome(t *testing.T) {
+	mode := "0644"
+	g := &Gate{EnvHome: "/", UserHome: "/home/u", Policy: testPolicy(t)}
+	for _, path := range []string{"/root/.ssh/config", "/home/u/.ssh/config", "/home/other/.local/bin/python3", "/root/.bashrc"} {
+		d := &descriptors.Descriptor{ActionType: descriptors.FileWrite, RiskLevel: descriptors.RiskLow}
+		r := Assess(d, []diff.Change{{Path: path, Kind: diff.Modify, Type: diff.TypeFile, ModeBefore: &mode, ModeAfter: &mode}}, g.riskRules())
+		if r.Assessed != descriptors.RiskHigh {
+			t.Errorf("%s with HOME=/: assessed %s, want HIGH (%v)", path, r.Assessed, r.Reasons)
+		}
+	}
+}
+
+// TestImpliedTypes: what a plan's changes amount to.
+func TestImpliedTypes(t *testing.T) {
+	sum := func(s string) *string { return &s }
+	file := func(path string, k diff.Kind, before, after string) diff.Change {
+		c := diff.Change{Path: path, Kind: k, Type: diff.TypeFile}
+		if before != "" {
+			c.SHA256Before = sum(before)
+		}
+		if after != "" {
+			c.SHA256After = sum(after)
+		}
+		return c
+	}
+	dir := func(path string, k diff.Kind) diff.Change { return diff.Change{Path: path, Kind: k, Type: diff.TypeDir} }
+	cases := []struct {
+		name    string
+		changes []diff.Change
+		want    string
+	}{
+		{"a delete", []diff.Change{file("/p/a", diff.Delete, "1", "")}, "FILE_DELETE:/p/a"},
+		{"a move", []diff.Change{file("/p/a", diff.Delete, "1", ""), file("/p/b", diff.Create, "", "1")}, "FILE_MOVE:/p/a FILE_WRITE:/p/b"},
+		{"a delete beside an unrelated write", []diff.Change{file("/p/a", diff.Delete, "1", ""), file("/p/b", diff.Create, "", "2")}, "FILE_DELETE:/p/a FILE_WRITE:/p/b"},
+		{"a directory removed", []diff.Change{dir("/p/d", diff.Delete), file("/p/d/x", diff.Delete, "1", "")}, "FILE_DELETE:/p/d/x DIRECTORY_DELETE:/p/d"},
+		{"a directory renamed", []diff.Change{dir("/p/d", diff.Delete), file("/p/d/x", diff.Delete, "1", ""), dir("/p/e", diff.Create), file("/p/e/x", diff.Create, "", "1")},
+			"FILE_MOVE:/p/d/x,/p/d FILE_WRITE:/p/e/x DIRECTORY_CREATE:/p/e"},
+		{"an edit", []diff.Change{file("/p/a", diff.Modify, "1", "2")}, "FILE_WRITE:/p/a"},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, im := range impliedTypes(c.changes) {
+			got = append(got, string(im.typ)+":"+strings.Join(im.paths, ","))
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("%s: %s, want %s", c.name, g, c.want)
+		}
+	}
+}
+
+// testPolicy is the built-in default policy for a user whose home is
+// /home/u: no file of the host is read.
+func testPolicy(t *testing.T) *policy.Policy {
+	t.Helper()
+	p, err := policy.Default("/home/u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
