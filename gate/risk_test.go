@@ -94,7 +94,9 @@ func TestImpliedTypes(t *testing.T) {
 		}
 		return c
 	}
-	dir := func(path string, k diff.Kind) diff.Change { return diff.Change{Path: path, Kind: k, Type: diff.TypeDir} }
+	dir := func(path string, k diff.Kind) diff.Change {
+		return diff.Change{Path: path, Kind: k, Type: diff.TypeDir}
+	}
 	cases := []struct {
 		name    string
 		changes []diff.Change
