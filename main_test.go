@@ -444,7 +444,7 @@ func TestDeps(t *testing.T) {
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
 		"":                      {"cmd"},
-		"cmd":                   {"audit", "descriptors", "diff", "gate", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/jsonschema-go/jsonschema"},
+		"cmd":                   {"audit", "descriptors", "diff", "gate", "internal/lifecycle", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/jsonschema-go/jsonschema"},
 		"internal/treesnap":     {},
 		"internal/cgrouptest":   {"internal/cgroupfs"},
 		"internal/cgroupfs":     {},
@@ -464,12 +464,13 @@ func TestDeps(t *testing.T) {
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},
 		"sandbox":               {"descriptors", "internal/overlay", "internal/rmtree", "golang.org/x/sys/unix"},
 		"diff":                  {"internal/overlay", "internal/parallel", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
-		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
+		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/lifecycle", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
+		"internal/lifecycle":    {},
 		"internal/state":        {"github.com/gofrs/flock"},
 		"audit":                 {"internal/atomicfile", "internal/redact", "github.com/secure-systems-lab/go-securesystemslib/dsse", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog", "golang.org/x/sys/unix"},
-		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/pathglob", "internal/problem", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox"},
-		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
+		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/lifecycle", "internal/pathglob", "internal/problem", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox"},
+		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/lifecycle", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 
 		// Rows 8 and 9's in-process timer.
 		"bench/internal/auditbench": {"audit", "golang.org/x/sys/unix"},

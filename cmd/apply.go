@@ -109,7 +109,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		case pre.Applied != nil:
 			return alreadyApplied(env, res, pre.Applied)
 		case pre.Reuse != nil:
-			p = pre.Reuse
+			p = pre.Reuse.Plan
 			fillPlan(res, p)
 			res.Warnings = append(res.Warnings, jsonProblem{Rule: "apply.reused-plan", Message: fmt.Sprintf(
 				"promoting plan %s, made of this same descriptor at %s, instead of planning it again", p.ID, p.CreatedAt.UTC().Format(time.RFC3339))})
@@ -133,7 +133,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		// terminal the plan is shown once it is known whether a person
 		// must confirm it (then paged, before the question).
 		if !env.json && !env.interactive() && !(len(p.Changes) == 0 && len(p.Read) > 0) {
-			renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p)
+			renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, p, p.State)
 			fmt.Fprintln(env.Stdio.Out)
 			shot = true
 		}
@@ -144,15 +144,17 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			}
 			return env.finish(res, "succeeded", fmt.Errorf("%s is neither a descriptor file nor a plan id: %w", arg, plan.ErrNotFound), nil)
 		}
-		if p, err = rollback.LoadPlan(state.Dir{Root: home}, arg); err != nil {
-			return env.finish(res, "succeeded", err, nil)
-		}
-		fillPlan(res, p)
 		pol, err := env.loadPolicy(res)
 		if err != nil {
 			return env.finish(res, "succeeded", err, nil)
 		}
 		g = env.gate(pol)
+		e, err := g.Load(arg)
+		if err != nil {
+			return env.finish(res, "succeeded", err, nil)
+		}
+		p = e.Plan
+		fillPlan(res, p)
 		doc = planLocator(p)
 	}
 	ap := gate.Approval{}
@@ -172,7 +174,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		// a person approves what they have seen.
 		env.full = true
 		env.showPaged(func(w io.Writer) {
-			renderPlan(w, newStyles(env, env.Stdio.Out), env, p)
+			renderPlan(w, newStyles(env, env.Stdio.Out), env, p, p.State)
 			fmt.Fprintln(w)
 		})
 		shot = true
@@ -200,7 +202,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	readOnly := len(p.Changes) == 0 && len(p.Read) > 0
 	return env.finish(res, "succeeded", err, func(w io.Writer, st styles) {
 		if !shot && !readOnly {
-			renderPlan(w, st, env, p)
+			renderPlan(w, st, env, p, p.State)
 			fmt.Fprintln(w)
 		}
 		// A FILE_READ's result is the file itself, on stdout.
@@ -234,7 +236,11 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 // queued, reverted. res gets the policy's decision and, when queued, the
 // reasons. The CLI and the MCP server both apply through it.
 func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, doc problemLocator, ap gate.Approval, ask gate.Asker, progress rollback.Progress) (*rollback.Outcome, error) {
-	adm, out, err := g.Apply(ctx, p, ap, ask, progress)
+	e, err := g.EntryOf(p)
+	if err != nil {
+		return nil, err
+	}
+	adm, out, err := g.Apply(ctx, e, ap, ask, progress)
 	if adm != nil {
 		res.Mode, res.ModeSource, res.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
 		res.Risk = &adm.Risk
@@ -251,7 +257,9 @@ func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, 
 		return nil, &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}
 	case errors.As(err, &rev):
 		return out, &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
-	case errors.As(err, &probs):
+	case errors.As(err, &probs) && probs.Layer() != problem.Conflict:
+		// A block or a change list the descriptor does not allow: placed
+		// in the descriptor. A conflict is of the tree, not of it.
 		return out, doc(probs)
 	}
 	return out, err

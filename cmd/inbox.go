@@ -11,6 +11,7 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/rollback"
 )
@@ -183,7 +184,7 @@ EXIT STATUS:
 					return usagef("--since %q is neither a duration (24h) nor an RFC 3339 time", s)
 				}
 			}
-			if s := c.String("state"); s != "" && !slices.Contains(gate.States, gate.State(s)) {
+			if s := c.String("state"); s != "" && !slices.Contains(lifecycle.States, lifecycle.State(s)) {
 				return usagef("--state %q is not a state (%s)", s, joinStates())
 			}
 			res := &result{}
@@ -227,7 +228,7 @@ EXIT STATUS:
 
 func joinStates() string {
 	var s []string
-	for _, st := range gate.States {
+	for _, st := range lifecycle.States {
 		s = append(s, string(st))
 	}
 	return strings.Join(s, ", ")
@@ -244,7 +245,7 @@ func history(g *gate.Gate) ([]historyRow, error) {
 	promoted := map[string]bool{}
 	for _, l := range plans {
 		p := l.Plan
-		if l.State == gate.Applied || l.State == gate.RolledBack {
+		if l.State == lifecycle.Applied || l.State == lifecycle.RolledBack {
 			a, err := rollback.LoadAction(g.Home, p.ActionID)
 			if err != nil || a.PlanID != p.ID {
 				continue
@@ -256,7 +257,7 @@ func history(g *gate.Gate) ([]historyRow, error) {
 			}
 			c, m, d := gate.Summary(p)
 			r := historyRow{Kind: "action", ID: a.ActionID, ActionID: a.ActionID, PlanID: a.PlanID, ActionType: a.ActionType,
-				State: a.State, At: at.UTC().Format(time.RFC3339), Summary: summary{c, m, d}, at: at}
+				State: string(a.State), At: at.UTC().Format(time.RFC3339), Summary: summary{c, m, d}, at: at}
 			if a.Approval != nil && a.Approval.Via != gate.ViaNone {
 				r.ConfirmedBy = fmt.Sprintf("%s (%s)", orUID(a.Approval), a.Approval.Via)
 			}

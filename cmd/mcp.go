@@ -35,6 +35,7 @@ import (
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
@@ -416,9 +417,11 @@ func planDiff(stateDir string, p *plan.Plan) (string, bool) {
 
 func (s *mcpServer) apply(ctx context.Context, _ *mcp.CallToolRequest, in planIDInput) (*mcp.CallToolResult, toolOutput, error) {
 	res := &result{}
-	p, g, err := s.loadPlan(res, in.PlanID)
+	e, g, err := s.loadPlan(res, in.PlanID)
+	var p *plan.Plan
 	var out *rollback.Outcome
 	if err == nil {
+		p = e.Plan
 		// The agent's approval is always the empty one: a plan that needs
 		// a person is queued, never promoted.
 		out, err = promoteSaved(ctx, res, g, p, planLocator(p), gate.Approval{}, nil, nil)
@@ -430,35 +433,32 @@ func (s *mcpServer) apply(ctx context.Context, _ *mcp.CallToolRequest, in planID
 	r, o, err := s.answer("act_apply", res, success, err)
 	switch {
 	case o.Status == "queued":
-		o.State = string(plan.Pending)
+		o.State = string(lifecycle.Pending)
 		o.Next = fmt.Sprintf("a person must confirm this at their terminal: act apply %s --confirm (you cannot); check with act_status", p.ID)
 	case o.ExitCode == 0 && p != nil:
-		o.State = string(plan.Applied)
+		o.State = string(lifecycle.Applied)
 		o.Next = fmt.Sprintf("act_rollback with action_id %s undoes it", p.ActionID)
 	}
 	return r, o, err
 }
 
-// loadPlan loads the saved plan id (checked to be a plan id first) and the
-// gate under the policy now.
-func (s *mcpServer) loadPlan(res *result, id string) (*plan.Plan, *gate.Gate, error) {
+// loadPlan loads the saved plan id (checked to be a plan id first) from
+// the gate's store, under the policy now.
+func (s *mcpServer) loadPlan(res *result, id string) (*gate.Entry, *gate.Gate, error) {
 	if !plan.IsID(id) {
 		return nil, nil, fmt.Errorf("%q is not a plan id (16 lowercase hex digits): %w", id, plan.ErrNotFound)
 	}
-	home, err := s.home()
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := rollback.LoadPlan(home, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	fillPlan(res, p)
 	pol, err := s.env.loadPolicy(res)
 	if err != nil {
 		return nil, nil, err
 	}
-	return p, s.env.gate(pol), nil
+	g := s.env.gate(pol)
+	e, err := g.Load(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	fillPlan(res, e.Plan)
+	return e, g, nil
 }
 
 func (s *mcpServer) status(ctx context.Context, _ *mcp.CallToolRequest, in statusInput) (*mcp.CallToolResult, toolOutput, error) {
@@ -479,25 +479,26 @@ func (s *mcpServer) status(ctx context.Context, _ *mcp.CallToolRequest, in statu
 		out.State = string(a.State)
 		return r, out, err
 	}
-	p, g, err := s.loadPlan(res, in.ID)
+	e, g, err := s.loadPlan(res, in.ID)
 	if err != nil {
 		if errors.Is(err, plan.ErrNotFound) && !plan.IsID(in.ID) {
 			err = fmt.Errorf("%q is neither a plan id (16 hex digits) nor an action id (a UUID): %w", in.ID, plan.ErrNotFound)
 		}
 		return s.answer("act_status", res, "ok", err)
 	}
-	st := string(p.State)
+	p := e.Plan
+	st := string(e.State)
 	var why []string
-	if p.State == plan.Planned || p.State == plan.Pending {
-		// Where it stands is the gate's answer now: expired, blocked, or
-		// what a person would still have to confirm.
-		adm, aerr := g.Admit(p)
-		var expired *gate.ExpiredError
+	if e.State == lifecycle.Expired {
+		res.Warnings = append(res.Warnings, jsonProblem{Rule: gate.RuleExpired, Message: (&gate.ExpiredError{
+			PlanID: p.ID, Age: -g.Left(p) + g.Policy.PlanExpiry, Expiry: g.Policy.PlanExpiry}).Error()})
+	}
+	if e.State.Waiting() {
+		// Where it stands is the gate's answer now: blocked, or what a
+		// person would still have to confirm.
+		adm, aerr := g.Admit(e)
 		var probs problem.List
 		switch {
-		case errors.As(aerr, &expired):
-			st = string(gate.Expired)
-			res.Warnings = append(res.Warnings, jsonProblem{Rule: gate.RuleExpired, Message: aerr.Error()})
 		case errors.As(aerr, &probs):
 			res.Warnings = append(res.Warnings, planLocator(p)(probs)...)
 		case aerr != nil:
@@ -511,7 +512,7 @@ func (s *mcpServer) status(ctx context.Context, _ *mcp.CallToolRequest, in statu
 	}
 	r, out, err := s.answer("act_status", res, "ok", nil)
 	out.State, out.NeedsConfirmation = st, why
-	if st == string(plan.Pending) || len(why) > 0 && st == string(plan.Planned) {
+	if st == string(lifecycle.Pending) || len(why) > 0 && st == string(lifecycle.Planned) {
 		out.Next = fmt.Sprintf("waiting for a person: act apply %s --confirm", p.ID)
 	}
 	return r, out, err
@@ -541,7 +542,7 @@ func (s *mcpServer) rollback(ctx context.Context, _ *mcp.CallToolRequest, in act
 	}
 	r, o, err := s.answer("act_rollback", res, "rolled_back", err)
 	if o.ExitCode == 0 {
-		o.State = string(plan.RolledBack)
+		o.State = string(lifecycle.RolledBack)
 	}
 	return r, o, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 )
@@ -44,7 +45,7 @@ EXIT STATUS:
 			env.stat, env.full = c.Bool("stat"), c.Bool("full")
 			res, p, err := runPlan(c.Context, env, c.Args().First())
 			return env.finish(res, "planned", err, func(w io.Writer, st styles) {
-				renderPlan(w, st, env, p)
+				renderPlan(w, st, env, p, p.State)
 			})
 		},
 	}
@@ -166,7 +167,9 @@ func fillPlan(res *result, p *plan.Plan) {
 
 // renderPlan prints a plan's changes, a unified diff for text files, and the
 // summary line of docs/lifecycle.md.
-func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
+// state is where p stands: once applied or rolled back, its layer was
+// promoted and no longer holds its content to diff.
+func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.State) {
 	stateDir, _ := env.stateDir()
 	// Commands run in the sandbox: what ran and what it said (capped and
 	// redacted when it was captured).
@@ -192,7 +195,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan) {
 		fmt.Fprintln(w)
 	}
 	var diffs []plan.FileDiff
-	if !env.stat && p.State != plan.Applied && p.State != plan.RolledBack {
+	if !env.stat && state != lifecycle.Applied && state != lifecycle.RolledBack {
 		diffs = plan.TextDiffs(stateDir, p) // else the layer was promoted: its content is no longer there to diff
 	}
 	// The output is bounded unless --full (or paged for a person to

@@ -11,6 +11,7 @@ import (
 
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
@@ -48,32 +49,32 @@ EXIT STATUS:
 			if !plan.IsID(id) {
 				return showAction(env, res, stateDir, id)
 			}
-			p, err := rollback.LoadPlan(state.Dir{Root: stateDir}, id)
-			if err != nil {
-				return env.finish(res, "ok", err, nil)
-			}
 			g, err := env.newGate(res)
 			if err != nil {
 				return env.finish(res, "ok", err, nil)
 			}
+			e, err := g.Load(id)
+			if err != nil {
+				return env.finish(res, "ok", err, nil)
+			}
+			p, status := e.Plan, e.State
 			fillPlan(res, p)
-			status := g.Status(p)
 			saved := *p
 			saved.Changes = nil // they are the result's changes[]
 			records, aerr := audit.Find(state.Dir{Root: stateDir}.Audit(), "", p.ID)
 			res.Data = map[string]any{"state": status, "plan": &saved, "digest": gate.PlanDigest(p), "audit": nonNil(records)}
 			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
-				renderPlan(w, st, env, p)
+				renderPlan(w, st, env, p, status)
 				fmt.Fprintf(w, "State: %s\n", status)
 				auditLine(w, records, aerr)
 				switch {
-				case status == gate.Pending:
+				case status == lifecycle.Pending:
 					for _, why := range p.ConfirmReasons {
 						fmt.Fprintf(w, "Waits for a person: %s\n", escapeLine(why))
 					}
 					fmt.Fprintf(w, "Digest (what a signed approval signs): %s\n", gate.PlanDigest(p))
 					fmt.Fprintf(w, "Approve with: act apply %s --confirm   Refuse with: act deny %s\n", p.ID, p.ID)
-				case status == gate.Denied && p.DeniedAt != nil:
+				case status == lifecycle.Denied && p.DeniedAt != nil:
 					fmt.Fprintf(w, "Denied at %s", p.DeniedAt.UTC().Format(time.RFC3339))
 					if p.DenyReason != "" {
 						fmt.Fprintf(w, ": %s", p.DenyReason)
@@ -148,7 +149,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 			fmt.Fprintf(w, "Saved at rollback: %s → %s\n", s.Path, s.Copy)
 		}
 		fmt.Fprintf(w, "State: %s\n", a.State)
-		if a.State == rollback.Applied {
+		if a.State == lifecycle.Applied {
 			fmt.Fprintf(w, "Roll back with: act rollback %s\n", a.ActionID)
 		}
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
@@ -148,7 +149,7 @@ type PrePlan struct {
 	Applied *rollback.Action
 	// Reuse is a fresh saved plan of the same id and content that
 	// `act apply DESCRIPTOR` promotes instead of running again.
-	Reuse *plan.Plan
+	Reuse *Entry
 	// Refusals are the id's earlier refusals that make a person's
 	// confirmation necessary now.
 	Refusals []string
@@ -198,12 +199,12 @@ func (g *Gate) beforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 			epoch = fi.ModTime()
 		}
 		for i := len(at.Plans) - 1; i >= 0; i-- {
-			p, err := rollback.LoadPlan(g.Home, at.Plans[i])
-			if err != nil || p.DescriptorDigest != digest {
+			e, err := g.Load(at.Plans[i])
+			if err != nil || e.Plan.DescriptorDigest != digest {
 				continue
 			}
-			if (p.State == plan.Planned || p.State == plan.Pending) && g.Now().Sub(p.CreatedAt) <= g.Policy.PlanExpiry && p.CreatedAt.After(epoch) {
-				pre.Reuse = p
+			if e.State.Waiting() && e.Plan.CreatedAt.After(epoch) {
+				pre.Reuse = e
 				return pre, nil
 			}
 		}
@@ -388,6 +389,7 @@ func (g *Gate) riskRules() RiskRules {
 
 // An Admission is the gate's verdict on promoting a saved plan now.
 type Admission struct {
+	Entry      *Entry
 	Plan       *plan.Plan
 	Descriptor *descriptors.Descriptor
 	// Decision is the policy's, decided now.
@@ -409,24 +411,26 @@ type Admission struct {
 // (scope, declared effects, special modes, max_changes) — rollback.Apply
 // then checks each change against the layer and the real tree — and the
 // risk, the mode and the cooldown keys are derived again from both.
-func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
-	if p.State == plan.Denied {
-		msg := fmt.Sprintf("plan %s was denied at %s", p.ID, p.DeniedAt.UTC().Format(time.RFC3339))
+func (g *Gate) Admit(e *Entry) (*Admission, error) {
+	p := e.Plan
+	switch e.State {
+	case lifecycle.Denied:
+		msg := fmt.Sprintf("plan %s was denied", p.ID)
+		if p.DeniedAt != nil {
+			msg += " at " + p.DeniedAt.UTC().Format(time.RFC3339)
+		}
 		if p.DenyReason != "" {
 			msg += ": " + p.DenyReason
 		}
 		return nil, problem.List{{Rule: RuleDenied, Field: "plan_id", Layer: problem.Conflict, Message: msg + "; plan the action again (a person must confirm it)"}}
-	}
-	if p.State == plan.Planned || p.State == plan.Pending {
-		if age := g.Now().Sub(p.CreatedAt); age > g.Policy.PlanExpiry || age < -time.Minute {
-			exp := &ExpiredError{PlanID: p.ID, Age: age, Expiry: g.Policy.PlanExpiry}
-			ev := planEvent(audit.EventExpired, p)
-			ev.Status, ev.ExitCode, ev.Reason, ev.Rules = "expired", 8, exp.Error(), []string{RuleExpired}
-			if err := g.record(context.Background(), ev); err != nil {
-				return nil, err
-			}
-			return nil, exp
+	case lifecycle.Expired:
+		exp := &ExpiredError{PlanID: p.ID, Age: g.Now().Sub(p.CreatedAt), Expiry: g.Policy.PlanExpiry}
+		ev := planEvent(audit.EventExpired, p)
+		ev.Status, ev.ExitCode, ev.Reason, ev.Rules = "expired", 8, exp.Error(), []string{RuleExpired}
+		if err := g.record(context.Background(), ev); err != nil {
+			return nil, err
 		}
+		return nil, exp
 	}
 	d, err := p.Rebind()
 	if err != nil {
@@ -435,7 +439,7 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 	if rejected, _ := plan.CheckChanges(d, p.Changes, g.Policy); len(rejected) > 0 {
 		return nil, rejected
 	}
-	adm := &Admission{Plan: p, Descriptor: d}
+	adm := &Admission{Entry: e, Plan: p, Descriptor: d}
 	adm.Risk = Assess(d, p.Changes, g.riskRules())
 	p.RiskAssessed, p.RiskReasons = string(adm.Risk.Assessed), adm.Risk.Reasons
 	// The policy now, not as it was at plan time.
@@ -444,8 +448,8 @@ func (g *Gate) Admit(p *plan.Plan) (*Admission, error) {
 	if len(adm.Decision.Blocked) > 0 {
 		return adm, adm.Decision.Blocked
 	}
-	if p.State == plan.Applied || p.State == plan.RolledBack {
-		return adm, nil // promote once answers; nothing to confirm
+	if !e.State.Waiting() {
+		return adm, nil // applied or rolled back: promote once answers; nothing to confirm
 	}
 	keys := plan.CooldownKeys(d, p.Changes)
 	if err := g.cooldownBlock(keys); err != nil {
@@ -603,23 +607,22 @@ func viaWords(via string) string {
 	return via
 }
 
-// Queue leaves p pending a person's confirmation, for the reasons why —
+// Queue leaves e pending a person's confirmation, for the reasons why —
 // unless as many plans as the policy allows wait already (exit 4).
-func (g *Gate) Queue(p *plan.Plan, why []string) error {
-	to, err := Next(State(p.State), EventQueue)
-	if err != nil {
+func (g *Gate) Queue(ctx context.Context, e *Entry, why []string) error {
+	p := e.Plan
+	if err := g.queueLimit(e); err != nil {
 		return err
 	}
-	if err := g.queueLimit(p); err != nil {
-		return err
-	}
-	p.State, p.ConfirmReasons = plan.State(to), why
-	if err := plan.Update(g.Home.Root, p); err != nil {
-		return err
-	}
+	old := p.ConfirmReasons
+	p.ConfirmReasons = why
 	ev := planEvent(audit.EventQueued, p)
 	ev.Status, ev.ExitCode, ev.Reason = "queued", 7, strings.Join(why, "; ")
-	return g.record(context.Background(), ev)
+	if err := g.transition(ctx, e, lifecycle.Queue, RuleDenied, g.save(p), &ev); err != nil {
+		p.ConfirmReasons = old
+		return err
+	}
+	return nil
 }
 
 // An Asker asks a person to confirm plan p for the reasons why, and
@@ -634,8 +637,9 @@ type Asker func(p *plan.Plan, why []string) (Approval, bool)
 // way is recorded (apply_refused; expired and queued have records of their
 // own). The Admission is returned whenever Admit got that far. The CLI and
 // the MCP server both apply through it.
-func (g *Gate) Apply(ctx context.Context, p *plan.Plan, ap Approval, ask Asker, progress rollback.Progress) (*Admission, *rollback.Outcome, error) {
-	adm, err := g.Admit(p)
+func (g *Gate) Apply(ctx context.Context, e *Entry, ap Approval, ask Asker, progress rollback.Progress) (*Admission, *rollback.Outcome, error) {
+	p := e.Plan
+	adm, err := g.Admit(e)
 	var expired *ExpiredError
 	if errors.As(err, &expired) {
 		return adm, nil, err // recorded by Admit
@@ -651,7 +655,7 @@ func (g *Gate) Apply(ctx context.Context, p *plan.Plan, ap Approval, ask Asker, 
 		}
 		var need *ConfirmationRequired
 		if errors.As(err, &need) {
-			if qerr := g.Queue(p, need.Why); qerr != nil {
+			if qerr := g.Queue(ctx, e, need.Why); qerr != nil {
 				return adm, nil, qerr
 			}
 			return adm, nil, err
@@ -714,6 +718,22 @@ var (
 // record.
 func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progress rollback.Progress) (*rollback.Outcome, error) {
 	host := plan.DefaultHost()
+	var out *rollback.Outcome
+	if adm.Entry.State == lifecycle.RolledBack {
+		// Promote once: the engine's answer names when it was rolled back.
+		_, err := rollback.Promoted(g.Home, adm.Plan.ActionID, adm.Plan.DescriptorDigest)
+		return nil, err
+	}
+	err := g.transition(ctx, adm.Entry, lifecycle.Apply, RuleDenied, func(lifecycle.State) (err error) {
+		out, err = g.promote(ctx, adm, ap, host, progress)
+		return err
+	}, nil)
+	return out, err
+}
+
+// promote is the engine's promotion of an admitted plan, recorded inside
+// its commit (applied) or after its undoing (reverted).
+func (g *Gate) promote(ctx context.Context, adm *Admission, ap Approval, host plan.Host, progress rollback.Progress) (*rollback.Outcome, error) {
 	out, err := rollback.Apply(ctx, g.Home, adm.Plan, rollback.Options{
 		Now:      g.Now,
 		Progress: progress,
@@ -760,7 +780,50 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 		}
 		refused.Approval = approvalOf(&ap.Approval)
 	}
-	out, err := rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress,
+	e, err := g.actionEntry(id)
+	if err != nil {
+		return nil, err
+	}
+	if e.State == lifecycle.RolledBack {
+		a, err := rollback.LoadAction(g.Home, id)
+		if err != nil {
+			return nil, err
+		}
+		return &rollback.Outcome{Action: a}, g.refused(ctx, audit.EventRollbackRefused, refused, problem.List{{
+			Rule: rollback.RuleAlreadyRolled, Field: "action_id", Layer: problem.Conflict,
+			Message: fmt.Sprintf("action %s was already rolled back at %s", id, a.RolledBackAt.UTC().Format(time.RFC3339)),
+		}})
+	}
+	var out *rollback.Outcome
+	err = g.transition(ctx, e, lifecycle.Rollback, rollback.RuleAlreadyRolled, func(lifecycle.State) (err error) {
+		out, err = g.rollback(ctx, id, force, ap, progress)
+		return err
+	}, nil)
+	if out != nil && out.Action != nil {
+		refused.PlanID, refused.DescriptorSHA256 = out.Action.PlanID, out.Action.DescriptorDigest
+	}
+	return out, g.refused(ctx, audit.EventRollbackRefused, refused, err)
+}
+
+// actionEntry is the entry of the plan action id promoted; when gc has
+// removed that plan, an entry of its id alone, in the action's state (the
+// engine then says why it cannot be rolled back).
+func (g *Gate) actionEntry(id string) (*Entry, error) {
+	h, err := rollback.LoadActionHead(g.Home, id)
+	if err != nil {
+		return nil, err
+	}
+	e, err := g.Load(h.PlanID)
+	if errors.Is(err, plan.ErrNotFound) {
+		return &Entry{Plan: &plan.Plan{ID: h.PlanID, ActionID: id}, State: h.State}, nil
+	}
+	return e, err
+}
+
+// rollback is the engine's rollback of action id, recorded inside its
+// commit.
+func (g *Gate) rollback(ctx context.Context, id string, force bool, ap Approval, progress rollback.Progress) (*rollback.Outcome, error) {
+	return rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress,
 		Record: g.recordOutcome(ctx, func(a *rollback.Action) audit.Event {
 			ev := audit.Event{Name: audit.EventRolledBack, ActionID: a.ActionID, PlanID: a.PlanID,
 				DescriptorSHA256: a.DescriptorDigest, Status: "rolled_back", Changes: changeSummary(a.Changes)}
@@ -771,10 +834,6 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 			return ev
 		}),
 	})
-	if out != nil && out.Action != nil {
-		refused.PlanID, refused.DescriptorSHA256 = out.Action.PlanID, out.Action.DescriptorDigest
-	}
-	return out, g.refused(ctx, audit.EventRollbackRefused, refused, err)
 }
 
 // A ReadOut is what a FILE_READ gives at apply: the file's content as it

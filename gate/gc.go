@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/act-project/act/audit"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/sandbox"
@@ -97,7 +98,7 @@ func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error
 	}
 	var newest *rollback.Action
 	for _, a := range acts {
-		if a.State == rollback.Applied && (newest == nil || a.AppliedAt.After(newest.AppliedAt)) {
+		if a.State == lifecycle.Applied && (newest == nil || a.AppliedAt.After(newest.AppliedAt)) {
 			newest = a
 		}
 	}
@@ -138,9 +139,9 @@ func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error
 	}
 	for _, id := range ids {
 		p, err := plan.Load(g.Home.Root, id)
+		var st lifecycle.State
 		if err == nil {
-			p, err = rollback.LoadPlan(g.Home, id)
-			if err != nil {
+			if st, err = g.stateOf(p); err != nil {
 				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: %v", id, err))
 				continue
 			}
@@ -159,16 +160,16 @@ func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error
 			if a := owner[id]; a != nil && !released[id] {
 				continue // its action is kept (within retention, or said above)
 			}
-			switch g.Status(p) {
-			case Pending:
+			switch st {
+			case lifecycle.Pending:
 				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending, waiting for a person (act apply %s --confirm, or act deny %s)", id, id, id))
 				continue
-			case Expired:
-				if p.State == plan.Pending {
+			case lifecycle.Expired:
+				if p.State == lifecycle.Pending {
 					c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending though expired: act deny %s removes its layer", id, id))
 					continue
 				}
-			case Planned:
+			case lifecycle.Planned:
 				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: still within the plan expiry, it can be applied", id))
 				continue
 			}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
-	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/sandbox"
 )
 
@@ -29,54 +28,34 @@ func (g *Gate) maxPending() int {
 	return DefaultMaxPending
 }
 
-// Status is where p stands now: its saved state, or expired for a planned
-// or pending plan older than the policy's plan expiry.
-func (g *Gate) Status(p *plan.Plan) State {
-	if (p.State == plan.Planned || p.State == plan.Pending) && g.Now().Sub(p.CreatedAt) > g.Policy.PlanExpiry {
-		return Expired
-	}
-	return State(p.State)
-}
-
-// Left is how long p may still be applied (negative once expired).
-func (g *Gate) Left(p *plan.Plan) time.Duration {
-	return p.CreatedAt.Add(g.Policy.PlanExpiry).Sub(g.Now())
-}
-
-// A Listed plan is one saved plan with where it stands now.
-type Listed struct {
-	Plan  *plan.Plan
-	State State
-}
-
 // Plans returns every saved plan with its state now, newest first.
-func (g *Gate) Plans() ([]Listed, error) {
+func (g *Gate) Plans() ([]Entry, error) {
 	ids, err := plan.List(g.Home.Root)
 	if err != nil {
 		return nil, err
 	}
-	var out []Listed
+	var out []Entry
 	for _, id := range ids {
-		p, err := rollback.LoadPlan(g.Home, id)
+		e, err := g.Load(id)
 		if err != nil {
 			continue // a torn plan is gc's, not the inbox's
 		}
-		out = append(out, Listed{Plan: p, State: g.Status(p)})
+		out = append(out, *e)
 	}
-	slices.SortFunc(out, func(a, b Listed) int { return b.Plan.CreatedAt.Compare(a.Plan.CreatedAt) })
+	slices.SortFunc(out, func(a, b Entry) int { return b.Plan.CreatedAt.Compare(a.Plan.CreatedAt) })
 	return out, nil
 }
 
 // Pending returns the plans waiting for a person, newest first.
-func (g *Gate) Pending() ([]Listed, error) {
+func (g *Gate) Pending() ([]Entry, error) {
 	all, err := g.Plans()
 	if err != nil {
 		return nil, err
 	}
-	var out []Listed
-	for _, l := range all {
-		if l.State == Pending {
-			out = append(out, l)
+	var out []Entry
+	for _, e := range all {
+		if e.State == lifecycle.Pending {
+			out = append(out, e)
 		}
 	}
 	return out, nil
@@ -84,8 +63,8 @@ func (g *Gate) Pending() ([]Listed, error) {
 
 // queueLimit refuses (exit 4) a plan about to wait when as many as the
 // policy allows wait already.
-func (g *Gate) queueLimit(p *plan.Plan) error {
-	if p.State == plan.Pending {
+func (g *Gate) queueLimit(e *Entry) error {
+	if e.State == lifecycle.Pending {
 		return nil // waiting already
 	}
 	waiting, err := g.Pending()
@@ -109,19 +88,18 @@ func (g *Gate) Deny(ctx context.Context, id, reason string) (*plan.Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	p, err := rollback.LoadPlan(g.Home, id)
+	e, err := g.Load(id)
 	if err != nil {
 		unlock()
 		return nil, err
 	}
-	to, err := Next(g.Status(p), EventDeny)
-	if err != nil {
-		unlock()
-		return p, problem.List{{Rule: RuleDenied, Field: "plan_id", Layer: problem.Conflict, Message: err.Error()}}
-	}
+	p := e.Plan
 	now := g.Now().UTC()
-	p.State, p.DeniedAt, p.DenyReason = plan.State(to), &now, reason
-	if err := plan.Update(g.Home.Root, p); err != nil {
+	oldAt, oldReason := p.DeniedAt, p.DenyReason
+	p.DeniedAt, p.DenyReason = &now, reason
+	err = g.transition(ctx, e, lifecycle.Deny, RuleDenied, g.save(p), nil)
+	if err != nil {
+		p.DeniedAt, p.DenyReason = oldAt, oldReason
 		unlock()
 		return p, err
 	}

@@ -25,28 +25,11 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
-)
-
-// State is where a plan stands.
-type State string
-
-// The plan states; apply, rollback and deny move plans along them.
-const (
-	// Planned: the dry run succeeded and the plan awaits apply.
-	Planned State = "planned"
-	// Pending: apply needed a confirmation it did not get; the plan waits
-	// for `act apply PLAN_ID --confirm`.
-	Pending State = "pending"
-	// Applied: the plan was promoted.
-	Applied State = "applied"
-	// RolledBack: the plan was promoted, then rolled back.
-	RolledBack State = "rolled_back"
-	// Denied: a person refused the plan; its layer is gone.
-	Denied State = "denied"
 )
 
 // A Plan is a saved dry run.
@@ -65,7 +48,7 @@ type Plan struct {
 	ActionType             string          `json:"action_type"`
 	RiskLevel              string          `json:"risk_level"`
 	CreatedAt              time.Time       `json:"created_at"`
-	State                  State           `json:"state"`
+	State                  lifecycle.State `json:"state"`
 	Mode                   string          `json:"mode"`
 	ModeSource             string          `json:"mode_source"`
 	Reason                 string          `json:"reason"`
@@ -298,7 +281,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	p := &Plan{
 		ID: id, ActionID: d.ActionID, DescriptorDigest: digest, Descriptor: stored,
 		File: opts.File, ActionType: string(d.ActionType), RiskLevel: string(d.RiskLevel),
-		CreatedAt: now.UTC(), State: Planned,
+		CreatedAt: now.UTC(), State: lifecycle.Planned,
 		Mode: string(opts.Decision.Mode), ModeSource: opts.Decision.Source, Reason: opts.Decision.Reason,
 		Changes: changes, Warnings: warnings, LayerBytes: layerBytes,
 		RiskAssessed: assessed.RiskAssessed, RiskReasons: assessed.RiskReasons, ScopeRoots: roots,

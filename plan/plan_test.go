@@ -22,6 +22,7 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
@@ -253,7 +254,7 @@ steps:
 	wantPlan := &Plan{
 		ID: buildID, ActionID: d.ActionID, DescriptorDigest: digest, Descriptor: canon,
 		File: "d.yaml", ActionType: "MULTI_STEP_COMPOSITE", RiskLevel: "LOW",
-		CreatedAt: buildNow, State: Planned,
+		CreatedAt: buildNow, State: lifecycle.Planned,
 		Mode: "allow", ModeSource: policy.SourceRiskDefault, Reason: p.Reason,
 		Changes: p.Changes, Warnings: []problem.Problem{},
 		LayerBytes: int64(len("1.4.0\n") + len("binary\x00\x01") + len(config)),

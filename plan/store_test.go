@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/act-project/act/internal/lifecycle"
 )
 
 // TestLoadTornPlan: save does not fsync, so a power cut may leave a plan's
@@ -14,7 +16,7 @@ import (
 func TestLoadTornPlan(t *testing.T) {
 	state := t.TempDir()
 	const id = "0123456789abcdef"
-	p := &Plan{ID: id, ActionID: "a", Descriptor: []byte(`{"a":1}`), State: Planned}
+	p := &Plan{ID: id, ActionID: "a", Descriptor: []byte(`{"a":1}`), State: lifecycle.Planned}
 	tmp := filepath.Join(state, "plans", ".tmp-x")
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		t.Fatal(err)

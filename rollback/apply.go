@@ -18,30 +18,25 @@ import (
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/atomicfile"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
-)
-
-// The states of an [Action].
-const (
-	Applied    = "applied"
-	RolledBack = "rolled_back"
 )
 
 // An Action is act's record of a promoted action, kept in
 // <home>/actions/<action id>.json: what the apply did (its ops, with the
 // backups of what it replaced or removed) and where the action stands.
 type Action struct {
-	ActionID         string        `json:"action_id"`
-	PlanID           string        `json:"plan_id"`
-	DescriptorDigest string        `json:"descriptor_digest"`
-	ActionType       string        `json:"action_type"`
-	State            string        `json:"state"`
-	AppliedAt        time.Time     `json:"applied_at"`
-	RolledBackAt     *time.Time    `json:"rolled_back_at,omitempty"`
-	Changes          []diff.Change `json:"changes"`
-	Ops              []Op          `json:"ops"`
+	ActionID         string          `json:"action_id"`
+	PlanID           string          `json:"plan_id"`
+	DescriptorDigest string          `json:"descriptor_digest"`
+	ActionType       string          `json:"action_type"`
+	State            lifecycle.State `json:"state"`
+	AppliedAt        time.Time       `json:"applied_at"`
+	RolledBackAt     *time.Time      `json:"rolled_back_at,omitempty"`
+	Changes          []diff.Change   `json:"changes"`
+	Ops              []Op            `json:"ops"`
 	// Saved lists, after `rollback --force`, where the versions of paths
 	// changed since the apply were kept.
 	Saved []SavedPath `json:"saved,omitempty"`
@@ -226,7 +221,7 @@ func Promoted(home state.Dir, id, digest string) (*Action, error) {
 		return nil, nil
 	case err != nil:
 		return nil, err
-	case a.State == RolledBack:
+	case a.State == lifecycle.RolledBack:
 		return nil, problem.List{conflict(RuleWasRolledBack, "action_id",
 			"action %s was applied (plan %s) and rolled back at %s; an action id is promoted at most once: give the action a new action_id",
 			a.ActionID, a.PlanID, a.RolledBackAt.UTC().Format(time.RFC3339))}
@@ -530,20 +525,19 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time, durable bo
 	case EventApply:
 		a = &Action{
 			ActionID: b.ActionID, PlanID: b.PlanID, DescriptorDigest: p.DescriptorDigest,
-			ActionType: p.ActionType, State: Applied, AppliedAt: now.UTC(),
+			ActionType: p.ActionType, State: lifecycle.Applied, AppliedAt: now.UTC(),
 			Changes: p.Changes, Ops: b.Steps, Approval: b.Approval,
 		}
-		if old, err := LoadAction(home, b.ActionID); err == nil && old.State == Applied {
+		if old, err := LoadAction(home, b.ActionID); err == nil && old.State == lifecycle.Applied {
 			a.AppliedAt = old.AppliedAt // a repeat after a crash
 		}
-		p.State = plan.Applied
 	case EventRollback:
 		if a, err = LoadAction(home, b.ActionID); err != nil {
 			return nil, err
 		}
-		if a.State != RolledBack {
+		if a.State != lifecycle.RolledBack {
 			t := now.UTC()
-			a.State, a.RolledBackAt = RolledBack, &t
+			a.State, a.RolledBackAt = lifecycle.RolledBack, &t
 		}
 		if a.Saved, err = keepBackups(home, b); err != nil {
 			return nil, err
@@ -560,13 +554,12 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time, durable bo
 				return nil, err
 			}
 		}
-		p.State = plan.RolledBack
 	default:
 		return nil, fmt.Errorf("journal of action %s: unknown event %q", b.ActionID, b.Event)
 	}
-	// The action record is all that is written: it is what says a plan
-	// was applied or rolled back (LoadPlan), so that promoting a plan
-	// makes one record durable, not two.
+	// The action record is all that is written: it is what says what the
+	// engine did (the gate's store derives the plan's state from it), so
+	// that promoting a plan makes one record durable, not two.
 	if err := saveAction(home, a, durable || b.Event != EventApply); err != nil {
 		return nil, err
 	}
@@ -574,35 +567,22 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time, durable bo
 	return a, nil
 }
 
-// LoadPlan is [plan.Load] with the plan's state as the action records
-// have it: applied or rolled back once its action was, by this plan. The
-// saved plan.json keeps the state it had before (planned or pending).
-func LoadPlan(home state.Dir, id string) (*plan.Plan, error) {
-	p, err := plan.Load(home.Root, id)
-	if err != nil {
+// An ActionHead is the part of an action record that says which plan it
+// promoted and what the engine last did with it: read without the
+// changes and ops, megabytes for a big action.
+type ActionHead struct {
+	PlanID string          `json:"plan_id"`
+	State  lifecycle.State `json:"state"`
+}
+
+// LoadActionHead reads the head of action id's record; an unknown id is
+// [plan.ErrNotFound].
+func LoadActionHead(home state.Dir, id string) (*ActionHead, error) {
+	h := new(ActionHead)
+	if err := readAction(home, id, h); err != nil {
 		return nil, err
 	}
-	// Only the action's plan and state: its changes and ops, megabytes
-	// for a big action, are not needed here.
-	var a struct {
-		PlanID string `json:"plan_id"`
-		State  string `json:"state"`
-	}
-	switch err := readAction(home, p.ActionID, &a); {
-	case errors.Is(err, plan.ErrNotFound):
-		return p, nil
-	case err != nil:
-		return nil, err
-	}
-	if a.PlanID == p.ID {
-		switch a.State {
-		case Applied:
-			p.State = plan.Applied
-		case RolledBack:
-			p.State = plan.RolledBack
-		}
-	}
-	return p, nil
+	return h, nil
 }
 
 // keepBackups disposes of a committed rollback's backups: those of the

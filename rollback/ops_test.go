@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/internal/treesnap"
 	"github.com/act-project/act/plan"
@@ -586,7 +587,7 @@ steps:
 	// With the intruder gone, the same plan promotes.
 	out, err := Apply(context.Background(), home, p, Options{Now: now})
 	ok(t, err)
-	if out.Action == nil || out.Action.State != Applied {
+	if out.Action == nil || out.Action.State != lifecycle.Applied {
 		t.Fatalf("Apply: %+v", out)
 	}
 }

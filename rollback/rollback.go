@@ -15,6 +15,7 @@ import (
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/atomicfile"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
@@ -36,7 +37,7 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 		return out, err
 	}
 	out.Action = a
-	if a.State == RolledBack {
+	if a.State == lifecycle.RolledBack {
 		return out, problem.List{conflict(RuleAlreadyRolled, "action_id",
 			"action %s was already rolled back at %s", id, a.RolledBackAt.UTC().Format(time.RFC3339))}
 	}

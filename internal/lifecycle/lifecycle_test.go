@@ -1,4 +1,4 @@
-package gate
+package lifecycle
 
 import "testing"
 
@@ -6,9 +6,10 @@ import "testing"
 // every pair not listed must be refused.
 func TestLifecycle(t *testing.T) {
 	want := map[State]map[Event]State{
-		Planned: {EventQueue: Pending, EventApply: Applied, EventDeny: Denied, EventExpire: Expired},
-		Pending: {EventQueue: Pending, EventApply: Applied, EventDeny: Denied, EventExpire: Expired},
-		Applied: {EventApply: Applied, EventRollback: RolledBack},
+		Planned: {Queue: Pending, Apply: Applied, Deny: Denied, Expire: Expired},
+		Pending: {Queue: Pending, Apply: Applied, Deny: Denied, Expire: Expired},
+		Expired: {Deny: Denied},
+		Applied: {Apply: Applied, Rollback: RolledBack},
 	}
 	for _, s := range States {
 		for _, e := range Events {
@@ -22,6 +23,11 @@ func TestLifecycle(t *testing.T) {
 			case !ok && got != s:
 				t.Errorf("Next(%s, %s) refused but moved to %s", s, e, got)
 			}
+		}
+	}
+	for _, s := range States {
+		if s.Waiting() != (s == Planned || s == Pending) {
+			t.Errorf("%s.Waiting() = %v", s, s.Waiting())
 		}
 	}
 }
