@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -114,10 +113,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 	if perr == nil {
 		res.Commands = p.Commands
 		res.RiskLevel = p.RiskLevel
-		var d struct {
-			IntentSummary string `json:"intent_summary"`
-		}
-		if json.Unmarshal(p.Descriptor, &d) == nil {
+		if d, err := p.Decode(); err == nil {
 			intent = d.IntentSummary
 			data["intent_summary"] = intent
 		}

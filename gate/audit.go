@@ -179,7 +179,7 @@ func planEvent(name string, p *plan.Plan) audit.Event {
 
 // logLevelOf is the descriptor's audit.log_level.
 func logLevelOf(p *plan.Plan) string {
-	d, err := descriptors.LoadSaved(p.Descriptor, p.StoredDigest())
+	d, err := p.Decode()
 	if err != nil || d.Audit.LogLevel == "" {
 		return audit.LevelSummary
 	}

@@ -125,12 +125,13 @@ type Approval struct {
 	Digest    string `json:"-"`
 }
 
-// The ways a person can confirm.
+// The ways a person can confirm: the policy's, and none (no confirmation
+// was needed).
 const (
 	ViaNone     = "none"
-	ViaFlag     = "flag"
-	ViaTerminal = "terminal"
-	ViaSigned   = "signed"
+	ViaFlag     = policy.ViaFlag
+	ViaTerminal = policy.ViaTerminal
+	ViaSigned   = policy.ViaSigned
 )
 
 // NewApproval returns an approval of kind via by the user running act.
@@ -511,13 +512,10 @@ func shownPaths(paths []string) string {
 	return list
 }
 
-// Via is what the host's policy counts as a person's confirmation.
-func (g *Gate) Via() string {
-	if v := g.Policy.Confirmation.Via; v != "" {
-		return v
-	}
-	return ViaFlag
-}
+// Via is what the host's policy counts as a person's confirmation
+// (loading a policy gives it its default, flag; an empty one counts
+// nothing).
+func (g *Gate) Via() string { return g.Policy.Confirmation.Via }
 
 // PlanDigest is what a signed approval of p signs (as sshsig.Message of
 // it): the sha256 of the plan's id, its descriptor's digest and its

@@ -454,13 +454,19 @@ func (p *Plan) Cooldown() (keys []string, on bool, err error) {
 	return CooldownKeys(d, p.Changes), d.Confirmation.CooldownOnRepeat, nil
 }
 
+// Decode decodes the descriptor p saved, its bytes checked against their
+// digest: the one way act reads a saved descriptor's facts back.
+func (p *Plan) Decode() (*descriptors.Descriptor, error) {
+	return descriptors.LoadSaved(p.Descriptor, p.StoredDigest())
+}
+
 // Rebind decodes the descriptor p saved (its bytes bound by their digest)
 // and sets again from it what plan.json repeats of it — the action id,
 // type, declared risk and scope — so that an edit of those fields in
 // plan.json changes nothing apply or rollback does. A plan whose
 // descriptor names another action id is refused.
 func (p *Plan) Rebind() (*descriptors.Descriptor, error) {
-	d, err := descriptors.LoadSaved(p.Descriptor, p.StoredDigest())
+	d, err := p.Decode()
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: its descriptor no longer loads: %w", p.ID, err)
 	}
