@@ -18,6 +18,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
@@ -45,11 +46,8 @@ EXAMPLES:
    act apply 3f2a9c0e1b7d4a65 --confirm
    act --json apply d.yaml
 
-EXIT STATUS:
-   0 applied (or already applied), 1 error, 2 usage, 3 invalid descriptor,
-   4 blocked by policy, 5 precondition failed, 6 dry run rejected,
-   7 confirmation required, 8 conflict (stale plan, action id already used),
-   9 no such plan`,
+` + endsWith("applied (or already applied)", 1, 2, 3, 4, 5, 6, 7, 8, 9).
+			note(8, "conflict (stale plan, action id already used)").note(9, "no such plan").help(),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
 			&cli.StringFlag{Name: "signature", Usage: "a signed approval: the ssh-keygen -Y sign signature (namespace act-approval) of the plan's digest"},
@@ -65,24 +63,12 @@ EXIT STATUS:
 	}
 }
 
-// statusError gives an outcome a status other than the one its exit code
-// names (reverted, queued, expired), and its rule id.
-type statusError struct {
-	status string
-	code   int
-	rule   string
-	err    error
-}
-
-func (e *statusError) Error() string { return e.err.Error() }
-func (e *statusError) Unwrap() error { return e.err }
-
 // runApply is parse → gate → ask → render: every decision is the gate's.
 func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	res := &result{}
 	home, err := env.stateDir()
 	if err != nil {
-		return env.finish(res, "succeeded", err, nil)
+		return env.finish(res, outcome.Succeeded.Status, err, nil)
 	}
 	var (
 		p    *plan.Plan
@@ -93,19 +79,19 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	if _, serr := os.Stat(arg); arg == "-" || serr == nil {
 		ck, err := env.check(ctx, res, arg)
 		if err != nil {
-			return env.finish(res, "succeeded", err, nil)
+			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
 		defer ck.release()
 		g = env.gate(ck.pol)
 		doc = func(l problem.List) problem.List { return locate(ck.doc, l) }
 		_, digest, err := ck.canonical()
 		if err != nil {
-			return env.finish(res, "succeeded", err, nil)
+			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
 		pre, err := g.BeforePlan(ctx, ck.d, digest, true)
 		switch {
 		case err != nil:
-			return env.finish(res, "succeeded", withPositions(ck, err), nil)
+			return env.finish(res, outcome.Succeeded.Status, withPositions(ck, err), nil)
 		case pre.Applied != nil:
 			return alreadyApplied(env, res, pre.Applied)
 		case pre.Reuse != nil:
@@ -123,10 +109,10 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 					}
 					var probs problem.List
 					if errors.As(perr, &probs) {
-						return env.finish(res, "succeeded", withPositions(ck, perr), nil)
+						return env.finish(res, outcome.Succeeded.Status, withPositions(ck, perr), nil)
 					}
 				}
-				return env.finish(res, "succeeded", err, nil)
+				return env.finish(res, outcome.Succeeded.Status, err, nil)
 			}
 		}
 		// A read that changes nothing prints only what it read. In a
@@ -140,18 +126,18 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	} else {
 		if !plan.IsID(arg) {
 			if a, aerr := rollback.LoadAction(state.Dir{Root: home}, arg); aerr == nil {
-				return env.finish(res, "succeeded", fmt.Errorf("%s is an action id, not a plan id: it is %s (plan %s); act show %s says more: %w", arg, a.State, a.PlanID, arg, plan.ErrNotFound), nil)
+				return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("%s is an action id, not a plan id: it is %s (plan %s); act show %s says more: %w", arg, a.State, a.PlanID, arg, plan.ErrNotFound), nil)
 			}
-			return env.finish(res, "succeeded", fmt.Errorf("%s is neither a descriptor file nor a plan id: %w", arg, plan.ErrNotFound), nil)
+			return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("%s is neither a descriptor file nor a plan id: %w", arg, plan.ErrNotFound), nil)
 		}
 		pol, err := env.loadPolicy(res)
 		if err != nil {
-			return env.finish(res, "succeeded", err, nil)
+			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
 		g = env.gate(pol)
 		e, err := g.Load(arg)
 		if err != nil {
-			return env.finish(res, "succeeded", err, nil)
+			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
 		p = e.Plan
 		fillPlan(res, p)
@@ -163,7 +149,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	}
 	if env.signature != "" || env.signWith != "" {
 		if ap, err = env.signedApproval(ctx, gate.PlanDigest(p)); err != nil {
-			return env.finish(res, "succeeded", err, nil)
+			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
 	}
 	askPerson := func(p *plan.Plan, why []string) (gate.Approval, bool) {
@@ -187,7 +173,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	// digest of it: the plan never kept it.
 	reads, err := g.ReadBack(p)
 	if err != nil {
-		return env.finish(res, "succeeded", err, nil)
+		return env.finish(res, outcome.Succeeded.Status, err, nil)
 	}
 	out, err := promoteSaved(ctx, res, g, p, doc, ap, askPerson, env.progress("applying"))
 	if out != nil {
@@ -200,7 +186,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		res.Data = map[string]any{"read": reads}
 	}
 	readOnly := len(p.Changes) == 0 && len(p.Read) > 0
-	return env.finish(res, "succeeded", err, func(w io.Writer, st styles) {
+	return env.finish(res, outcome.Succeeded.Status, err, func(w io.Writer, st styles) {
 		if !shot && !readOnly {
 			renderPlan(w, st, env, p, p.State)
 			fmt.Fprintln(w)
@@ -251,12 +237,12 @@ func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, 
 	var probs problem.List
 	switch {
 	case errors.As(err, &expired):
-		return nil, &statusError{status: "expired", code: 8, rule: gate.RuleExpired, err: err}
+		return nil, outcome.New(outcome.Expired, err)
 	case errors.As(err, &need):
 		res.Reason = strings.Join(need.Why, "; ")
-		return nil, &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}
+		return nil, outcome.New(queued(need), err)
 	case errors.As(err, &rev):
-		return out, &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
+		return out, outcome.New(outcome.Reverted, err)
 	case errors.As(err, &probs) && probs.Layer() != problem.Conflict:
 		// A block or a change list the descriptor does not allow: placed
 		// in the descriptor. A conflict is of the tree, not of it.
@@ -280,7 +266,7 @@ func promotedNow(ctx context.Context, home state.Dir, id, digest string) (*rollb
 // changed.
 func alreadyApplied(env *Env, res *result, a *rollback.Action) error {
 	res.PlanID, res.Changes = a.PlanID, a.Changes
-	return env.finish(res, "already_applied", nil, func(w io.Writer, st styles) {
+	return env.finish(res, outcome.AlreadyApplied.Status, nil, func(w io.Writer, st styles) {
 		fmt.Fprintf(w, "Action %s was already applied (plan %s): nothing changed.\n", a.ActionID, a.PlanID)
 	})
 }

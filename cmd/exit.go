@@ -1,71 +1,136 @@
 package cmd
 
-import "github.com/act-project/act/internal/problem"
+import (
+	"errors"
+	"fmt"
+	"strings"
 
-// An ExitCode is one row of act's one table of exit codes: the code, the
-// --json status it reports, the rule id of an outcome that is not a
-// problem of its own, and what it means. exitCode, statusFor, ruleFor and
-// docs/exit-codes.md all read it.
-type ExitCode struct {
-	Code    int
-	Status  string
-	Rule    string
-	Meaning string
-}
+	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/outcome"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/plan"
+	"github.com/act-project/act/policy"
+)
 
-// exitCodes is the table, by code.
-var exitCodes = []ExitCode{
-	{0, "ok", "", "success (the command's own status: valid, planned, succeeded, already_applied, rolled_back, ok)"},
-	{1, "error", "error", "error: I/O, internal, environment (e.g. no sandbox), an invalid policy file; a promotion undone part-way is status reverted (rule apply.reverted)"},
-	{2, "error", "usage", "usage: bad flags or arguments, unknown command"},
-	{3, "invalid", "", "invalid descriptor: parse, schema or rule"},
-	{4, "blocked", "", "blocked by policy: deny mode, outside allowed roots, above a policy cap, cooldown, max_runs, stale intent, UI_AUTOMATION"},
-	{5, "failed", "", "precondition failed"},
-	{6, "rejected", "", "dry run rejected: undeclared effect, cap exceeded, an operation that cannot be carried out or promoted, command or verification failed"},
-	{7, "queued", "confirm.required", "confirmation required and not given (or not of the kind the host's policy counts): the plan stays pending"},
-	{8, "rejected", "", "conflict: stale or expired plan (status expired, rule apply.expired), action id already applied with other content or rolled back, rollback target changed"},
-	{9, "not_found", "not-found", "not found: unknown plan or action id"},
-}
-
-// ExitCodes returns the table, for documentation.
-func ExitCodes() []ExitCode { return append([]ExitCode(nil), exitCodes...) }
-
-// layerExit is the exit code of each problem layer.
-var layerExit = map[problem.Layer]int{
-	problem.Parse: 3, problem.Schema: 3, problem.Rule: 3,
-	problem.Policy: 4, problem.Precondition: 5, problem.Rejected: 6, problem.Conflict: 8,
-}
-
-// LayerExit returns the exit code of a problem layer.
-func LayerExit(l problem.Layer) int {
-	if c, ok := layerExit[l]; ok {
-		return c
+// outcomeOf is the one place an error becomes an outcome, and so an exit
+// code and a --json status (docs/exit-codes.md, from internal/outcome): an
+// error that carries its outcome (outcome.Error, a usage error, an error
+// already rendered), else a policy file that does not load (1), an unknown
+// plan or action id (9), problems (their layer's), anything else 1.
+func outcomeOf(err error) outcome.Outcome {
+	var (
+		le *policy.LoadError
+		pl problem.List
+	)
+	if err == nil {
+		return outcome.OK
 	}
-	return 3
-}
-
-func rowOf(code int) ExitCode {
-	for _, r := range exitCodes {
-		if r.Code == code {
-			return r
-		}
+	if o, ok := outcome.Of(err); ok {
+		return o
 	}
-	return exitCodes[1]
+	switch {
+	case errors.As(err, &le):
+		return outcome.Fail
+	case errors.Is(err, plan.ErrNotFound):
+		return outcome.NotFound
+	case errors.As(err, &pl):
+		return outcome.ForLayer(pl.Layer())
+	}
+	return outcome.Fail
 }
 
-// statusFor names the outcome of exit code code; success is the status a
-// command reports on exit 0.
-func statusFor(code int, success string) string {
-	if code == 0 && success != "" {
+// exitCode is the exit code of err's outcome.
+func exitCode(err error) int { return outcomeOf(err).Code }
+
+// statusOf is the --json status of outcome o: on plain success, the
+// command's own (success, if not "").
+func statusOf(o outcome.Outcome, success string) string {
+	if o == outcome.OK && success != "" {
 		return success
 	}
-	return rowOf(code).Status
+	return o.Status
 }
 
-// ruleFor is the rule id of an error of exit code code that carries none.
-func ruleFor(code int) string {
-	if r := rowOf(code).Rule; r != "" {
-		return r
+// ruleOf is the rule id of an error of outcome o that is not a problem.
+func ruleOf(o outcome.Outcome) string {
+	if o.Rule != "" {
+		return o.Rule
 	}
-	return "error"
+	return outcome.Fail.Rule
 }
+
+// queued is the outcome of a confirmation the gate still needs: not given,
+// or given in a way the host's policy does not count.
+func queued(need *gate.ConfirmationRequired) outcome.Outcome {
+	if need.Rule() == outcome.NotAccepted.Rule {
+		return outcome.NotAccepted
+	}
+	return outcome.Queued
+}
+
+// ends declares the exit codes a command can end with, beyond 0; its help
+// method renders the EXIT STATUS section of the command's help from the
+// table.
+type ends struct {
+	success string
+	codes   []int
+	notes   map[int]string
+}
+
+// endsWith declares a command that names its success success and can end
+// with codes (each of the table, in order).
+func endsWith(success string, codes ...int) ends {
+	return ends{success: success, codes: codes}
+}
+
+// note says more of code than the table's label, for this command.
+func (e ends) note(code int, text string) ends {
+	n := map[int]string{code: text}
+	for c, t := range e.notes {
+		if c != code {
+			n[c] = t
+		}
+	}
+	e.notes = n
+	return e
+}
+
+// help is the EXIT STATUS section: "0 success, 1 error, ...", wrapped as the
+// rest of the help is.
+func (e ends) help() string {
+	items := []string{"0 " + e.success}
+	for _, c := range e.codes {
+		label := outcome.ForCode(c).Label
+		if t, ok := e.notes[c]; ok {
+			label = t
+		}
+		items = append(items, fmt.Sprintf("%d %s", c, label))
+	}
+	const indent, width = "   ", 78
+	var b strings.Builder
+	b.WriteString("EXIT STATUS:\n" + indent)
+	line := len(indent)
+	for i, it := range items {
+		if i < len(items)-1 {
+			it += ","
+		}
+		if i > 0 {
+			if line+1+len(it) > width {
+				b.WriteString("\n" + indent)
+				line = len(indent)
+			} else {
+				b.WriteByte(' ')
+				line++
+			}
+		}
+		b.WriteString(it)
+		line += len(it)
+	}
+	return b.String()
+}
+
+// ExitCodes returns the outcome of each exit code, for documentation.
+func ExitCodes() []outcome.Outcome { return outcome.Codes() }
+
+// LayerExit returns the exit code of a problem layer, for documentation.
+func LayerExit(l problem.Layer) int { return outcome.ForLayer(l).Code }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 )
@@ -114,7 +115,7 @@ func MainEnv(args []string, env *Env) (code int) {
 		// act never shows a Go panic: an internal error is exit 1 with one line.
 		if r := recover(); r != nil {
 			fmt.Fprintf(env.Stdio.Err, "act: error: internal error: %v\n", r)
-			code = 1
+			code = outcome.Fail.Code
 		}
 	}()
 	app := newApp(env)
@@ -128,10 +129,10 @@ func MainEnv(args []string, env *Env) (code int) {
 		// act alone: the command list, on stderr, as a usage error.
 		app.Setup()
 		cli.HelpPrinter(env.Stdio.Err, appHelpTemplate, app)
-		return 2
+		return outcome.Usage.Code
 	case argv[1] == "version" && len(argv) == 2:
 		fmt.Fprintf(env.Stdio.Out, "act %s\n", Version)
-		return 0
+		return outcome.OK.Code
 	case argv[1] == "help":
 		// act help [COMMAND]: the same as act [COMMAND] --help.
 		if len(argv) > 3 {
@@ -149,7 +150,7 @@ func MainEnv(args []string, env *Env) (code int) {
 	if err := app.RunContext(context.Background(), argv); err != nil {
 		return env.fail(err)
 	}
-	return 0
+	return outcome.OK.Code
 }
 
 func newApp(env *Env) *cli.App {
@@ -245,8 +246,9 @@ OPTIONS:{{range .VisibleFlags}}
 // usageError marks bad flags, arguments or commands (exit 2).
 type usageError struct{ err error }
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+func (e usageError) Error() string            { return e.err.Error() }
+func (e usageError) Unwrap() error            { return e.err }
+func (e usageError) Outcome() outcome.Outcome { return outcome.Usage }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
@@ -390,21 +392,21 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 
 // fail reports an error that no command rendered and returns its exit code.
 func (env *Env) fail(err error) int {
-	code := exitCode(err)
+	o := outcomeOf(err)
 	var r *rendered
 	if errors.As(err, &r) {
-		return r.code
+		return o.Code
 	}
 	if env.json {
-		writeJSON(env.Stdio.Out, &result{Status: statusFor(code, ""), ExitCode: code,
-			Errors: []jsonProblem{{Rule: ruleFor(code), Message: err.Error()}}, Warnings: []jsonProblem{}})
+		writeJSON(env.Stdio.Out, &result{Status: statusOf(o, ""), ExitCode: o.Code,
+			Errors: []jsonProblem{{Rule: ruleOf(o), Message: err.Error()}}, Warnings: []jsonProblem{}})
 	}
 	prefix := "act: error: "
 	fmt.Fprintf(env.Stdio.Err, "%s%s\n", prefix, escapeLine(err.Error()))
 	for _, h := range hintsFor(err) {
 		fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", h)
 	}
-	return code
+	return o.Code
 }
 
 // wrapOutput puts a termWriter over standard output and error: the one

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/act-project/act/internal/outcome"
 )
 
 func TestNormalizeArgs(t *testing.T) {
@@ -38,8 +40,8 @@ func TestNormalizeArgs(t *testing.T) {
 
 func TestExitCodeTable(t *testing.T) {
 	for code, want := range map[int]string{0: "valid", 1: "error", 2: "error", 3: "invalid", 4: "blocked", 5: "failed", 6: "rejected", 9: "not_found"} {
-		if got := statusFor(code, "valid"); got != want {
-			t.Errorf("statusFor(%d) = %q, want %q", code, got, want)
+		if got := statusOf(outcome.ForCode(code), "valid"); got != want {
+			t.Errorf("statusOf(%d) = %q, want %q", code, got, want)
 		}
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
@@ -260,17 +261,14 @@ type schemaOutput struct {
 // does for --json: the status, exit code and errors of the same table.
 // Only a refusal or an error is isError; queued is an answer, not an error.
 func (s *mcpServer) answer(tool string, res *result, success string, err error) (*mcp.CallToolResult, toolOutput, error) {
-	code := exitCode(err)
+	o := outcomeOf(err)
+	code := o.Code
 	out := toolOutput{
-		Status: statusFor(code, success), ExitCode: code,
+		Status: statusOf(o, success), ExitCode: code,
 		ActionID: res.ActionID, PlanID: res.PlanID, ActionType: res.ActionType, RiskLevel: res.RiskLevel,
 		Mode: res.Mode, ModeSource: res.ModeSource, Reason: res.Reason, Risk: res.Risk,
 		Changes: res.Changes, Summary: res.Summary,
 		Errors: []jsonProblem{}, Warnings: append([]jsonProblem{}, res.Warnings...),
-	}
-	var se *statusError
-	if errors.As(err, &se) {
-		out.Status = se.status
 	}
 	var probs problem.List
 	var le *policy.LoadError
@@ -280,11 +278,7 @@ func (s *mcpServer) answer(tool string, res *result, success string, err error) 
 	case errors.As(err, &le) && len(le.Problems) > 0:
 		out.Errors = append(out.Errors, le.Problems...)
 	case err != nil:
-		rule := ruleFor(code)
-		if se != nil && se.rule != "" {
-			rule = se.rule
-		}
-		out.Errors = append(out.Errors, jsonProblem{Rule: rule, Message: err.Error()})
+		out.Errors = append(out.Errors, jsonProblem{Rule: ruleOf(o), Message: err.Error()})
 	}
 	// One line per call on stderr, which MCP clients keep in their logs.
 	// One write, so that concurrent calls do not interleave their lines.
@@ -533,9 +527,9 @@ func (s *mcpServer) rollback(ctx context.Context, _ *mcp.CallToolRequest, in act
 	var rev *rollback.RevertedError
 	switch {
 	case errors.As(err, &need):
-		err = &statusError{status: "queued", code: 7, rule: need.Rule(), err: err}
+		err = outcome.New(queued(need), err)
 	case errors.As(err, &rev):
-		err = &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
+		err = outcome.New(outcome.Reverted, err)
 	}
 	if out != nil && out.Action != nil {
 		res.PlanID, res.ActionType, res.Changes = out.Action.PlanID, out.Action.ActionType, out.Action.Changes

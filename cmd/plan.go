@@ -14,6 +14,7 @@ import (
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 )
@@ -34,9 +35,8 @@ EXAMPLES:
    act new FILE_WRITE --path ~/proj/NOTES.md | act plan -
    act --json plan d.yaml | jq .changes
 
-EXIT STATUS:
-   0 planned, 1 error, 2 usage, 3 invalid descriptor, 4 blocked by policy,
-   5 precondition failed, 6 dry run rejected`,
+` + endsWith("planned", 1, 2, 3, 4, 5, 6, 8).
+			note(8, "conflict (action id already applied with other content, or rolled back)").help(),
 		Flags: diffFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -44,7 +44,7 @@ EXIT STATUS:
 			}
 			env.stat, env.full = c.Bool("stat"), c.Bool("full")
 			res, p, err := runPlan(c.Context, env, c.Args().First())
-			return env.finish(res, "planned", err, func(w io.Writer, st styles) {
+			return env.finish(res, outcome.Planned.Status, err, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p, p.State)
 			})
 		},

@@ -11,6 +11,7 @@ import (
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
@@ -67,49 +68,19 @@ type policyOrigin struct {
 type jsonProblem = problem.Problem
 
 // rendered is returned by a command that has already printed its result;
-// it carries only the exit code.
-type rendered struct{ code int }
+// it carries only the outcome.
+type rendered struct{ o outcome.Outcome }
 
-func (r *rendered) Error() string { return fmt.Sprintf("exit status %d", r.code) }
-
-// exitCode is the one place an error becomes an exit code (docs/exit-codes.md).
-func exitCode(err error) int {
-	var (
-		r  *rendered
-		se *statusError
-		u  usageError
-		le *policy.LoadError
-		pl problem.List
-	)
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &r):
-		return r.code
-	case errors.As(err, &se):
-		return se.code
-	case errors.As(err, &u):
-		return 2
-	case errors.As(err, &le):
-		return 1
-	case errors.Is(err, plan.ErrNotFound):
-		return 9
-	case errors.As(err, &pl):
-		return LayerExit(pl.Layer())
-	}
-	return 1
-}
+func (r *rendered) Error() string            { return fmt.Sprintf("exit status %d", r.o.Code) }
+func (r *rendered) Outcome() outcome.Outcome { return r.o }
 
 // finish renders res and err: with --json one document on stdout; otherwise
 // human calls human (if not nil) for stdout and problems go to stderr. It
 // returns the error MainEnv turns into the exit code.
 func (env *Env) finish(res *result, success string, err error, human func(w io.Writer, st styles)) error {
-	code := exitCode(err)
-	res.Status = statusFor(code, success)
-	var se *statusError
-	if errors.As(err, &se) {
-		res.Status = se.status
-	}
+	o := outcomeOf(err)
+	code := o.Code
+	res.Status = statusOf(o, success)
 	res.ExitCode = code
 	res.Recovered = env.recovered
 	env.auditRecoveries()
@@ -128,11 +99,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 	if errors.As(err, &probs) {
 		res.Errors = append(res.Errors, probs...)
 	} else if err != nil {
-		rule := ruleFor(code)
-		if se != nil && se.rule != "" {
-			rule = se.rule
-		}
-		res.Errors = append(res.Errors, jsonProblem{Rule: rule, Message: err.Error()})
+		res.Errors = append(res.Errors, jsonProblem{Rule: ruleOf(o), Message: err.Error()})
 		var le *policy.LoadError
 		if errors.As(err, &le) {
 			res.Errors = append(res.Errors[:len(res.Errors)-1], le.Problems...)
@@ -174,7 +141,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 	if code == 0 {
 		return nil
 	}
-	return &rendered{code}
+	return &rendered{o}
 }
 
 func writeJSON(w io.Writer, v any) {

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
@@ -29,9 +30,8 @@ EXAMPLES:
    act rollback 0b5e1c9a-2d4f-4e8a-9c3b-7a6d5e4f3c21
    act rollback 0b5e1c9a-2d4f-4e8a-9c3b-7a6d5e4f3c21 --force --confirm
 
-EXIT STATUS:
-   0 rolled back, 1 error, 2 usage, 7 --force not confirmed,
-   8 a path changed since the apply, or already rolled back, 9 no such action`,
+` + endsWith("rolled back", 1, 2, 7, 8, 9).note(7, "--force not confirmed").
+			note(8, "a path changed since the apply, or already rolled back").note(9, "no such action").help(),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "restore even paths changed since the apply, saving their current versions"},
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm a forced rollback"},
@@ -49,13 +49,13 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 	res := &result{ActionID: id}
 	pol, err := env.loadPolicy(res)
 	if err != nil {
-		return env.finish(res, "rolled_back", err, nil)
+		return env.finish(res, outcome.RolledBack.Status, err, nil)
 	}
 	g := env.gate(pol)
 	if plan.IsID(id) {
 		// A plan id where an action id belongs: say which one it is.
 		if p, perr := plan.Load(g.Home.Root, id); perr == nil {
-			return env.finish(res, "rolled_back", fmt.Errorf("%s is a plan id, not an action id; its action id is %s: act rollback %s: %w", id, p.ActionID, p.ActionID, plan.ErrNotFound), nil)
+			return env.finish(res, outcome.RolledBack.Status, fmt.Errorf("%s is a plan id, not an action id; its action id is %s: act rollback %s: %w", id, p.ActionID, p.ActionID, plan.ErrNotFound), nil)
 		}
 	}
 	ap := gate.Approval{}
@@ -74,8 +74,8 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 	out, err := g.Rollback(ctx, id, force, ap, askPerson, env.progress("rolling back"))
 	var need *gate.ConfirmationRequired
 	if errors.As(err, &need) {
-		return env.finish(res, "rolled_back", &statusError{status: "queued", code: 7, rule: need.Rule(), err: fmt.Errorf(
-			"rollback --force needs confirmation: add --confirm (%w)", err)}, nil)
+		return env.finish(res, outcome.RolledBack.Status, outcome.New(queued(need), fmt.Errorf(
+			"rollback --force needs confirmation: add --confirm (%w)", err)), nil)
 	}
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
@@ -86,12 +86,12 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 	}
 	var rev *rollback.RevertedError
 	if errors.As(err, &rev) {
-		err = &statusError{status: "reverted", code: 1, rule: gate.RuleReverted, err: err}
+		err = outcome.New(outcome.Reverted, err)
 	}
 	if err == nil && len(out.Action.Saved) > 0 {
 		res.Data = map[string]any{"saved": out.Action.Saved}
 	}
-	return env.finish(res, "rolled_back", err, func(w io.Writer, st styles) {
+	return env.finish(res, outcome.RolledBack.Status, err, func(w io.Writer, st styles) {
 		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Rolled back %s: %s restored.", id, plural(len(out.Action.Changes), "change"))))
 		for _, s := range out.Action.Saved {
 			fmt.Fprintf(w, "Saved the version of %s found at rollback to %s\n", s.Path, s.Copy)
@@ -112,8 +112,7 @@ EXAMPLES:
    act recover
    act --json recover
 
-EXIT STATUS:
-   0 success (nothing to do, or recovered), 1 error, 2 usage`,
+` + endsWith("success (nothing to do, or recovered)", 1, 2).help(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
 				return usagef("recover takes no arguments, got %d", c.NArg())
@@ -125,7 +124,7 @@ EXIT STATUS:
 				rec, err = rollback.Recover(c.Context, state.Dir{Root: home}, env.Now)
 				env.recovered = append(env.recovered, rec...)
 			}
-			return env.finish(res, "ok", err, func(w io.Writer, st styles) {
+			return env.finish(res, outcome.OK.Status, err, func(w io.Writer, st styles) {
 				if len(env.recovered) == 0 {
 					fmt.Fprintln(w, "Nothing to recover.")
 				}
