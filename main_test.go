@@ -464,7 +464,7 @@ func TestDeps(t *testing.T) {
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},
 		"sandbox":               {"descriptors", "internal/overlay", "internal/rmtree", "golang.org/x/sys/unix"},
 		"diff":                  {"internal/overlay", "internal/parallel", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
-		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/lifecycle", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
+		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/configedit", "internal/lifecycle", "internal/state", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
 		"internal/lifecycle":    {},
 		"internal/state":        {"github.com/gofrs/flock"},

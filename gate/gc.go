@@ -117,7 +117,7 @@ func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error
 			continue
 		}
 		released[a.PlanID] = true
-		dir := filepath.Join(g.Home.Backups(), a.ActionID)
+		dir := g.Home.Backup(a.ActionID, "")
 		removed, err := removeDir(dir)
 		if err != nil {
 			return c, err

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"syscall"
 	"time"
@@ -43,13 +42,11 @@ type attempts struct {
 // makes it a UUID; this guards the path on its own.
 var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-func attemptsDir(home state.Dir) string { return filepath.Join(home.Root, "attempts") }
-
 func attemptsFile(home state.Dir, id string) (string, error) {
 	if !idRE.MatchString(id) {
 		return "", fmt.Errorf("action id %q cannot name a file", id)
 	}
-	return filepath.Join(attemptsDir(home), id+".json"), nil
+	return home.AttemptsFile(id), nil
 }
 
 func loadAttempts(home state.Dir, id string) (*attempts, error) {
@@ -103,7 +100,7 @@ func updateAttempts(ctx context.Context, home state.Dir, id string, f func(*atte
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(attemptsDir(home), 0o700); err != nil {
+	if err := os.MkdirAll(home.Attempts(), 0o700); err != nil {
 		return err
 	}
 	unlock, err := home.Lock(ctx)

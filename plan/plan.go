@@ -28,6 +28,7 @@ import (
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
 )
@@ -183,7 +184,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		}
 	}
 	id := newID(opts.NewID)
-	plans := filepath.Join(opts.StateDir, "plans")
+	plans := state.Dir{Root: opts.StateDir}.Plans()
 	tmp := ""
 	if opts.PlanDir != nil {
 		tmp = opts.PlanDir(plans, d.Scope.Filesystem.Paths)
@@ -202,7 +203,7 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 			sandbox.RemoveAll(tmp) // a command may have left 000 or 555 directories
 		}
 	}()
-	layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(tmp, "layer"))
+	layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(tmp, state.LayerName))
 	// Ready is called before the first operation whose effect reaches
 	// beyond the layer: a network request, or a command, whose sandbox
 	// mounts meanwhile (isolate.Spec.Before). Operations on the layer may

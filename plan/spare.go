@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/sandbox"
 )
 
@@ -41,7 +42,7 @@ type spareDir struct {
 // NewSpareDirs returns the spares of the state dir stateDir, the first
 // being made already.
 func NewSpareDirs(stateDir string) *SpareDirs {
-	s := &SpareDirs{plans: filepath.Join(stateDir, "plans"), ready: make(chan spareDir, 1)}
+	s := &SpareDirs{plans: state.Dir{Root: stateDir}.Plans(), ready: make(chan spareDir, 1)}
 	s.fill(nil)
 	return s
 }
@@ -55,7 +56,7 @@ func (s *SpareDirs) fill(scopes []string) {
 		sp := spareDir{scopes: scopes}
 		if os.MkdirAll(s.plans, 0o700) == nil {
 			if d, err := os.MkdirTemp(s.plans, ".tmp-"); err == nil {
-				layer := filepath.Join(d, "layer")
+				layer := filepath.Join(d, state.LayerName)
 				if os.Mkdir(layer, 0o700) == nil {
 					sp.dir = d
 					l := sandbox.NewLayerSystem(sandbox.RealSystem{}, layer)
@@ -94,7 +95,7 @@ func (s *SpareDirs) Take(plans string, scopes []string) string {
 	}
 	usable := len(sp.scopes) == 0 || slices.Equal(sp.scopes, scopes)
 	if usable {
-		l := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(sp.dir, "layer"))
+		l := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(sp.dir, state.LayerName))
 		for _, root := range sp.scopes {
 			usable = usable && l.CopiedUp(root)
 		}

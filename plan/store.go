@@ -12,6 +12,7 @@ import (
 
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
 )
 
 // MaxPlanRecord bounds a saved plan's record (plan.json), in bytes.
@@ -29,7 +30,7 @@ var idRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
 func IsID(s string) bool { return idRE.MatchString(s) }
 
 // Dir is where plan id lives under stateDir.
-func Dir(stateDir, id string) string { return filepath.Join(stateDir, "plans", id) }
+func Dir(stateDir, id string) string { return state.Dir{Root: stateDir}.Plan(id) }
 
 // save writes p into the temporary plan directory tmp and renames it into
 // plans/<id>: a crash at any point leaves either no plan or a whole one
@@ -59,7 +60,7 @@ func save(tmp, plans string, p *Plan, record func(*Plan) error) error {
 	} else {
 		recorded <- nil
 	}
-	err = os.WriteFile(filepath.Join(tmp, "plan.json"), append(b, '\n'), 0o600)
+	err = os.WriteFile(filepath.Join(tmp, state.PlanRecordName), append(b, '\n'), 0o600)
 	if rerr := <-recorded; rerr != nil {
 		return rerr
 	}
@@ -77,7 +78,7 @@ func Load(stateDir, id string) (*Plan, error) {
 	if !IsID(id) {
 		return nil, fmt.Errorf("plan %s: %w", id, ErrNotFound)
 	}
-	b, err := os.ReadFile(filepath.Join(Dir(stateDir, id), "plan.json"))
+	b, err := os.ReadFile(state.Dir{Root: stateDir}.PlanRecord(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("plan %s: %w", id, ErrNotFound)
 	}
@@ -102,7 +103,7 @@ func Load(stateDir, id string) (*Plan, error) {
 }
 
 // LayerDir is the directory of plan id's layer.
-func LayerDir(stateDir, id string) string { return filepath.Join(Dir(stateDir, id), "layer") }
+func LayerDir(stateDir, id string) string { return state.Dir{Root: stateDir}.Layer(id) }
 
 // Update rewrites the saved plan p (its state, typically) atomically.
 func Update(stateDir string, p *Plan) error {
@@ -110,7 +111,7 @@ func Update(stateDir string, p *Plan) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(Dir(stateDir, p.ID), "plan.json"), append(b, '\n'), 0o600); err != nil {
+	if err := atomicfile.WriteFile(state.Dir{Root: stateDir}.PlanRecord(p.ID), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	return nil
@@ -118,11 +119,11 @@ func Update(stateDir string, p *Plan) error {
 
 // UpperDir is the upper directory of plan id's layer: the real absolute path
 // p lives at UpperDir + p.
-func UpperDir(stateDir, id string) string { return filepath.Join(LayerDir(stateDir, id), "upper") }
+func UpperDir(stateDir, id string) string { return state.Dir{Root: stateDir}.Upper(id) }
 
 // List returns the ids of every saved plan under stateDir, in no order.
 func List(stateDir string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(stateDir, "plans"))
+	ents, err := os.ReadDir(state.Dir{Root: stateDir}.Plans())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

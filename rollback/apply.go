@@ -112,10 +112,6 @@ func conflict(rule, path, format string, args ...any) problem.Problem {
 	return problem.Problem{Rule: rule, Field: path, Message: fmt.Sprintf(format, args...), Layer: problem.Conflict}
 }
 
-func actionFile(home state.Dir, id string) string {
-	return filepath.Join(home.Actions(), id+".json")
-}
-
 // LoadAction reads the record of action id; an unknown id is
 // [plan.ErrNotFound].
 func LoadAction(home state.Dir, id string) (*Action, error) {
@@ -132,7 +128,7 @@ func readAction(home state.Dir, id string, v any) error {
 	if id == "" || id != filepath.Base(id) || id[0] == '.' {
 		return fmt.Errorf("action %s: %w", id, plan.ErrNotFound)
 	}
-	b, err := os.ReadFile(actionFile(home, id))
+	b, err := os.ReadFile(home.ActionFile(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("action %s: %w", id, plan.ErrNotFound)
 	}
@@ -156,16 +152,16 @@ func saveAction(home state.Dir, a *Action, durable bool) error {
 		return err
 	}
 	if !durable {
-		return atomicfile.Replace(actionFile(home, a.ActionID), append(b, '\n'), 0o600)
+		return atomicfile.Replace(home.ActionFile(a.ActionID), append(b, '\n'), 0o600)
 	}
-	return atomicfile.WriteFile(actionFile(home, a.ActionID), append(b, '\n'), 0o600)
+	return atomicfile.WriteFile(home.ActionFile(a.ActionID), append(b, '\n'), 0o600)
 }
 
 // SyncAction makes the record of action id durable: for an Options.Record
 // whose own durable round does not reach the actions directory's
 // filesystem.
 func SyncAction(home state.Dir, id string) error {
-	f, err := os.Open(actionFile(home, id))
+	f, err := os.Open(home.ActionFile(id))
 	if err != nil {
 		return err
 	}
@@ -343,7 +339,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 // search permission comes after its contents, one that adds it before.
 func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 	layer := plan.UpperDir(home.Root, p.ID)
-	bdir := filepath.Join(home.Backups(), p.ActionID, EventApply)
+	bdir := home.Backup(p.ActionID, EventApply)
 	fsOf := newDevices()
 	// Backups are of what a change replaces: a plan that only creates
 	// needs no backup directory (two inodes fewer to make).
@@ -608,7 +604,7 @@ func keepBackups(home state.Dir, b Begin) ([]SavedPath, error) {
 			return nil, err
 		}
 	}
-	dir := filepath.Join(home.Backups(), b.ActionID)
+	dir := home.Backup(b.ActionID, "")
 	if len(saved) == 0 {
 		return nil, os.RemoveAll(dir)
 	}

@@ -179,7 +179,7 @@ func rollbackJournal(home state.Dir, id string) string {
 // these backups only ever hold what the apply made, and are dropped at
 // commit.
 func rollbackOps(home state.Dir, a *Action) ([]Op, error) {
-	bdir := filepath.Join(home.Backups(), a.ActionID, EventRollback)
+	bdir := home.Backup(a.ActionID, EventRollback)
 	if err := os.MkdirAll(bdir, 0o700); err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func chmodOnly(ops []Op) map[string]bool {
 // changed since the apply: each entry under its own absolute path, so
 // <SavedDir>/home/me/proj/notes.txt is what was at /home/me/proj/notes.txt.
 func SavedDir(home state.Dir, id string) string {
-	return filepath.Join(home.Backups(), id, "saved")
+	return home.Backup(id, "saved")
 }
 
 // saveOps returns the first steps of a forced rollback: each entry that
@@ -384,13 +384,13 @@ func writeCooldown(home state.Dir, key, id string, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(home.Cooldowns(), key+".json"), append(b, '\n'), 0o600)
+	return atomicfile.WriteFile(home.CooldownFile(key), append(b, '\n'), 0o600)
 }
 
 // LastRollback returns when an action with cooldown key key was last
 // rolled back, and which; ok is false if never.
 func LastRollback(home state.Dir, key string) (at time.Time, actionID string, ok bool) {
-	b, err := os.ReadFile(filepath.Join(home.Cooldowns(), key+".json"))
+	b, err := os.ReadFile(home.CooldownFile(key))
 	if err != nil {
 		return time.Time{}, "", false
 	}

@@ -10,6 +10,7 @@
 //	journal/   write-ahead journals of promotions and rollbacks in progress
 //	backups/   pre-images kept for rollback, one directory per action id
 //	actions/   one record per promoted action: its ops, backups and state
+//	attempts/  per action id: its refusals, sandbox runs and saved plans
 //	cooldowns/ when the same action was last rolled back, for cooldown_on_repeat
 //	audit/     the signed audit log
 //	lock       the lock file; its content is empty and never read
@@ -65,6 +66,48 @@ func (d Dir) Cooldowns() string { return filepath.Join(d.Root, "cooldowns") }
 
 // Backups is the directory of pre-images kept for rollback.
 func (d Dir) Backups() string { return filepath.Join(d.Root, "backups") }
+
+// The names inside a plan's directory: its record and its layer. A plan
+// being written lives in a temporary directory under Plans() with the same
+// names, renamed into place whole.
+const (
+	PlanRecordName = "plan.json"
+	LayerName      = "layer"
+)
+
+// Plan is the directory of saved plan id.
+func (d Dir) Plan(id string) string { return filepath.Join(d.Plans(), id) }
+
+// PlanRecord is saved plan id's record.
+func (d Dir) PlanRecord(id string) string { return filepath.Join(d.Plan(id), PlanRecordName) }
+
+// Layer is the directory of plan id's layer.
+func (d Dir) Layer(id string) string { return filepath.Join(d.Plan(id), LayerName) }
+
+// Upper is the upper directory of plan id's layer: the real absolute path
+// p lives at Upper(id) + p.
+func (d Dir) Upper(id string) string { return filepath.Join(d.Layer(id), "upper") }
+
+// ActionFile is the record of action id. The caller has checked that id
+// is a single path element.
+func (d Dir) ActionFile(id string) string { return filepath.Join(d.Actions(), id+".json") }
+
+// Attempts is the directory of the records of each action id's attempts.
+func (d Dir) Attempts() string { return filepath.Join(d.Root, "attempts") }
+
+// AttemptsFile is the record of action id's attempts. The caller has
+// checked that id is a single path element.
+func (d Dir) AttemptsFile(id string) string { return filepath.Join(d.Attempts(), id+".json") }
+
+// CooldownFile is the cooldown record of key (a hex digest).
+func (d Dir) CooldownFile(key string) string { return filepath.Join(d.Cooldowns(), key+".json") }
+
+// Backup is the directory of action id's pre-images; sub names the event
+// that kept them (apply, rollback) or "saved" (what a forced rollback
+// found), "" the whole directory.
+func (d Dir) Backup(actionID, sub string) string {
+	return filepath.Join(d.Backups(), actionID, sub)
+}
 
 // Audit is the directory of the audit log.
 func (d Dir) Audit() string { return filepath.Join(d.Root, "audit") }
