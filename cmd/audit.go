@@ -32,8 +32,7 @@ EXAMPLES:
    act audit show 12
    act audit pubkey --note
 
-EXIT STATUS:
-   0 success, 1 error or a damaged log (the first bad record is named), 2 usage`,
+` + endsWith("success", 1, 2).note(1, "error or a damaged log (the first bad record is named)").help(),
 		Subcommands: []*cli.Command{
 			{
 				Name:      "verify",

@@ -26,8 +26,7 @@ EXAMPLES:
    act completion zsh > "${fpath[1]}/_act"
    source <(act completion bash)
 
-EXIT STATUS:
-   0 success, 2 usage`,
+` + endsWith("success", 1, 2).help(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("completion takes one shell (bash, zsh or fish), got %d arguments", c.NArg())

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/outcome"
 )
 
 func newGCCommand(env *Env) *cli.Command {
@@ -32,8 +33,7 @@ EXAMPLES:
    act gc
    act --json gc
 
-EXIT STATUS:
-   0 success, 1 error, 2 usage`,
+` + endsWith("success", 1, 2).help(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
 				return usagef("gc takes no arguments")
@@ -41,15 +41,15 @@ EXIT STATUS:
 			res := &result{}
 			pol, err := env.loadPolicy(res)
 			if err != nil {
-				return env.finish(res, "ok", err, nil)
+				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			if _, err := env.stateDir(); err != nil {
-				return env.finish(res, "ok", err, nil)
+				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			before := env.Now().UTC().Add(-time.Duration(pol.Audit.RetainDays) * 24 * time.Hour)
 			col, err := env.gate(pol).GC(c.Context, before)
 			res.Data = col
-			return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
+			return env.finish(res, outcome.OK.Status, err, func(w io.Writer, _ styles) {
 				renderGC(w, col)
 			})
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/rollback"
 )
@@ -46,8 +47,7 @@ EXAMPLES:
    act show 3f2a9c0e1b7d4a65
    act deny 3f2a9c0e1b7d4a65 --reason "not this week"
 
-EXIT STATUS:
-   0 success, 1 error, 2 usage`,
+` + endsWith("success", 1, 2).help(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
 				return usagef("pending takes no arguments, got %d", c.NArg())
@@ -55,11 +55,11 @@ EXIT STATUS:
 			res := &result{}
 			g, err := env.newGate(res)
 			if err != nil {
-				return env.finish(res, "ok", err, nil)
+				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			waiting, err := g.Pending()
 			if err != nil {
-				return env.finish(res, "ok", err, nil)
+				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			rows := []pendingRow{}
 			for _, l := range waiting {
@@ -74,7 +74,7 @@ EXIT STATUS:
 				})
 			}
 			res.Data = map[string]any{"pending": rows}
-			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
+			return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, st styles) {
 				if len(rows) == 0 {
 					fmt.Fprintln(w, "Nothing is waiting for confirmation.")
 					return
@@ -110,8 +110,8 @@ EXAMPLES:
    act deny 3f2a9c0e1b7d4a65
    act deny 3f2a9c0e1b7d4a65 --reason "touches the production config"
 
-EXIT STATUS:
-   0 denied, 1 error, 2 usage, 8 the plan was applied, rolled back or denied already, 9 no such plan`,
+` + endsWith("denied", 1, 2, 8, 9).note(8, "the plan was applied, rolled back or denied already").
+			note(9, "no such plan").help(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "reason", Usage: "why, kept with the plan"},
 		},
@@ -122,13 +122,13 @@ EXIT STATUS:
 			res := &result{}
 			g, err := env.newGate(res)
 			if err != nil {
-				return env.finish(res, "denied", err, nil)
+				return env.finish(res, outcome.Denied.Status, err, nil)
 			}
 			p, err := g.Deny(c.Context, c.Args().First(), c.String("reason"))
 			if p != nil {
 				res.PlanID, res.ActionID, res.ActionType = p.ID, p.ActionID, p.ActionType
 			}
-			return env.finish(res, "denied", err, func(w io.Writer, st styles) {
+			return env.finish(res, outcome.Denied.Status, err, func(w io.Writer, st styles) {
 				fmt.Fprintf(w, "Denied plan %s of action %s.\n", p.ID, p.ActionID)
 			})
 		},
@@ -163,8 +163,7 @@ EXAMPLES:
    act history --state rolled_back --since 24h
    act history --json --state pending
 
-EXIT STATUS:
-   0 success, 1 error, 2 usage`,
+` + endsWith("success", 1, 2).help(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "state", Usage: "only this state: planned, pending, applied, rolled_back, denied, expired"},
 			&cli.StringFlag{Name: "since", Usage: "only since this long ago (24h) or this time (RFC 3339)"},
@@ -190,11 +189,11 @@ EXIT STATUS:
 			res := &result{}
 			g, err := env.newGate(res)
 			if err != nil {
-				return env.finish(res, "ok", err, nil)
+				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			rows, err := history(g)
 			if err != nil {
-				return env.finish(res, "ok", err, nil)
+				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			var out []historyRow
 			for _, r := range rows {
@@ -209,7 +208,7 @@ EXIT STATUS:
 				out = []historyRow{}
 			}
 			res.Data = map[string]any{"history": out}
-			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
+			return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, st styles) {
 				if len(out) == 0 {
 					fmt.Fprintln(w, "Nothing yet.")
 				}

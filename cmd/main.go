@@ -210,7 +210,7 @@ func newApp(env *Env) *cli.App {
 	return app
 }
 
-const appHelpTemplate = `NAME:
+var appHelpTemplate = `NAME:
    {{.Name}} - {{.Usage}}
 
 USAGE:
@@ -224,11 +224,7 @@ COMMANDS:{{range .VisibleCommands}}
 GLOBAL OPTIONS:{{range .VisibleFlags}}
    {{.}}{{end}}
 
-EXIT STATUS:
-   0 success, 1 error, 2 usage, 3 invalid descriptor, 4 blocked by policy,
-   5 precondition failed, 6 dry run rejected, 7 confirmation required,
-   8 conflict, 9 not found
-`
+` + endsWith("success", 1, 2, 3, 4, 5, 6, 7, 8, 9).help() + "\n"
 
 const commandHelpTemplate = `NAME:
    {{.HelpName}} - {{.Usage}}

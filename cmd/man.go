@@ -18,8 +18,7 @@ EXAMPLES:
    act man | man -l -
    act man > ~/.local/share/man/man1/act.1
 
-EXIT STATUS:
-   0 success`,
+` + endsWith("success", 1, 2).help(),
 		Action: func(c *cli.Context) error {
 			page, err := ManPage(c.App)
 			if err != nil {

@@ -78,8 +78,7 @@ EXAMPLES:
    act mcp
    claude mcp add act -- act mcp
 
-EXIT STATUS:
-   0 the client closed the session, 1 error, 2 usage`,
+` + endsWith("the client closed the session", 1, 2).help(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
 				return usagef("mcp takes no arguments, got %d", c.NArg())

@@ -71,8 +71,7 @@ EXAMPLES:
    act new FILE_WRITE --path ~/proj/NOTES.md > d.yaml && act validate d.yaml
    act new COMMAND_EXECUTION --scope ~/proj > build.yaml
 
-EXIT STATUS:
-   0 success, 2 usage (an unknown TYPE)`,
+` + endsWith("success", 1, 2).note(2, "usage (an unknown TYPE)").help(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scope", Usage: "the directory the action may touch (default: the current directory)"},
 			&cli.StringFlag{Name: "path", Usage: "the file or directory it works on (default: one in the scope)"},

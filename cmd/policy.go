@@ -19,8 +19,7 @@ func newPolicyCommand(env *Env) *cli.Command {
    in the format it is read in: saved to a file, the output is a valid policy.
    The source goes to stderr (with --json, into the document).
 
-EXIT STATUS:
-   0 success, 1 error (a policy file that is missing or invalid), 2 usage`,
+` + endsWith("success", 1, 2).note(1, "error (a policy file that is missing or invalid)").help(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
 				return usagef("policy takes no arguments; give the file with --policy FILE")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/schema"
 )
 
@@ -24,8 +25,7 @@ EXAMPLES:
    act schema --jsonschema > descriptor.schema.json
    act schema --output plan
 
-EXIT STATUS:
-   0 success, 1 error, 2 usage`,
+` + endsWith("success", 1, 2).help(),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "jsonschema", Usage: "print JSON Schema (draft 2020-12) instead of CUE"},
 			&cli.StringFlag{Name: "output", Usage: "print the JSON Schema of this command's --json output"},
@@ -38,22 +38,22 @@ EXIT STATUS:
 			if cmd := c.String("output"); cmd != "" {
 				b, err := schema.OutputJSONSchema(cmd)
 				if err != nil {
-					return env.finish(res, "ok", usageError{err}, nil)
+					return env.finish(res, outcome.OK.Status, usageError{err}, nil)
 				}
 				res.Data = json.RawMessage(b)
-				return env.finish(res, "ok", nil, func(w io.Writer, _ styles) { w.Write(append(b, '\n')) })
+				return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, _ styles) { w.Write(append(b, '\n')) })
 			}
 			if c.Bool("jsonschema") {
 				b, err := schema.JSONSchema()
 				if err != nil {
-					return env.finish(res, "ok", err, nil)
+					return env.finish(res, outcome.OK.Status, err, nil)
 				}
 				res.Data = json.RawMessage(b)
-				return env.finish(res, "ok", nil, func(w io.Writer, _ styles) { w.Write(b) })
+				return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, _ styles) { w.Write(b) })
 			}
 			src := schema.DescriptorSource()
 			res.Data = src
-			return env.finish(res, "ok", nil, func(w io.Writer, _ styles) { io.WriteString(w, src) })
+			return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, _ styles) { io.WriteString(w, src) })
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
@@ -31,8 +32,7 @@ EXAMPLES:
    act show 0b5e1c9a-2d4f-4e8a-9c3b-7a6d5e4f3c21
    act --json show 3f2a9c0e1b7d4a65
 
-EXIT STATUS:
-   0 success, 1 error, 2 usage, 9 no such plan or action`,
+` + endsWith("success", 1, 2, 9).note(9, "no such plan or action").help(),
 		Flags: diffFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -42,7 +42,7 @@ EXIT STATUS:
 			res := &result{}
 			stateDir, err := env.stateDir()
 			if err != nil {
-				return env.finish(res, "ok", err, nil)
+				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			id := c.Args().First()
 			if !plan.IsID(id) {
@@ -50,11 +50,11 @@ EXIT STATUS:
 			}
 			g, err := env.newGate(res)
 			if err != nil {
-				return env.finish(res, "ok", err, nil)
+				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			e, err := g.Load(id)
 			if err != nil {
-				return env.finish(res, "ok", err, nil)
+				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			p, status := e.Plan, e.State
 			fillPlan(res, p)
@@ -62,7 +62,7 @@ EXIT STATUS:
 			saved.Changes = nil // they are the result's changes[]
 			records, aerr := audit.Find(state.Dir{Root: stateDir}.Audit(), "", p.ID)
 			res.Data = map[string]any{"state": status, "plan": &saved, "digest": gate.PlanDigest(p), "audit": nonNil(records)}
-			return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
+			return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p, status)
 				fmt.Fprintf(w, "State: %s\n", status)
 				auditLine(w, records, aerr)
@@ -95,7 +95,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 		if plan.IsID(id) {
 			err = fmt.Errorf("%s looks like a plan id, but no such plan is saved: %w", id, plan.ErrNotFound)
 		}
-		return env.finish(res, "ok", err, nil)
+		return env.finish(res, outcome.OK.Status, err, nil)
 	}
 	res.ActionID, res.PlanID, res.ActionType, res.Changes = a.ActionID, a.PlanID, a.ActionType, a.Changes
 	data := map[string]any{"state": a.State, "applied_at": a.AppliedAt}
@@ -121,7 +121,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 	records, aerr := audit.Find(home.Audit(), a.ActionID, "")
 	data["audit"] = nonNil(records)
 	res.Data = data
-	return env.finish(res, "ok", nil, func(w io.Writer, st styles) {
+	return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, st styles) {
 		defer auditLine(w, records, aerr)
 		fmt.Fprintf(w, "Action %s (%s), plan %s\n", a.ActionID, a.ActionType, a.PlanID)
 		if intent != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
@@ -33,15 +34,13 @@ EXAMPLES:
    cat d.json | act validate -
    act --json validate d.yaml | jq '.errors[].rule'
 
-EXIT STATUS:
-   0 valid, 1 error (I/O, invalid policy file), 2 usage,
-   3 invalid descriptor, 4 blocked by policy`,
+` + endsWith("valid", 1, 2, 3, 4).note(1, "error (I/O, invalid policy file)").help(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("validate takes exactly one descriptor (a file or -), got %d arguments", c.NArg())
 			}
 			res, err := runValidate(c.Context, env, c.Args().First())
-			return env.finish(res, "valid", err, func(w io.Writer, st styles) {
+			return env.finish(res, outcome.Valid.Status, err, func(w io.Writer, st styles) {
 				fmt.Fprintf(w, "%s %s\n", st.create.Render("valid:"), res.File)
 				fmt.Fprintf(w, "  action  %s %s, risk %s\n", res.ActionID, res.ActionType, res.RiskLevel)
 				fmt.Fprintf(w, "  mode    %s (%s): %s\n", st.bold.Render(res.Mode), res.ModeSource, res.Reason)
