@@ -2,8 +2,6 @@ package diff
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/overlay"
 	"github.com/act-project/act/internal/parallel"
 )
@@ -185,20 +184,15 @@ type hashJob struct {
 
 // hashAll runs the pending hash jobs, on every CPU.
 func (c *comparer) hashAll() error {
-	workers := parallel.CPUs()
-	bufs := make([][]byte, workers)
 	errs := make([]error, len(c.hashes))
-	parallel.Do(len(c.hashes), workers, 8, func(w, i int) {
-		if bufs[w] == nil {
-			bufs[w] = make([]byte, 64<<10)
-		}
-		errs[i] = c.hash(c.hashes[i], bufs[w])
+	parallel.Do(len(c.hashes), parallel.CPUs(), 8, func(_, i int) {
+		errs[i] = c.hash(c.hashes[i])
 	})
 	return errors.Join(errs...)
 }
 
 // hash reads the file of j and sets its side's size and sha256.
-func (c *comparer) hash(j hashJob, buf []byte) error {
+func (c *comparer) hash(j hashJob) error {
 	var r io.ReadCloser
 	var err error
 	if j.real {
@@ -210,29 +204,32 @@ func (c *comparer) hash(j hashJob, buf []byte) error {
 		return err
 	}
 	defer r.Close()
-	h := sha256.New()
-	var n int64
-	for {
-		m, err := r.Read(buf)
-		if m > 0 {
-			if n == 0 {
-				// The head Unified sniffs: a NUL there makes the file
-				// binary whatever follows.
-				j.s.binary = bytes.IndexByte(buf[:min(m, SniffSize)], 0) >= 0
-			}
-			h.Write(buf[:m])
-			n += int64(m)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", j.p, err)
-		}
+	head := &sniffer{r: r}
+	sum, n, err := digest.Reader(head)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", j.p, err)
 	}
-	j.s.binary = j.s.binary || n > MaxTextSize
-	j.s.size, j.s.sum = &n, ptr(hex.EncodeToString(h.Sum(nil)))
+	j.s.binary = head.binary || n > MaxTextSize
+	j.s.size, j.s.sum = &n, &sum
 	return nil
+}
+
+// A sniffer reads r and notes whether the head Unified sniffs (the first
+// [SniffSize] bytes of the first read that yields any) holds a NUL: that
+// makes the file binary whatever follows.
+type sniffer struct {
+	r      io.Reader
+	seen   bool
+	binary bool
+}
+
+func (s *sniffer) Read(b []byte) (int, error) {
+	n, err := s.r.Read(b)
+	if n > 0 && !s.seen {
+		s.seen = true
+		s.binary = bytes.IndexByte(b[:min(n, SniffSize)], 0) >= 0
+	}
+	return n, err
 }
 
 // up returns the layer path of the real path p.

@@ -5,9 +5,7 @@ package plan
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -19,6 +17,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/configedit"
+	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/pathglob"
 )
 
@@ -33,15 +32,14 @@ func (r *runner) fileRead(f []string, op descriptors.FileReadOp) error {
 		return fsErr(pf, "read", p, err)
 	}
 	defer rc.Close()
-	h := sha256.New()
 	head := &capped{max: MaxReadContent}
-	n, err := io.Copy(io.MultiWriter(h, head), rc)
+	sum, n, err := digest.Reader(io.TeeReader(rc, head))
 	if err != nil {
 		return fsErr(pf, "read", p, err)
 	}
 	r.res.Read = append(r.res.Read, ReadResult{
 		Field: pf, Path: op.Path, Resolved: p, Mode: diff.FormatMode(fi.Mode()),
-		Size: n, SHA256: hex.EncodeToString(h.Sum(nil)),
+		Size: n, SHA256: sum,
 		Content: head.buf.Bytes(), Truncated: head.cut,
 	})
 	return nil

@@ -2,11 +2,8 @@ package plan
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/problem"
 )
 
@@ -70,7 +68,7 @@ func CheckPreconditions(d *descriptors.Descriptor, host Host, now time.Time, idl
 	}
 	for _, p := range sortedKeys(pre.SHA256) {
 		want := strings.ToLower(pre.SHA256[p])
-		got, err := fileSHA256(p)
+		got, err := digest.RegularFile(p)
 		field := []string{"preconditions", "sha256", p}
 		switch {
 		case err != nil:
@@ -124,26 +122,13 @@ func errText(err error) string {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return "it does not exist"
+	case errors.Is(err, digest.ErrNotRegular):
+		return "it is not a regular file"
 	}
 	return err.Error()
-}
-
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("it is not a regular file")
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // existingAncestor returns p or its nearest ancestor that exists.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,4 +74,38 @@ func TestDefaultHost(t *testing.T) {
 		t.Errorf("NetworkAvailable: %v", err)
 	}
 	h.LastInput() // no terminal is a valid answer: reported as unknown
+}
+
+// TestPreconditionsSHA256 pins the sha256 precondition's messages: a
+// match, a mismatch, a missing path, a directory and a device, the last
+// two refused without being read.
+func TestPreconditionsSHA256(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	if err := os.WriteFile(f, []byte("abc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	const zero = "0000000000000000000000000000000000000000000000000000000000000000"
+	d := &descriptors.Descriptor{}
+	d.Preconditions.SHA256 = map[string]string{
+		f:                         strings.ToUpper(abc), // compared in lower case
+		filepath.Join(dir, "g"):   zero,
+		dir:                       zero,
+		"/dev/null":               zero,
+		filepath.Join(f, "below"): zero,
+	}
+	var got []string
+	for _, p := range CheckPreconditions(d, Host{}, time.Time{}, 0) {
+		got = append(got, p.Rule+": "+p.Message)
+	}
+	want := []string{
+		"precondition.sha256-mismatch: /dev/null must have sha256 " + zero + ": it is not a regular file",
+		"precondition.sha256-mismatch: " + dir + " must have sha256 " + zero + ": it is not a regular file",
+		"precondition.sha256-mismatch: " + f + "/below must have sha256 " + zero + ": not a directory",
+		"precondition.sha256-mismatch: " + dir + "/g must have sha256 " + zero + ": it does not exist",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems mismatch (-want +got):\n%s", diff)
+	}
 }

@@ -1,8 +1,6 @@
 package rollback
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,12 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/parallel"
 	"github.com/act-project/act/internal/pathglob"
 )
@@ -87,7 +83,7 @@ func (im image) mismatch(name string) (string, error) {
 		if im.sha256 == nil {
 			return "", nil
 		}
-		sum, err := fileSHA256(name)
+		sum, err := digest.File(name)
 		if err != nil {
 			return "", err
 		}
@@ -124,39 +120,6 @@ func short(sum string) string {
 		return sum[:12] + "…"
 	}
 	return sum
-}
-
-// hashBufs are fileSHA256's read buffers, reused: apply hashes every file
-// it puts (10,000 small files are 10,000 calls).
-var hashBufs = sync.Pool{New: func() any { b := make([]byte, 128<<10); return &b }}
-
-// fileSHA256 is the sha256 of the file name. It reads with plain
-// open/read/close: an *os.File would try to register each regular file
-// with the poller, five failing system calls per file.
-func fileSHA256(name string) (string, error) {
-	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	defer unix.Close(fd)
-	bp := hashBufs.Get().(*[]byte)
-	defer hashBufs.Put(bp)
-	buf := *bp
-	h := sha256.New()
-	for {
-		n, err := unix.Read(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return "", &fs.PathError{Op: "read", Path: name, Err: err}
-		}
-		if n == 0 {
-			break
-		}
-		h.Write(buf[:n])
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // typeOf names the type of an entry as changes do; anything else (a device,

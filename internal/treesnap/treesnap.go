@@ -5,13 +5,13 @@
 package treesnap
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/act-project/act/internal/digest"
 )
 
 // An Entry is one path of a tree. Mode holds the permission, setuid,
@@ -45,12 +45,9 @@ func Take(root string) (map[string]Entry, error) {
 		switch {
 		case fi.Mode().IsRegular():
 			e.Type = "file"
-			data, err := os.ReadFile(p)
-			if err != nil {
+			if e.SHA256, err = digest.File(p); err != nil {
 				return err
 			}
-			sum := sha256.Sum256(data)
-			e.SHA256 = hex.EncodeToString(sum[:])
 		case fi.IsDir():
 			e.Type = "dir"
 		case fi.Mode()&fs.ModeSymlink != 0:

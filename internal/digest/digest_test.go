@@ -1,0 +1,118 @@
+package digest_test
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"testing/iotest"
+
+	"github.com/act-project/act/internal/digest"
+)
+
+func hexSum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// big is larger than two read buffers and not a multiple of one.
+func big(t *testing.T) []byte {
+	b := make([]byte, 2*128<<10+12345)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestFile(t *testing.T) {
+	dir := t.TempDir()
+	large := big(t)
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{"abc", []byte("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{"large", large, hexSum(large)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, c.name)
+			if err := os.WriteFile(p, c.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []func(string) (string, error){digest.File, digest.RegularFile} {
+				got, err := f(p)
+				if err != nil || got != c.want {
+					t.Errorf("got %s, %v; want %s", got, err, c.want)
+				}
+			}
+			sum, n, err := digest.Reader(iotest.HalfReader(strings.NewReader(string(c.data))))
+			if err != nil || sum != c.want || n != int64(len(c.data)) {
+				t.Errorf("Reader: got %s, %d, %v; want %s, %d", sum, n, err, c.want, len(c.data))
+			}
+		})
+	}
+}
+
+func TestFileFollowsSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	p, l := filepath.Join(dir, "f"), filepath.Join(dir, "l")
+	if err := os.WriteFile(p, []byte("abc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("f", l); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []func(string) (string, error){digest.File, digest.RegularFile} {
+		if got, err := f(l); err != nil || got != hexSum([]byte("abc")) {
+			t.Errorf("through a symlink: got %s, %v", got, err)
+		}
+	}
+}
+
+func TestFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	for _, c := range []struct {
+		name string
+		f    func(string) (string, error)
+		path string
+		op   string
+		is   error
+	}{
+		{"File missing", digest.File, missing, "open", fs.ErrNotExist},
+		{"RegularFile missing", digest.RegularFile, missing, "open", fs.ErrNotExist},
+		{"File directory", digest.File, dir, "read", syscall.EISDIR},
+		{"RegularFile directory", digest.RegularFile, dir, "open", digest.ErrNotRegular},
+		{"RegularFile device", digest.RegularFile, "/dev/null", "open", digest.ErrNotRegular},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sum, err := c.f(c.path)
+			var pe *fs.PathError
+			if sum != "" || !errors.As(err, &pe) || pe.Op != c.op || pe.Path != c.path || !errors.Is(err, c.is) {
+				t.Errorf("got %q, %#v; want an *fs.PathError %s %s wrapping %v", sum, err, c.op, c.path, c.is)
+			}
+		})
+	}
+}
+
+func TestReaderError(t *testing.T) {
+	boom := errors.New("boom")
+	sum, n, err := digest.Reader(io.MultiReader(strings.NewReader("abcd"), iotest.ErrReader(boom)))
+	if sum != "" || n != 4 || err != boom {
+		t.Errorf("got %q, %d, %v; want \"\", 4, boom", sum, n, err)
+	}
+	// Data and io.EOF in one call: the data counts.
+	sum, n, err = digest.Reader(iotest.DataErrReader(strings.NewReader("abc")))
+	if sum != hexSum([]byte("abc")) || n != 3 || err != nil {
+		t.Errorf("data with EOF: got %q, %d, %v", sum, n, err)
+	}
+}
