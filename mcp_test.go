@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -302,47 +304,42 @@ func TestMCPInspector(t *testing.T) {
 func TestMCPStdioNobody(t *testing.T) { asNobody(t, "TestMCPStdio") }
 
 // TestMCPStdioHugeMessage: a 100 MiB message is not read whole: act mcp
-// ends the session after 8 MiB of it, promptly and having planned nothing.
+// answers it with an error once it has seen its end, having kept at most
+// 8 MiB of it and planned nothing, and the session goes on.
 func TestMCPStdioHugeMessage(t *testing.T) {
 	s := newMCPSession(t)
-	c := exec.Command(s.act, "--home", s.state, "mcp")
-	c.Env = s.env()
-	in, err := c.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
+	r := startRawMCP(t, s)
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := r.next(t, "initialize"); m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
 	}
-	var stderr bytes.Buffer
-	c.Stderr = &stderr
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// Written beside, so that an act mcp that stops reading fails the
+	// test rather than blocking it.
 	go func() {
-		in.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"act_validate","arguments":{"descriptor":"`))
+		io.WriteString(r.in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"act_validate","arguments":{"descriptor":"`)
 		chunk := bytes.Repeat([]byte("a"), 1<<20)
 		for i := 0; i < 100; i++ {
-			if _, err := in.Write(chunk); err != nil {
-				return // act mcp stopped reading: what this test wants
+			if _, err := r.in.Write(chunk); err != nil {
+				return
 			}
 		}
-		in.Write([]byte("\"}}}\n"))
-		in.Close()
+		io.WriteString(r.in, "\"}}}\n")
 	}()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatalf("act mcp took a 100 MiB message and exited 0\n%s", stderr.String())
-		}
-		if !strings.Contains(stderr.String(), "maximum line length") {
-			t.Errorf("act mcp: %v\n%s", err, stderr.String())
-		}
-		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > 96<<10 {
-			t.Errorf("act mcp peaked at %d MiB for a message it refused", ru.Maxrss>>10)
-		}
-	case <-time.After(30 * time.Second):
-		c.Process.Kill()
-		t.Fatal("act mcp still reads a 100 MiB message after 30 s")
+	wantError(t, r.next(t, "a 100 MiB message"), "a 100 MiB message", -32600, nil)
+	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	if m := r.next(t, "tools/list"); m["id"] != float64(3) || m["result"] == nil {
+		t.Fatalf("tools/list after a 100 MiB message: %v", m)
+	}
+	r.in.Close()
+	if err := r.c.Wait(); err != nil {
+		t.Fatalf("act mcp: %v\n%s", err, r.stderr.String())
+	}
+	if !strings.Contains(r.stderr.String(), "longer than 8 MiB") {
+		t.Errorf("act mcp logged nothing of the refused message:\n%s", r.stderr.String())
+	}
+	if ru, ok := r.c.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > 96<<10 {
+		t.Errorf("act mcp peaked at %d MiB for a message it refused", ru.Maxrss>>10)
 	}
 	// Nothing is left in plans/: no plan, and the plan directory the
 	// server made ahead is removed as it ends.
@@ -355,3 +352,133 @@ func TestMCPStdioHugeMessage(t *testing.T) {
 // value as a number when it can, and a hex id such as 854751e358967319
 // looks like one.
 func idArg(key, id string) string { return key + "=" + strconv.Quote(id) }
+
+// rawMCP is a session with `act mcp` spoken line by line, as a client
+// with a bug in it would.
+type rawMCP struct {
+	c      *exec.Cmd
+	in     io.WriteCloser
+	lines  chan []byte
+	stderr bytes.Buffer
+}
+
+func startRawMCP(t *testing.T, s *mcpSession) *rawMCP {
+	t.Helper()
+	r := &rawMCP{c: exec.Command(s.act, "--home", s.state, "mcp"), lines: make(chan []byte, 16)}
+	r.c.Env = s.env()
+	r.c.Stderr = &r.stderr
+	var err error
+	if r.in, err = r.c.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(r.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			r.lines <- append([]byte(nil), sc.Bytes()...)
+		}
+	}()
+	t.Cleanup(func() {
+		r.in.Close()
+		r.c.Process.Kill()
+		r.c.Wait()
+	})
+	return r
+}
+
+func (r *rawMCP) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
+		t.Fatalf("write %.80q: %v\nstderr:\n%s", line, err, r.stderr.String())
+	}
+}
+
+// next is the next message act mcp writes; the session must still be
+// there to write it.
+func (r *rawMCP) next(t *testing.T, after string) map[string]any {
+	t.Helper()
+	select {
+	case b, ok := <-r.lines:
+		if !ok {
+			r.c.Wait()
+			t.Fatalf("act mcp ended the session after %.80q: %v\nstderr:\n%s", after, r.c.ProcessState, r.stderr.String())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("act mcp wrote %q after %.80q: %v", b, after, err)
+		}
+		return m
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no answer to %.80q in 2 minutes\nstderr:\n%s", after, r.stderr.String())
+	}
+	return nil
+}
+
+// wantError checks that m is a JSON-RPC error answer of code to id.
+func wantError(t *testing.T, m map[string]any, after string, code int, id any) {
+	t.Helper()
+	e, _ := m["error"].(map[string]any)
+	if m["jsonrpc"] != "2.0" || e == nil || e["code"] != float64(code) || m["id"] != id || e["message"] == "" {
+		t.Errorf("answer to %.80q: %v; want error %d with id %v", after, m, code, id)
+	}
+}
+
+// TestMCPStdioBadFrames: a line that is not JSON, or JSON that is not a
+// JSON-RPC message, or one too big, is answered with a JSON-RPC error and
+// the session goes on: the next request is answered.
+func TestMCPStdioBadFrames(t *testing.T) {
+	s := newMCPSession(t)
+	r := startRawMCP(t, s)
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := r.next(t, "initialize"); m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, c := range []struct {
+		line string
+		code int
+		id   any
+	}{
+		{"this is not json", -32700, nil},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/li`, -32700, nil},
+		{`[]`, -32600, nil},
+		{`[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`, -32600, nil},
+		{`42`, -32600, nil},
+		{`"tools/list"`, -32600, nil},
+		{`null`, -32600, nil},
+		{`{}`, -32600, nil},
+		{`{"jsonrpc":"1.0","id":4,"method":"tools/list"}`, -32600, float64(4)},
+		{`{"jsonrpc":"2.0","id":"five"}`, -32600, "five"},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list"}`, -32600, nil},
+		{`{"jsonrpc":"2.0","id":6,"method":"tools/list"} {"jsonrpc":"2.0","id":7,"method":"tools/list"}`, -32700, nil},
+		{"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"\r", -32700, nil},
+	} {
+		r.send(t, c.line)
+		wantError(t, r.next(t, c.line), c.line, c.code, c.id)
+	}
+	// A line longer than 8 MiB is skipped to its end, not read whole.
+	huge := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"act_validate","arguments":{"descriptor":"` + strings.Repeat("a", 9<<20) + `"}}}`
+	r.send(t, huge)
+	wantError(t, r.next(t, "a 9 MiB line"), "a 9 MiB line", -32600, nil)
+	// Blank lines are nothing, and a CRLF line is a line.
+	r.send(t, "")
+	r.send(t, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/list\"}\r")
+	m := r.next(t, "tools/list")
+	res, _ := m["result"].(map[string]any)
+	tools, _ := res["tools"].([]any)
+	if m["id"] != float64(10) || len(tools) != 6 {
+		t.Fatalf("tools/list after the bad frames: %v", m)
+	}
+	r.in.Close()
+	if err := r.c.Wait(); err != nil {
+		t.Errorf("act mcp after the client closed: %v\n%s", err, r.stderr.String())
+	}
+}

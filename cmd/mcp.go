@@ -47,7 +47,8 @@ import (
 
 // mcpMaxFrame bounds one inbound JSON-RPC message of `act mcp`: a
 // descriptor of document.MaxSize bytes fits even as a JSON string of
-// escapes; a bigger message ends the session unread.
+// escapes; a longer line is skipped unkept and answered with an error
+// (mcp_stdio.go).
 const mcpMaxFrame = 8 << 20
 
 // mcpMaxDiff caps the unified diff act_plan returns (each file's diff is
@@ -101,7 +102,11 @@ EXAMPLES:
 			env.planDirs = plan.NewSpareDirs(home)
 			defer env.planDirs.Close()
 			s := newMCPServer(env)
-			err := s.Run(c.Context, &mcp.StdioTransport{MaxLineLength: mcpMaxFrame})
+			out := env.rawOut
+			if out == nil {
+				out = env.Stdio.Out
+			}
+			err := s.Run(c.Context, newMCPTransport(env.Stdio.In, out, env.Stdio.Err))
 			if err != nil && !errors.Is(err, context.Canceled) && !isEOF(err) {
 				return fmt.Errorf("mcp: %w", err)
 			}
@@ -289,7 +294,7 @@ func (s *mcpServer) answer(tool string, res *result, success string, err error) 
 		line += " plan " + res.PlanID
 	}
 	io.WriteString(s.env.Stdio.Err, line+": "+out.Status+"\n")
-	return &mcp.CallToolResult{IsError: code != 0 && out.Status != "queued"}, out, nil
+	return &mcp.CallToolResult{IsError: code != outcome.OK.Code && out.Status != outcome.Queued.Status}, out, nil
 }
 
 // home is the state dir of this server.
@@ -351,8 +356,8 @@ func (s *mcpServer) checkDescriptor(ctx context.Context, res *result, v any, act
 func (s *mcpServer) validate(ctx context.Context, _ *mcp.CallToolRequest, in descriptorInput) (*mcp.CallToolResult, toolOutput, error) {
 	res := &result{}
 	_, err := s.checkDescriptor(ctx, res, in.Descriptor, false)
-	r, out, err := s.answer("act_validate", res, "valid", err)
-	if out.ExitCode == 0 {
+	r, out, err := s.answer("act_validate", res, outcome.Valid.Status, err)
+	if out.ExitCode == outcome.OK.Code {
 		out.Next = "act_plan this descriptor"
 	}
 	return r, out, err
@@ -366,7 +371,7 @@ func (s *mcpServer) plan(ctx context.Context, _ *mcp.CallToolRequest, in descrip
 	if err == nil {
 		p, err = planChecked(ctx, s.env, res, ck)
 	}
-	r, out, err := s.answer("act_plan", res, "planned", err)
+	r, out, err := s.answer("act_plan", res, outcome.Planned.Status, err)
 	if p != nil {
 		home, _ := s.home()
 		out.Diff, out.DiffCut = planDiff(home.Root, p)
@@ -419,16 +424,16 @@ func (s *mcpServer) apply(ctx context.Context, _ *mcp.CallToolRequest, in planID
 		// a person is queued, never promoted.
 		out, err = promoteSaved(ctx, res, g, p, planLocator(p), gate.Approval{}, nil, nil)
 	}
-	success := "succeeded"
+	success := outcome.Succeeded.Status
 	if err == nil && out.AlreadyApplied {
-		success = "already_applied"
+		success = outcome.AlreadyApplied.Status
 	}
 	r, o, err := s.answer("act_apply", res, success, err)
 	switch {
-	case o.Status == "queued":
+	case o.Status == outcome.Queued.Status:
 		o.State = string(lifecycle.Pending)
 		o.Next = fmt.Sprintf("a person must confirm this at their terminal: act apply %s --confirm (you cannot); check with act_status", p.ID)
-	case o.ExitCode == 0 && p != nil:
+	case o.ExitCode == outcome.OK.Code && p != nil:
 		o.State = string(lifecycle.Applied)
 		o.Next = fmt.Sprintf("act_rollback with action_id %s undoes it", p.ActionID)
 	}
@@ -514,7 +519,7 @@ func (s *mcpServer) status(ctx context.Context, _ *mcp.CallToolRequest, in statu
 func (s *mcpServer) rollback(ctx context.Context, _ *mcp.CallToolRequest, in actionIDInput) (*mcp.CallToolResult, toolOutput, error) {
 	res := &result{ActionID: in.ActionID}
 	if !actionIDRE.MatchString(in.ActionID) {
-		return s.answer("act_rollback", res, "rolled_back", fmt.Errorf("%q is not an action id (a UUID): %w", in.ActionID, plan.ErrNotFound))
+		return s.answer("act_rollback", res, outcome.RolledBack.Status, fmt.Errorf("%q is not an action id (a UUID): %w", in.ActionID, plan.ErrNotFound))
 	}
 	pol, err := s.env.loadPolicy(res)
 	var out *rollback.Outcome
@@ -533,8 +538,8 @@ func (s *mcpServer) rollback(ctx context.Context, _ *mcp.CallToolRequest, in act
 	if out != nil && out.Action != nil {
 		res.PlanID, res.ActionType, res.Changes = out.Action.PlanID, out.Action.ActionType, out.Action.Changes
 	}
-	r, o, err := s.answer("act_rollback", res, "rolled_back", err)
-	if o.ExitCode == 0 {
+	r, o, err := s.answer("act_rollback", res, outcome.RolledBack.Status, err)
+	if o.ExitCode == outcome.OK.Code {
 		o.State = string(lifecycle.RolledBack)
 	}
 	return r, o, err

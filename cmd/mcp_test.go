@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -576,5 +577,77 @@ func TestMCPNobody(t *testing.T) {
 	}
 	if n := strings.Count(string(out), "\n--- PASS: TestMCP"); n != 5 {
 		t.Fatalf("as nobody, %d of 5 tests passed:\n%s", n, out)
+	}
+}
+
+// frameRecorder is standard output that records each Write and notices
+// two at once.
+type frameRecorder struct {
+	mu      sync.Mutex
+	frames  []string
+	busy    atomic.Int32
+	overlap atomic.Bool
+	wrote   chan struct{}
+}
+
+func (r *frameRecorder) Write(p []byte) (int, error) {
+	if r.busy.Add(1) > 1 {
+		r.overlap.Store(true)
+	}
+	for range 3 {
+		runtime.Gosched() // let another writer in, if anything would
+	}
+	r.mu.Lock()
+	r.frames = append(r.frames, string(p))
+	r.mu.Unlock()
+	r.busy.Add(-1)
+	r.wrote <- struct{}{}
+	return len(p), nil
+}
+
+// TestMCPFramesWhole: the errors the framing writes for bad lines and the
+// SDK's answers share standard output, one whole frame per Write, never two
+// at once.
+func TestMCPFramesWhole(t *testing.T) {
+	f := newMCPFixture(t)
+	inR, inW := io.Pipe()
+	out := &frameRecorder{wrote: make(chan struct{}, 1024)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- newMCPServer(f.env).Run(ctx, newMCPTransport(inR, out, io.Discard)) }()
+	const n = 100
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	b.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\"}\nnot json %d\n", i, i)
+	}
+	go io.WriteString(inW, b.String())
+	for range 1 + 2*n {
+		<-out.wrote
+	}
+	inW.Close()
+	if err := <-done; err != nil && !isEOF(err) {
+		t.Errorf("Run: %v", err)
+	}
+	if out.overlap.Load() {
+		t.Error("two frames were written at once")
+	}
+	results, parseErrors := 0, 0
+	for _, fr := range out.frames {
+		var m map[string]any
+		if !strings.HasSuffix(fr, "\n") || strings.Count(fr, "\n") != 1 || json.Unmarshal([]byte(fr), &m) != nil {
+			t.Fatalf("not one whole frame: %.200q", fr)
+		}
+		switch {
+		case m["result"] != nil:
+			results++
+		case m["error"].(map[string]any)["code"] == float64(-32700):
+			parseErrors++
+		}
+	}
+	if results != 1+n || parseErrors != n {
+		t.Errorf("%d results and %d parse errors, want %d and %d", results, parseErrors, 1+n, n)
 	}
 }
