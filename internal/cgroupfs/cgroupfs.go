@@ -82,8 +82,11 @@ func mountedAt(mountinfo, fstype, ctl, path string) string {
 		if ctl != "" && (len(qf) < 3 || !slices.Contains(strings.Split(qf[2], ","), ctl)) {
 			continue
 		}
+		// Rel, not a prefix test: path is cleaned first (a cgroup outside
+		// the namespace's root reads "/../x"). A name may itself start
+		// with "..": only a ".." element leaves the mount.
 		rel, err := filepath.Rel(pf[3], path)
-		if err != nil || strings.HasPrefix(rel, "..") {
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 			continue
 		}
 		return filepath.Join(pf[4], rel)

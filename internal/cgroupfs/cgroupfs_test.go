@@ -16,6 +16,13 @@ func TestDirs(t *testing.T) {
 		{hybrid, "4:memory:/x\n", "memory", "/sys/fs/cgroup/memory/x"},
 		{hybrid, "5:pids:/x\n", "pids", ""},
 		{"36 30 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", "0::/a\n", "", ""},
+		// A cgroup whose name starts with "..": inside the mount, not above it.
+		{unified, "0::/..a/b\n", "", "/sys/fs/cgroup/..a/b"},
+		// A cgroup mounted from a root below the hierarchy's: one above that
+		// root is not in the mount, one beside it neither.
+		{"37 30 0:26 /a /c rw - cgroup2 cgroup2 rw\n", "0::/a/x\n", "", "/c/x"},
+		{"37 30 0:26 /a /c rw - cgroup2 cgroup2 rw\n", "0::/b\n", "", ""},
+		{"37 30 0:26 /a /c rw - cgroup2 cgroup2 rw\n", "0::/ab\n", "", ""},
 	} {
 		if got := Dirs(c.pc, c.mi)[c.ctl]; got != c.want {
 			t.Errorf("Dirs(%q, %q)[%q] = %q, want %q", c.pc, c.mi, c.ctl, got, c.want)
