@@ -88,10 +88,24 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		if err != nil {
 			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
-		pre, err := g.BeforePlan(ctx, ck.d, digest, true)
+		var pre *gate.PrePlan
+		p, pre, err = planWith(ctx, env, res, ck, true)
 		switch {
+		case err != nil && pre != nil && pre.Applied == nil && pre.Reuse == nil:
+			// Another act may have promoted this very action meanwhile,
+			// so that the tree no longer plans: promote once answers.
+			if a, perr := promotedNow(ctx, state.Dir{Root: home}, ck.d.ActionID, digest); perr != nil || a != nil {
+				if perr == nil {
+					return alreadyApplied(env, res, a)
+				}
+				var probs problem.List
+				if errors.As(perr, &probs) {
+					return env.finish(res, outcome.Succeeded.Status, withPositions(ck, perr), nil)
+				}
+			}
+			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		case err != nil:
-			return env.finish(res, outcome.Succeeded.Status, withPositions(ck, err), nil)
+			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		case pre.Applied != nil:
 			return alreadyApplied(env, res, pre.Applied)
 		case pre.Reuse != nil:
@@ -99,21 +113,6 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			fillPlan(res, p)
 			res.Warnings = append(res.Warnings, jsonProblem{Rule: "apply.reused-plan", Message: fmt.Sprintf(
 				"promoting plan %s, made of this same descriptor at %s, instead of planning it again", p.ID, p.CreatedAt.UTC().Format(time.RFC3339))})
-		default:
-			if p, err = buildPlan(ctx, env, res, ck, g, nil); err != nil {
-				// Another act may have promoted this very action meanwhile,
-				// so that the tree no longer plans: promote once answers.
-				if a, perr := promotedNow(ctx, state.Dir{Root: home}, ck.d.ActionID, digest); perr != nil || a != nil {
-					if perr == nil {
-						return alreadyApplied(env, res, a)
-					}
-					var probs problem.List
-					if errors.As(perr, &probs) {
-						return env.finish(res, outcome.Succeeded.Status, withPositions(ck, perr), nil)
-					}
-				}
-				return env.finish(res, outcome.Succeeded.Status, err, nil)
-			}
 		}
 		// A read that changes nothing prints only what it read. In a
 		// terminal the plan is shown once it is known whether a person

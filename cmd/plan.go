@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,29 +61,11 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, er
 	return res, p, err
 }
 
-// planChecked is plan after the checks: the gate's rules before a dry run,
-// the dry run, and the warnings a later apply will answer for. The CLI and
-// the MCP server both plan through it.
+// planChecked is plan after the checks: the gate's sequence (gate.Plan,
+// its check overlapping the dry run), and the warnings a later apply will
+// answer for. The CLI and the MCP server both plan through it.
 func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan.Plan, error) {
-	g := env.gate(ck.pol)
-	_, digest, err := ck.canonical()
-	if err != nil {
-		return nil, err
-	}
-	// The gate's check before a dry run (promote once, cooldown, the
-	// sandbox's max_runs) overlaps the making of the plan's directory and
-	// layer, the operations on the layer and the sandbox's mounts; no
-	// command runs and no request is sent before it has passed
-	// (plan.Options.Ready).
-	var pre *gate.PrePlan
-	before := make(chan error, 1)
-	go func() {
-		var err error
-		pre, err = g.BeforePlan(ctx, ck.d, digest, false)
-		before <- err
-	}()
-	ready := sync.OnceValue(func() error { return withPositions(ck, <-before) })
-	p, err := buildPlan(ctx, env, res, ck, g, ready)
+	p, pre, err := planWith(ctx, env, res, ck, false)
 	if err != nil {
 		return nil, err
 	}
@@ -94,51 +75,35 @@ func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan
 	return p, nil
 }
 
-// buildPlan dry-runs a checked descriptor, grading its changes with the
-// gate's risk assessment, and records the outcome with the gate: a saved
-// plan for reuse, or a refusal a later attempt must answer for.
-//
-// ready, if not nil, is the caller's last check before anything runs
-// (plan.Options.Ready).
-func buildPlan(ctx context.Context, env *Env, res *result, ck *checked, g *gate.Gate, ready func() error) (*plan.Plan, error) {
+// planWith runs the gate's plan sequence for a checked descriptor, with
+// what this process made ahead (a sandbox, a plan directory) as its
+// overlap; reuse is gate.Plan's. Its problems are placed in the
+// descriptor.
+func planWith(ctx context.Context, env *Env, res *result, ck *checked, reuse bool) (*plan.Plan, *gate.PrePlan, error) {
 	canon, digest, err := ck.canonical()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	p, err := plan.Build(ctx, ck.d, plan.Options{
+	p, pre, err := env.gate(ck.pol).Plan(ctx, ck.d, plan.Options{
 		StateDir:  ck.stateDir,
 		Policy:    ck.pol,
-		Decision:  ck.decision,
 		File:      res.File,
 		Now:       env.Now,
 		NewID:     env.NewID,
 		Host:      plan.DefaultHost(),
-		Assess:    g.Assessor(ck.d),
 		Homes:     []string{env.homeDir(), env.UserHome()},
-		Warm:      ck.warm,
 		Canonical: canon,
 		Digest:    digest,
-		Ready:     ready,
-		PlanDir:   env.planDirs.Take,
-		Ran:       func() { env.spare.refill(ck.d) },
-		Record:    func(p *plan.Plan) error { return g.Planned(ctx, p) },
-	})
+		Ahead:     plan.Ahead{Warm: ck.warm, Dirs: env.planDirs, Refill: func() { env.spare.refill(ck.d) }},
+	}, reuse)
 	if err != nil {
-		if ready != nil {
-			// The gate's own refusal comes first, as if it had been
-			// checked before the plan began.
-			if rerr := ready(); rerr != nil {
-				return nil, rerr
-			}
-		}
-		if rerr := g.Refused(ctx, ck.d, digest, err); rerr != nil {
-			return nil, rerr
-		}
-		return nil, withPositions(ck, err)
+		return nil, pre, withPositions(ck, err)
 	}
-	fillPlan(res, p)
-	res.Warnings = locate(ck.doc, res.Warnings)
-	return p, nil
+	if p != nil {
+		fillPlan(res, p)
+		res.Warnings = locate(ck.doc, res.Warnings)
+	}
+	return p, pre, nil
 }
 
 // withPositions gives the problems of a failed plan their place in the

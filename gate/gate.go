@@ -261,6 +261,14 @@ func (g *Gate) Refused(ctx context.Context, d *descriptors.Descriptor, digest st
 	})
 }
 
+// refusedPlan records a dry run's refusal err (Refused) and returns it.
+func (g *Gate) refusedPlan(ctx context.Context, d *descriptors.Descriptor, digest string, err error) error {
+	if rerr := g.Refused(ctx, d, digest, err); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
 // Blocked records that d (digest its canonical digest) was refused at
 // validation, before any plan: a static rule failed (exit 3) or the host
 // policy blocked it (exit 4); dec is the policy's decision, nil when the
@@ -322,20 +330,63 @@ func (g *Gate) Planned(ctx context.Context, p *plan.Plan) error {
 	})
 }
 
-// Assessor returns the hook plan.Build calls on the dry run's changes:
-// act's own risk assessment, and the policy's decision with the stricter
-// of the declared and the assessed risk. A block stops the plan (exit 4)
-// before it is saved.
-func (g *Gate) Assessor(d *descriptors.Descriptor) plan.AssessFunc {
-	return func(changes []diff.Change) (plan.Assessment, error) {
-		r := Assess(d, changes, g.riskRules())
-		dec := g.decide(d, r, changes)
-		a := plan.Assessment{RiskAssessed: string(r.Assessed), RiskReasons: r.Reasons, Decision: dec}
-		if len(dec.Blocked) > 0 {
-			return a, dec.Blocked
-		}
-		return a, nil
+// assess grades a draft's changes: act's own risk assessment, and the
+// policy's decision with the stricter of the declared and the assessed
+// risk. A block (exit 4) is the error.
+func (g *Gate) assess(d *descriptors.Descriptor, changes []diff.Change) (plan.Assessment, error) {
+	r := Assess(d, changes, g.riskRules())
+	dec := g.decide(d, r, changes)
+	a := plan.Assessment{RiskAssessed: string(r.Assessed), RiskReasons: r.Reasons, Decision: dec}
+	if len(dec.Blocked) > 0 {
+		return a, dec.Blocked
 	}
+	return a, nil
+}
+
+// Plan is the gate's whole sequence for a dry run of d, in order:
+//
+//  1. check: BeforePlan (promote once, cooldown, max_runs). With reuse
+//     (act apply DESCRIPTOR) it runs first, and may answer without a dry
+//     run (PrePlan.Applied, PrePlan.Reuse); without, it runs beside the
+//     dry run (plan.Ahead.Check), and no command runs and no request is
+//     sent before it has passed;
+//  2. dry run: a draft (plan.DryRun);
+//  3. assess: act's risk and the policy's decision, from the draft's
+//     changes; a block discards the draft;
+//  4. save and record: the plan is saved with its planned record, both
+//     or neither.
+//
+// A refusal at any step is recorded (docs/lifecycle.md). opts.Digest must
+// be set; opts.Ahead.Check is the gate's own.
+func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Options, reuse bool) (*plan.Plan, *PrePlan, error) {
+	var pre *PrePlan
+	before := func() (err error) {
+		pre, err = g.BeforePlan(ctx, d, opts.Digest, reuse)
+		return err
+	}
+	if reuse {
+		if err := before(); err != nil || pre.Applied != nil || pre.Reuse != nil {
+			return nil, pre, err
+		}
+	} else {
+		opts.Ahead.Check = plan.StartCheck(before)
+	}
+	dr, err := plan.DryRun(ctx, d, opts)
+	if err != nil {
+		// The gate's own refusal comes first, as if it had been checked
+		// before the dry run began.
+		if cerr := opts.Ahead.Check.Wait(); cerr != nil {
+			return nil, pre, cerr
+		}
+		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
+	}
+	a, err := g.assess(d, dr.Changes)
+	if err != nil {
+		dr.Discard()
+		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
+	}
+	p, err := dr.Save(a, func(p *plan.Plan) error { return g.Planned(ctx, p) })
+	return p, pre, err
 }
 
 // decide is the policy's decision on d now, its risk the stricter of the

@@ -621,7 +621,7 @@ func runAttack(t *testing.T, c attackCase, who, dir, other string, pol *policy.P
 	}
 	start := time.Now()
 	p, err := Build(context.Background(), d, Options{
-		Warm:     w0,
+		Ahead:    Ahead{Warm: w0},
 		StateDir: stateDir, Policy: pol, Decision: dec, File: "d.yaml", Homes: []string{w.home},
 		Now:   func() time.Time { return buildNow },
 		NewID: func() string { return buildID },

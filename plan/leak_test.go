@@ -79,7 +79,7 @@ operation: {argv: [sh, -c, ` + js(script) + `], workdir: ` + scope + `}
 	}
 	pol.AllowedRoots = []string{base}
 	return Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, buildNow),
-		File: "d.yaml", Now: func() time.Time { return buildNow }, Ready: ready})
+		File: "d.yaml", Now: func() time.Time { return buildNow }, Ahead: Ahead{Check: StartCheck(ready)}})
 }
 
 // noPlansLeft fails t if base/state holds any plan, whole or part-made.

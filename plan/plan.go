@@ -20,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/act-project/act/descriptors"
@@ -87,17 +86,13 @@ type Plan struct {
 // max_changes.
 const RuleTooManyChanges = "plan.too-many-changes"
 
-// An Assessment is what [Options.Assess] says of a dry run's changes:
-// act's risk grading and the policy's decision with it.
+// An Assessment is what the gate says of a draft's changes before it is
+// saved: act's risk grading and the policy's decision with it.
 type Assessment struct {
 	RiskAssessed string
 	RiskReasons  []string
 	Decision     policy.Decision
 }
-
-// An AssessFunc grades a dry run's changes; an error (a policy block)
-// stops the plan before it is saved.
-type AssessFunc func(changes []diff.Change) (Assessment, error)
 
 // NeedsSandbox reports whether d runs any command: COMMAND_EXECUTION,
 // PACKAGE_* (in any step) or verification.
@@ -121,11 +116,13 @@ func NeedsSandbox(d *descriptors.Descriptor) bool {
 	return walk(d.ActionType, d.Steps)
 }
 
-// Options are what Build needs besides the descriptor.
+// Options are what a dry run needs besides the descriptor.
 type Options struct {
 	// StateDir is act's state directory; plans go in <StateDir>/plans.
 	StateDir string
 	Policy   *policy.Policy
+	// Decision is the policy's decision Build records; the gate's
+	// sequence records its own assessment instead (Draft.Save).
 	Decision policy.Decision
 	// File is the descriptor's name, recorded in the plan.
 	File string
@@ -133,82 +130,171 @@ type Options struct {
 	// NewID returns a fresh plan id; nil means random.
 	NewID func() string
 	Host  Host
-	// Assess, if set, grades the changes before the plan is saved; its
-	// decision replaces Decision.
-	Assess AssessFunc
 	// Homes are the user's home directories ($HOME and the passwd
 	// entry's), whose credential stores the sandbox hides.
 	Homes []string
-	// Warm, if not nil, is a sandbox the caller started beside its checks
-	// (isolate.Prestart); the first command runs in it if it suits. The
-	// caller closes it.
-	Warm *Warm
 	// Canonical and Digest, if set, are Canonical(d), which the caller
 	// has computed already.
 	Canonical json.RawMessage
 	Digest    string
-	// Ran, if set, is called once the dry run's operations (and their
-	// commands) have run, before the diff and the save.
-	Ran func()
-	// Ready, if set, is the caller's last check, waited for once before
-	// the first operation whose effect reaches beyond the plan's layer (a
-	// network request; a command, whose sandbox mounts meanwhile) or,
-	// without one, after the operations on the layer: it overlaps the
-	// making of the plan's directory and layer and the sandbox's mounts.
-	// An error stops the plan; nothing outside the layer has been done.
-	Ready func() error
-	// PlanDir, if set, returns a temporary plan directory made ahead
-	// (SpareDirs.Take) under <StateDir>/plans for a plan of the scope
-	// roots scopes, holding a "layer" directory with at most those scope
-	// roots copied up; "" makes Build create its own.
-	PlanDir func(plans string, scopes []string) string
-	// Record, if set, records the finished plan (the gate's audit record)
-	// beside its save; the plan is moved into place only if both
-	// succeed, so that no saved plan lacks its record.
-	Record func(*Plan) error
+	// Ahead is what the dry run overlaps with its own work.
+	Ahead Ahead
 }
 
-// Build runs docs/lifecycle.md steps 2–7 for an already validated descriptor whose
-// policy decision is not blocked. Its errors are a problem.List of layer
-// Precondition (exit 5) or Rejected (exit 6), or an ordinary error.
+// Ahead is the one mechanism by which a plan overlaps its own work with
+// what its caller started ahead (docs/lifecycle.md, "Overlaps"): the
+// gate's check, a sandbox and a plan directory made ahead, and the making
+// of the next ones once this plan's commands ran. The zero Ahead overlaps
+// nothing.
+type Ahead struct {
+	// Check, if not nil, is the gate's check before a dry run, running
+	// beside it: waited for before the first operation whose effect
+	// reaches beyond the plan's layer (a network request; a command, whose
+	// sandbox mounts meanwhile) or, without one, after the operations on
+	// the layer. A failed check stops the plan; nothing outside the layer
+	// has been done.
+	Check *Check
+	// Warm, if not nil, is a sandbox started ahead (isolate.Prestart); the
+	// first command runs in it if it suits. The caller closes it.
+	Warm *Warm
+	// Dirs, if not nil, hands out a plan directory made ahead for the
+	// plan's scope roots.
+	Dirs Spares
+	// Refill, if not nil, is called once the dry run's operations (and
+	// their commands) have run: the caller makes the next spares then.
+	Refill func()
+}
+
+// Spares hands out a temporary plan directory made ahead under plans for a
+// plan of the scope roots scopes, holding a "layer" directory with at most
+// those scope roots copied up; "" when it has none that suits
+// (SpareDirs).
+type Spares interface {
+	Take(plans string, scopes []string) string
+}
+
+// A Check is a caller's check that runs beside a plan's work and is
+// waited for before anything reaches beyond the plan's layer.
+type Check struct {
+	done chan struct{}
+	err  error
+}
+
+// StartCheck runs f now, beside the caller; a nil f is no check.
+func StartCheck(f func() error) *Check {
+	if f == nil {
+		return nil
+	}
+	c := &Check{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.err = f()
+	}()
+	return c
+}
+
+// Wait waits for the check and returns its outcome; a nil Check passes.
+func (c *Check) Wait() error {
+	if c == nil {
+		return nil
+	}
+	<-c.done
+	return c.err
+}
+
+// A Draft is a dry run that passed every check of the plan stage but is
+// not saved yet: its changes await the gate's assessment, then Save (or
+// Discard, which removes its directory and layer).
+type Draft struct {
+	// Changes are the layer's changes with their pre-images.
+	Changes []diff.Change
+	d       *descriptors.Descriptor
+	opts    Options
+	id, tmp string
+	canon   json.RawMessage
+	digest  string
+	now     time.Time
+	ops     *OpsResult
+	extra   diff.Extra
+	warns   []problem.Problem
+}
+
+// Build is DryRun and Save with opts.Decision as the assessment: a plan
+// of the plan stage alone, which the gate's sequence (gate.Plan) does not
+// use.
 func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan, error) {
-	now := opts.Now()
-	if probs := CheckPreconditions(d, opts.Host, now, opts.Policy.IdlePeriod); len(probs) > 0 {
+	dr, err := DryRun(ctx, d, opts)
+	if err != nil {
+		return nil, err
+	}
+	return dr.Save(Assessment{Decision: opts.Decision}, nil)
+}
+
+// DryRun runs docs/lifecycle.md steps 2–6 for an already validated
+// descriptor whose policy decision is not blocked: the preconditions, the
+// operations into a layer in a plan directory, the diff and the checks of
+// its changes. Its errors are a problem.List of layer Precondition (exit 5)
+// or Rejected (exit 6), or an ordinary error; nothing is left behind then.
+func DryRun(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Draft, error) {
+	dr := &Draft{d: d, opts: opts, now: opts.Now()}
+	if probs := CheckPreconditions(d, opts.Host, dr.now, opts.Policy.IdlePeriod); len(probs) > 0 {
 		return nil, probs
 	}
-	canon, digest := opts.Canonical, opts.Digest
-	var err error
-	if digest == "" {
-		if canon, digest, err = Canonical(d); err != nil {
+	dr.canon, dr.digest = opts.Canonical, opts.Digest
+	if dr.digest == "" {
+		var err error
+		if dr.canon, dr.digest, err = Canonical(d); err != nil {
 			return nil, err
 		}
 	}
-	id := newID(opts.NewID)
-	plans := state.Dir{Root: opts.StateDir}.Plans()
-	tmp := ""
-	if opts.PlanDir != nil {
-		tmp = opts.PlanDir(plans, d.Scope.Filesystem.Paths)
+	dr.id = newID(opts.NewID)
+	if err := dr.makeDir(); err != nil {
+		return nil, err
 	}
-	if tmp == "" {
-		if err := os.MkdirAll(plans, 0o700); err != nil {
-			return nil, fmt.Errorf("create plan directory: %w", err)
-		}
-		if tmp, err = os.MkdirTemp(plans, ".tmp-"+id+"-"); err != nil {
-			return nil, fmt.Errorf("create plan directory: %w", err)
+	if err := dr.run(ctx); err != nil {
+		dr.Discard()
+		return nil, err
+	}
+	if err := dr.diff(); err != nil {
+		dr.Discard()
+		return nil, err
+	}
+	return dr, nil
+}
+
+// makeDir takes a plan directory made ahead, or makes one.
+func (dr *Draft) makeDir() error {
+	plans := state.Dir{Root: dr.opts.StateDir}.Plans()
+	if dr.opts.Ahead.Dirs != nil {
+		if dr.tmp = dr.opts.Ahead.Dirs.Take(plans, dr.d.Scope.Filesystem.Paths); dr.tmp != "" {
+			return nil
 		}
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			sandbox.RemoveAll(tmp) // a command may have left 000 or 555 directories
-		}
-	}()
-	layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(tmp, state.LayerName))
-	// Ready is called before the first operation whose effect reaches
-	// beyond the layer: a network request, or a command, whose sandbox
-	// mounts meanwhile (isolate.Spec.Before). Operations on the layer may
-	// come first; a plan without such an operation calls it after them.
-	ready := onceErr(opts.Ready)
+	if err := os.MkdirAll(plans, 0o700); err != nil {
+		return fmt.Errorf("create plan directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(plans, ".tmp-"+dr.id+"-")
+	if err != nil {
+		return fmt.Errorf("create plan directory: %w", err)
+	}
+	dr.tmp = tmp
+	return nil
+}
+
+// layer is the draft's copy-on-write layer over the real tree.
+func (dr *Draft) layer() *sandbox.LayerSystem {
+	return sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(dr.tmp, state.LayerName))
+}
+
+// run carries out the operations into the layer, commands in the sandbox.
+func (dr *Draft) run(ctx context.Context) error {
+	d, opts, layer := dr.d, dr.opts, dr.layer()
+	// The check is waited for before the first operation whose effect
+	// reaches beyond the layer: a network request, or a command, whose
+	// sandbox mounts meanwhile (isolate.Spec.Before). Operations on the
+	// layer may come first; a plan without such an operation waits after
+	// them.
+	ready := opts.Ahead.Check.Wait
 	runOpts := RunOptions{
 		Ready:   ready,
 		Fetch:   HTTPFetcher{Allowed: opts.Policy.HostAllowed, Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
@@ -220,13 +306,13 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		// probing ahead would build a whole extra sandbox per act process.
 		runOpts.Exec = &sandboxCommander{
 			before: ready,
-			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(tmp, "work"),
+			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, "work"),
 			network:  d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
 			loopback: opts.Policy.Sandbox.Loopback,
 			hide:     HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths),
 			pii:      opts.Policy.Redact.PII,
 			limits:   limits(d),
-			warm:     opts.Warm,
+			warm:     opts.Ahead.Warm,
 		}
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
@@ -234,61 +320,96 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 		err = ready()
 	}
 	if runOpts.Exec != nil {
-		sandbox.RemoveAll(filepath.Join(tmp, "work"))
+		sandbox.RemoveAll(filepath.Join(dr.tmp, "work"))
 	}
-	if opts.Ran != nil {
-		opts.Ran()
+	if opts.Ahead.Refill != nil {
+		opts.Ahead.Refill()
 	}
 	if err != nil {
-		return nil, opProblems(err)
+		return opProblems(err)
 	}
+	dr.ops = res
+	return nil
+}
+
+// diff diffs the layer against the real tree and checks the changes.
+func (dr *Draft) diff() error {
+	d, opts, layer := dr.d, dr.opts, dr.layer()
 	// Extended attributes a command set are not promoted: dropped from
 	// the layer before the diff (which does not show them).
 	if err := dropXattrs(layer.UpperDir()); err != nil {
-		return nil, fmt.Errorf("the layer's extended attributes: %w", err)
+		return fmt.Errorf("the layer's extended attributes: %w", err)
 	}
 	// The diff reads every file of the layer (below the scope paths, where
 	// all of it is): it sums the layer's size too.
 	changes, extra, err := diff.CompareExtra(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{})
 	if err != nil {
-		return nil, fmt.Errorf("diff the layer: %w", err)
+		return fmt.Errorf("diff the layer: %w", err)
 	}
-	layerBytes := extra.LayerBytes
 	rejected, warnings := CheckChanges(d, changes, opts.Policy)
 	if len(rejected) == 0 {
 		rejected = checkPromotable(changes, opts.StateDir)
 	}
-	if limit := d.Resources.MaxDiskMB << 20; layerBytes > limit {
+	if limit := d.Resources.MaxDiskMB << 20; extra.LayerBytes > limit {
 		rejected = append(rejected, problem.Problem{
 			Rule: "resources.disk-cap-exceeded", Field: "resources.max_disk_mb", Layer: problem.Rejected,
-			Message: fmt.Sprintf("the dry run wrote %d bytes, more than max_disk_mb %d (%d bytes)", layerBytes, d.Resources.MaxDiskMB, limit),
+			Message: fmt.Sprintf("the dry run wrote %d bytes, more than max_disk_mb %d (%d bytes)", extra.LayerBytes, d.Resources.MaxDiskMB, limit),
 		})
 	}
 	if len(rejected) > 0 {
-		return nil, rejected
+		return rejected
 	}
-	var assessed Assessment
-	if opts.Assess != nil {
-		if assessed, err = opts.Assess(changes); err != nil {
-			return nil, err
-		}
-		opts.Decision = assessed.Decision
+	if changes == nil {
+		changes = []diff.Change{}
 	}
+	dr.Changes, dr.extra, dr.warns = changes, extra, warnings
+	return nil
+}
+
+// Discard removes the draft's directory and layer.
+func (dr *Draft) Discard() {
+	if dr.tmp != "" {
+		sandbox.RemoveAll(dr.tmp) // a command may have left 000 or 555 directories
+		dr.tmp = ""
+	}
+}
+
+// Save saves the draft as a plan, graded by a, atomically: record, if not
+// nil, records the plan (the gate's audit record) beside the writing of
+// plan.json, and the plan is moved into place only if both succeed, so
+// that no saved plan lacks its record. On an error the draft is discarded.
+func (dr *Draft) Save(a Assessment, record func(*Plan) error) (*Plan, error) {
+	p, err := dr.plan(a)
+	if err == nil {
+		err = save(dr.tmp, state.Dir{Root: dr.opts.StateDir}.Plans(), p, record)
+	}
+	if err != nil {
+		dr.Discard()
+		return nil, err
+	}
+	dr.tmp = "" // renamed into place: the plan's now
+	rememberExtra(p, dr.extra)
+	return p, nil
+}
+
+// plan is the record of the draft, graded by a.
+func (dr *Draft) plan(a Assessment) (*Plan, error) {
+	d := dr.d
 	roots, err := ScopeRootIDs(d.Scope.Filesystem.Paths)
 	if err != nil {
 		return nil, fmt.Errorf("scope roots: %w", err)
 	}
-	stored, redacted := atRest(canon)
+	stored, redacted := atRest(dr.canon)
 	p := &Plan{
-		ID: id, ActionID: d.ActionID, DescriptorDigest: digest, Descriptor: stored,
-		File: opts.File, ActionType: string(d.ActionType), RiskLevel: string(d.RiskLevel),
-		CreatedAt: now.UTC(), State: lifecycle.Planned,
-		Mode: string(opts.Decision.Mode), ModeSource: opts.Decision.Source, Reason: opts.Decision.Reason,
-		Changes: changes, Warnings: warnings, LayerBytes: layerBytes,
-		RiskAssessed: assessed.RiskAssessed, RiskReasons: assessed.RiskReasons, ScopeRoots: roots,
+		ID: dr.id, ActionID: d.ActionID, DescriptorDigest: dr.digest, Descriptor: stored,
+		File: dr.opts.File, ActionType: string(d.ActionType), RiskLevel: string(d.RiskLevel),
+		CreatedAt: dr.now.UTC(), State: lifecycle.Planned,
+		Mode: string(a.Decision.Mode), ModeSource: a.Decision.Source, Reason: a.Decision.Reason,
+		Changes: dr.Changes, Warnings: dr.warns, LayerBytes: dr.extra.LayerBytes,
+		RiskAssessed: a.RiskAssessed, RiskReasons: a.RiskReasons, ScopeRoots: roots,
 		Scope: d.Scope.Filesystem.Paths,
 	}
-	if res != nil {
+	if res := dr.ops; res != nil {
 		p.Read = res.Read
 		p.Fetched = res.Fetched
 		p.Commands = res.Commands
@@ -301,17 +422,9 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 	if redacted {
 		p.StoredDescriptorDigest = sha256Hex(stored)
 	}
-	if p.Changes == nil {
-		p.Changes = []diff.Change{}
-	}
 	if p.Warnings == nil {
 		p.Warnings = []problem.Problem{}
 	}
-	if err := save(tmp, plans, p, opts.Record); err != nil {
-		return nil, err
-	}
-	rememberExtra(p, extra)
-	committed = true
 	return p, nil
 }
 
@@ -346,15 +459,6 @@ func CheckChanges(d *descriptors.Descriptor, changes []diff.Change, pol *policy.
 // RuleOutsideScope: a change outside every scope path of the descriptor
 // (only a saved plan edited after its dry run can hold one).
 const RuleOutsideScope = "plan.outside-scope"
-
-// onceErr returns f wrapped to run once: every call returns its first
-// call's result (nil for a nil f).
-func onceErr(f func() error) func() error {
-	if f == nil {
-		return func() error { return nil }
-	}
-	return sync.OnceValue(f)
-}
 
 // opProblems turns operation errors into a Rejected problem list.
 func opProblems(err error) error {

@@ -78,7 +78,8 @@ type buildEnv struct {
 	root, s, stateDir string
 	before            map[string]mxNode
 	pol               *policy.Policy
-	// ready and record are Options.Ready and Options.Record.
+	// ready is the check Build waits for (Ahead.Check), record the
+	// record the plan is saved with (Draft.Save), planDir the spares.
 	ready   func() error
 	record  func(*Plan) error
 	planDir func(string, []string) string
@@ -107,10 +108,9 @@ func (e *buildEnv) build(t *testing.T, d *descriptors.Descriptor) (*Plan, error)
 	if len(dec.Blocked) > 0 {
 		t.Fatalf("the policy blocks the test descriptor: %v", dec.Blocked)
 	}
-	p, err := Build(context.Background(), d, Options{
+	opts := Options{
 		StateDir: e.stateDir,
 		Policy:   e.pol,
-		Decision: dec,
 		File:     "d.yaml",
 		Now:      func() time.Time { return buildNow },
 		NewID:    func() string { return buildID },
@@ -119,10 +119,19 @@ func (e *buildEnv) build(t *testing.T, d *descriptors.Descriptor) (*Plan, error)
 			NetworkAvailable: func() (bool, error) { return false, nil },
 			LastInput:        func() (time.Time, bool) { return time.Time{}, false },
 		},
-		Ready:   e.ready,
-		Record:  e.record,
-		PlanDir: e.planDir,
-	})
+	}
+	if e.ready != nil {
+		opts.Ahead.Check = StartCheck(e.ready)
+	}
+	if e.planDir != nil {
+		opts.Ahead.Dirs = spareFunc(e.planDir)
+	}
+	// As the gate's sequence does: a draft, then its save with the record.
+	var p *Plan
+	dr, err := DryRun(context.Background(), d, opts)
+	if err == nil {
+		p, err = dr.Save(Assessment{Decision: dec}, e.record)
+	}
 	if d := cmp.Diff(e.before, mxSnapshot(t, e.root)); d != "" {
 		t.Errorf("Build touched the real tree (-before +after):\n%s", d)
 	}
@@ -542,3 +551,8 @@ func TestBuildReadyCommandNobody(t *testing.T) {
 	mustDo(t, os.Chown(base, 65534, 65534))
 	runAsNobody(t, dir, "TestBuildReadyCommand", leakEnv+"="+base)
 }
+
+// spareFunc is a plan.Spares of a function.
+type spareFunc func(plans string, scopes []string) string
+
+func (f spareFunc) Take(plans string, scopes []string) string { return f(plans, scopes) }
