@@ -128,9 +128,3 @@ func (e ends) help() string {
 	}
 	return b.String()
 }
-
-// ExitCodes returns the outcome of each exit code, for documentation.
-func ExitCodes() []outcome.Outcome { return outcome.Codes() }
-
-// LayerExit returns the exit code of a problem layer, for documentation.
-func LayerExit(l problem.Layer) int { return outcome.ForLayer(l).Code }

@@ -3,16 +3,10 @@
 // --json) and decides the exit code.
 //
 // It is the only package that imports urfave/cli or lipgloss, reads os.Args
-// or the environment, prompts, or chooses exit codes. Exit codes are decided
-// in exactly one place, [exitCode], from the table of docs/exit-codes.md:
-//
-//	0 success
-//	1 error: I/O, internal, environment, invalid policy file
-//	2 usage: bad flags or arguments, unknown command
-//	3 invalid descriptor: parse, schema or rule
-//	4 blocked by policy
-//
-// Later commands add 5–9.
+// or the environment, prompts, or chooses exit codes. An error becomes an
+// outcome, and so an exit code and a --json status, in exactly one place,
+// [outcomeOf], from the one table of internal/outcome (docs/exit-codes.md).
+// Each command's EXIT STATUS help is rendered from that table too.
 package cmd
 
 import (

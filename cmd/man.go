@@ -1,9 +1,13 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/internal/outcome"
 )
 
 func newManCommand(env *Env) *cli.Command {
@@ -30,8 +34,38 @@ EXAMPLES:
 	}
 }
 
-// ManPage renders the manual page of app.
-func ManPage(app *cli.App) (string, error) { return app.ToManWithSection(1) }
+// ManPage renders the manual page of app, with an EXIT STATUS section
+// made from the table and each command's help.
+func ManPage(app *cli.App) (string, error) {
+	page, err := app.ToManWithSection(1)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString(page)
+	b.WriteString("\n.SH EXIT STATUS\n")
+	for _, o := range outcome.Codes() {
+		fmt.Fprintf(&b, ".TP\n\\fB%d\\fP\n%s\n", o.Code, roffLine(o.Meaning))
+	}
+	b.WriteString(".PP\nEach command ends with:\n")
+	for _, c := range app.VisibleCommands() {
+		_, sec, ok := strings.Cut(c.Description, "EXIT STATUS:\n")
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(&b, ".TP\n\\fB%s\\fP\n%s\n", c.Name, roffLine(strings.Join(strings.Fields(sec), " ")))
+	}
+	return b.String(), nil
+}
+
+// roffLine is text as one line of roff: no request, no escape.
+func roffLine(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\e`)
+	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
+		s = `\&` + s
+	}
+	return s
+}
 
 // NewApp returns act's command tree, for documentation made from it.
 func NewApp() *cli.App {

@@ -108,7 +108,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 	if env.json {
 		writeJSON(env.Stdio.Out, res)
 	} else {
-		if human != nil && code == 0 {
+		if human != nil && code == outcome.OK.Code {
 			// One write for the whole report, not one per line: a plan
 			// of many changes prints thousands of lines.
 			bw := bufio.NewWriter(env.Stdio.Out)
@@ -138,7 +138,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 			}
 		}
 	}
-	if code == 0 {
+	if code == outcome.OK.Code {
 		return nil
 	}
 	return &rendered{o}
