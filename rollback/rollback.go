@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +26,10 @@ import (
 // (docs/promotion.md), all or nothing, journaled like apply. A path changed since the
 // apply is a Conflict (exit 8) unless opts.Force, which saves the current
 // version first (Outcome.Action.Saved). An unknown id is
-// [plan.ErrNotFound].
+// [plan.ErrNotFound]. Its steps, each refusing before anything is
+// touched: the action's record and its plan (planOf), what changed since
+// the apply (drifted), directories gone from under it (goneDirs), the
+// apply's backups (lostBackups); then the journaled commit.
 func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Outcome, error) {
 	out, unlock, err := lockAndRecover(ctx, home, opts.Now)
 	if err != nil {
@@ -41,8 +45,40 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 		return out, problem.List{conflict(RuleAlreadyRolled, "action_id",
 			"action %s was already rolled back at %s", id, a.RolledBackAt.UTC().Format(time.RFC3339))}
 	}
-	changed := map[string]string{}
-	var probs problem.List
+	changed, probs, err := drifted(a)
+	if err != nil {
+		return out, err
+	}
+	p, err := planOf(home, a)
+	if err != nil {
+		return out, err
+	}
+	for _, check := range []func() (problem.List, error){
+		func() (problem.List, error) { return goneDirs(a, p, changed) },
+		func() (problem.List, error) { return lostBackups(a) },
+	} {
+		if refused, err := check(); err != nil {
+			return out, err
+		} else if len(refused) > 0 {
+			return out, refused
+		}
+	}
+	if len(probs) > 0 && !opts.Force {
+		return out, probs
+	}
+	out.Action, err = commitRollback(home, a, p, changed, opts)
+	if out.Action == nil {
+		out.Action = a
+	}
+	return out, err
+}
+
+// drifted lists what changed since the apply: each path no longer as the
+// apply left it, and each entry in a directory the apply created that it
+// did not create (the rollback removes that directory: whatever it holds
+// now is drift like an edited file).
+func drifted(a *Action) (changed map[string]string, probs problem.List, err error) {
+	changed = map[string]string{}
 	retype := retyped(a.Changes)
 	for _, c := range a.Changes {
 		if c.Kind == diff.Delete && retype[c.Path] {
@@ -50,46 +86,62 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 		}
 		why, err := after(c).mismatch(c.Path)
 		if err != nil {
-			return out, err
+			return nil, nil, err
 		}
 		if why != "" {
 			changed[c.Path] = why
 			probs = append(probs, conflict(RuleTargetChanged, c.Path, "%s changed since the apply: %s; nothing was rolled back (rollback --force --confirm restores anyway, saving the current version)", c.Path, why))
 		}
 	}
-	// A directory the apply created is removed by the rollback: whatever
-	// it holds now that the apply did not create was put there since, and
-	// is drift like an edited file.
 	added, err := addedEntries(a.Changes, changed)
 	if err != nil {
-		return out, err
+		return nil, nil, err
 	}
 	for _, d := range added {
 		changed[d.dir] = d.why
 		probs = append(probs, conflict(RuleTargetChanged, d.dir, "%s was not created by the apply: %s; nothing was rolled back (rollback --force --confirm saves it first, then rolls back)", d.dir, d.why))
 	}
-	// Nothing can be put back into a directory that is gone, forced or
-	// not.
+	return changed, probs, nil
+}
+
+// planOf loads the plan a promoted, its facts set again from its
+// descriptor (plan.Rebind), and checks that the action record's changes
+// are that plan's: the record lives in the state directory, and a
+// rollback, which needs no confirmation, must put back only what the
+// reviewed plan changed (docs/lifecycle.md, "What apply trusts").
+func planOf(home state.Dir, a *Action) (*plan.Plan, error) {
 	p, err := plan.Load(home.Root, a.PlanID)
 	if errors.Is(err, plan.ErrNotFound) {
-		return out, problem.List{conflict(RuleBackupChanged, "action_id", "the plan and backups of action %s are gone: act gc removes them past the policy's retention (audit.retain_days); it can no longer be rolled back", a.ActionID)}
+		return nil, problem.List{conflict(RuleBackupChanged, "action_id", "the plan and backups of action %s are gone: act gc removes them past the policy's retention (audit.retain_days); it can no longer be rolled back", a.ActionID)}
 	}
 	if err != nil {
-		return out, err
+		return nil, err
+	}
+	if p.ActionID != a.ActionID {
+		return nil, fmt.Errorf("action %s: its record names plan %s, which is of action %s", a.ActionID, p.ID, p.ActionID)
 	}
 	if _, err := p.Rebind(); err != nil {
-		return out, err
+		return nil, err
 	}
+	if (len(p.Changes) > 0 || len(a.Changes) > 0) && !reflect.DeepEqual(p.Changes, a.Changes) {
+		return nil, problem.List{conflict(RuleBackupChanged, "action_id", "the record of action %s no longer lists the changes of its plan %s; nothing was rolled back", a.ActionID, p.ID)}
+	}
+	return p, nil
+}
+
+// goneDirs refuses a rollback into directories that are gone, forced or
+// not: a scope root that moved, a parent of a change removed, or a
+// directory the apply only changed the mode of that is no longer one
+// (there is nothing to set back, and what is there now is not the
+// rollback's to replace).
+func goneDirs(a *Action, p *plan.Plan, changed map[string]string) (problem.List, error) {
 	if moved := scopeMoved(p, "the apply"); len(moved) > 0 {
-		return out, moved
+		return moved, nil
 	}
 	gone, err := goneParents(a.Changes, p.Scope)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	// A directory the apply only changed the mode of is set back, not
-	// restored: if it is no longer a directory, there is nothing to set
-	// back, and what is there now is not the rollback's to replace.
 	only := chmodOnly(a.Ops)
 	for p, why := range changed {
 		if only[p] {
@@ -99,16 +151,17 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 		}
 	}
 	slices.SortFunc(gone, func(a, b goneDir) int { return strings.Compare(a.dir, b.dir) })
-	if len(gone) > 0 {
-		probs = nil
-		for _, g := range gone {
-			probs = append(probs, conflict(RuleTargetChanged, g.dir, "%s changed since the apply: %s; nothing was rolled back (make the directory again, then roll back)", g.dir, g.why))
-		}
-		return out, probs
+	var probs problem.List
+	for _, g := range gone {
+		probs = append(probs, conflict(RuleTargetChanged, g.dir, "%s changed since the apply: %s; nothing was rolled back (make the directory again, then roll back)", g.dir, g.why))
 	}
-	// What the rollback puts back comes from the apply's backups: each must
-	// still be the pre-image the plan recorded, checked before anything
-	// is touched.
+	return probs, nil
+}
+
+// lostBackups checks the apply's backups, where what the rollback puts
+// back comes from: each must still be the pre-image the plan recorded,
+// checked before anything is touched.
+func lostBackups(a *Action) (problem.List, error) {
 	var restores []Op
 	for _, ap := range a.Ops {
 		if ap.Backup != "" && (ap.Kind == OpPut || ap.Kind == OpRemove) {
@@ -121,26 +174,28 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 	var lost problem.List
 	for i, k := range kept {
 		if k.err != nil {
-			return out, k.err
+			return nil, k.err
 		}
 		if k.why != "" {
 			p := restores[i].Path
 			lost = append(lost, conflict(RuleBackupChanged, p, "the apply's backup of %s (%s) no longer holds what %s was: %s; nothing was rolled back", p, restores[i].Backup, p, k.why))
 		}
 	}
-	if len(lost) > 0 {
-		return out, lost
-	}
-	if len(probs) > 0 && !opts.Force {
-		return out, probs
-	}
+	return lost, nil
+}
+
+// commitRollback saves what changed since the apply (a forced rollback),
+// then undoes the apply's ops, journaled: a failure part-way is undone, a
+// crash recovered; the action record, then the audit record, say it was
+// rolled back.
+func commitRollback(home state.Dir, a *Action, p *plan.Plan, changed map[string]string, opts Options) (*Action, error) {
 	saves, err := saveOps(home, a, changed)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
 	ops, err := rollbackOps(home, a)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
 	keep := make([]int, len(saves))
 	for i := range saves {
@@ -153,18 +208,19 @@ func Rollback(ctx context.Context, home state.Dir, id string, opts Options) (*Ou
 		if errors.As(err, &rev) {
 			removeJournal(jpath)
 		}
-		return out, err
+		return nil, err
 	}
-	if out.Action, err = finishPlan(home, b, p, opts.Now(), true); err != nil {
-		return out, err
+	done, err := finishPlan(home, b, p, opts.Now(), true)
+	if err != nil {
+		return nil, err
 	}
 	if opts.Record != nil {
-		if err := opts.Record(out.Action, false); err != nil {
-			return out, err // the journal stays: recovery finishes and records it
+		if err := opts.Record(done, false); err != nil {
+			return done, err // the journal stays: recovery finishes and records it
 		}
 		crashPoint()
 	}
-	return out, removeJournal(jpath)
+	return done, removeJournal(jpath)
 }
 
 func rollbackJournal(home state.Dir, id string) string {
