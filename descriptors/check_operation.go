@@ -25,6 +25,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/act-project/act/internal/pathglob"
 )
 
 // A node is the descriptor or one of its steps, with what the rules need.
@@ -276,9 +278,9 @@ func (c *checker) checkMove(opf func(...string) []string, op FileMoveOp) {
 	switch {
 	case op.From == op.To:
 		c.add("move.same-path", opf("to"), "from and to are the same path %q", op.To)
-	case strings.HasPrefix(op.To, op.From+"/") || op.From == "/":
+	case pathglob.Within(op.To, op.From):
 		c.add("move.nested", opf("to"), "%q lies inside %q, the path being moved", op.To, op.From)
-	case strings.HasPrefix(op.From, op.To+"/") || op.To == "/":
+	case pathglob.Within(op.From, op.To):
 		c.add("move.nested", opf("to"), "%q would replace %q, a directory holding the path being moved", op.To, op.From)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/overlay"
 	"github.com/act-project/act/internal/parallel"
+	"github.com/act-project/act/internal/pathglob"
 )
 
 // Tree is the real tree as Compare reads it. Paths are absolute and clean;
@@ -124,7 +125,7 @@ func cleanRoots(roots []string) ([]string, error) {
 	slices.SortFunc(rs, comparePaths)
 	var out []string
 	for _, r := range rs {
-		if n := len(out); n > 0 && (out[n-1] == r || out[n-1] == "/" || strings.HasPrefix(r, out[n-1]+"/")) {
+		if n := len(out); n > 0 && pathglob.Within(r, out[n-1]) {
 			continue
 		}
 		out = append(out, r)

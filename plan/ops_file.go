@@ -284,7 +284,7 @@ func (r *runner) fileMove(f []string, op descriptors.FileMoveOp) error {
 	switch {
 	case from == to:
 		return opErr("op.move-into-itself", tf, op.To, nil, "%q and %q are the same path %q", op.From, op.To, to)
-	case strings.HasPrefix(to, from+"/") || from == "/":
+	case pathglob.Within(to, from):
 		return opErr("op.move-into-itself", tf, op.To, nil, "%q lies inside %q, the path being moved", to, from)
 	}
 	if err := r.parentDir(tf, op.To, to); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/plan"
 )
 
@@ -67,7 +68,7 @@ func (d *dirs) close() {
 // an op moved or removed the entry at path.
 func (d *dirs) forget(path string) {
 	for k, fd := range d.fds {
-		if k == path || strings.HasPrefix(k, path+"/") {
+		if pathglob.Within(k, path) {
 			unix.Close(fd)
 			delete(d.fds, k)
 		}
@@ -132,7 +133,7 @@ func (d *dirs) open(dir string) (int, error) {
 func (d *dirs) pinOf(dir string) plan.PathID {
 	var best plan.PathID
 	for _, p := range d.pins {
-		if (p.Path == "/" || dir == p.Path || strings.HasPrefix(dir, p.Path+"/")) && len(p.Path) >= len(best.Path) {
+		if pathglob.Within(dir, p.Path) && len(p.Path) >= len(best.Path) {
 			best = p
 		}
 	}

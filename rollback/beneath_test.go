@@ -1,10 +1,14 @@
 package rollback
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/plan"
 )
@@ -97,4 +101,38 @@ func TestPromotionRace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDirsWholeElements: the pin of a directory and the descriptors an op
+// drops compare whole path elements: /a/bc is not below /a/b, and / holds
+// everything.
+func TestDirsWholeElements(t *testing.T) {
+	d := newDirs([]plan.PathID{{Path: "/a/b", Ino: 1}, {Path: "/a", Ino: 2}})
+	for dir, want := range map[string]string{
+		"/a/b": "/a/b", "/a/b/c": "/a/b", "/a/bc": "/a", "/a": "/a", "/ab": "/", "/": "/",
+	} {
+		if got := d.pinOf(dir).Path; got != want {
+			t.Errorf("pinOf(%s) = %s, want %s", dir, got, want)
+		}
+	}
+	open := func(names ...string) {
+		for _, n := range names {
+			fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.fds[n] = fd
+		}
+	}
+	left := func() []string { return slices.Sorted(maps.Keys(d.fds)) }
+	open("/a", "/a/b", "/a/b/c", "/a/bc", "/ab")
+	d.forget("/a/b")
+	if got, want := left(), []string{"/a", "/a/bc", "/ab"}; !slices.Equal(got, want) {
+		t.Errorf("after forget(/a/b): %v, want %v", got, want)
+	}
+	d.forget("/")
+	if got := left(); len(got) != 0 {
+		t.Errorf("after forget(/): %v, want none", got)
+	}
+	d.close()
 }
