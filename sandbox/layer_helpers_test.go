@@ -321,6 +321,3 @@ func (s osSystem) Rename(from, to string) error {
 func (s osSystem) Chmod(p string, mode fs.FileMode) error {
 	return sandbox.RealSystem{}.Chmod(s.m(p), mode)
 }
-
-// copyTree is CopyTree, for the tests.
-func copyTree(from, to string) error { return sandbox.CopyTree(from, to) }

@@ -80,7 +80,7 @@ func TestLayerRandom(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			c := setup(t, prior{name: "random", lower: xdir})
 			cp := filepath.Join(tempDir(t), "copy")
-			if err := copyTree(c.r, cp); err != nil {
+			if err := sandbox.CopyTree(c.r, cp); err != nil {
 				t.Fatal(err)
 			}
 			real := osSystem{from: c.r, to: cp}

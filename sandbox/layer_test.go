@@ -234,7 +234,7 @@ func TestLayerMatrix(t *testing.T) {
 				}
 				c := setup(t, p)
 				cp := filepath.Join(tempDir(t), "copy")
-				if err := copyTree(c.r, cp); err != nil {
+				if err := sandbox.CopyTree(c.r, cp); err != nil {
 					t.Fatal(err)
 				}
 				real := osSystem{from: c.r, to: cp}
