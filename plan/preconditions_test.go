@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,12 +78,17 @@ func TestDefaultHost(t *testing.T) {
 }
 
 // TestPreconditionsSHA256 pins the sha256 precondition's messages: a
-// match, a mismatch, a missing path, a directory and a device, the last
-// two refused without being read.
+// match, a mismatch, a missing path, a directory, a device and a FIFO, the
+// last three refused without being read (a FIFO without a writer, at
+// once: act plan does not wait on it).
 func TestPreconditionsSHA256(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "f")
 	if err := os.WriteFile(f, []byte("abc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	const abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -93,6 +99,7 @@ func TestPreconditionsSHA256(t *testing.T) {
 		filepath.Join(dir, "g"):   zero,
 		dir:                       zero,
 		"/dev/null":               zero,
+		fifo:                      zero,
 		filepath.Join(f, "below"): zero,
 	}
 	var got []string
@@ -103,6 +110,7 @@ func TestPreconditionsSHA256(t *testing.T) {
 		"precondition.sha256-mismatch: /dev/null must have sha256 " + zero + ": it is not a regular file",
 		"precondition.sha256-mismatch: " + dir + " must have sha256 " + zero + ": it is not a regular file",
 		"precondition.sha256-mismatch: " + f + "/below must have sha256 " + zero + ": not a directory",
+		"precondition.sha256-mismatch: " + fifo + " must have sha256 " + zero + ": it is not a regular file",
 		"precondition.sha256-mismatch: " + dir + "/g must have sha256 " + zero + ": it does not exist",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -64,13 +64,19 @@ func File(name string) (string, error) {
 // RegularFile is [File] for a path that must be a regular file: what name
 // opens to is checked on the open descriptor, and anything else (a
 // directory, a device, a FIFO) is an *fs.PathError wrapping
-// [ErrNotRegular], never read.
+// [ErrNotRegular], never read. It opens with O_NONBLOCK, which a regular
+// file ignores, so that a FIFO without a writer is refused rather than
+// waited on forever.
 func RegularFile(name string) (string, error) {
 	return file(name, true)
 }
 
 func file(name string, regular bool) (string, error) {
-	fd, err := open(name)
+	flags := unix.O_RDONLY | unix.O_CLOEXEC
+	if regular {
+		flags |= unix.O_NONBLOCK
+	}
+	fd, err := open(name, flags)
 	if err != nil {
 		return "", &fs.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -88,9 +94,9 @@ func file(name string, regular bool) (string, error) {
 	return sum, err
 }
 
-func open(name string) (int, error) {
+func open(name string, flags int) (int, error) {
 	for {
-		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(name, flags, 0)
 		if err != unix.EINTR {
 			return fd, err
 		}

@@ -116,3 +116,17 @@ func TestReaderError(t *testing.T) {
 		t.Errorf("data with EOF: got %q, %d, %v", sum, n, err)
 	}
 }
+
+// TestRegularFileFIFO: a FIFO with no writer is refused at once, not
+// waited on: opening one for reading blocks until a writer comes, so a
+// precondition naming one would hang act plan.
+func TestRegularFileFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := digest.RegularFile(p)
+	if sum != "" || !errors.Is(err, digest.ErrNotRegular) {
+		t.Errorf("got %q, %v; want ErrNotRegular", sum, err)
+	}
+}
