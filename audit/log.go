@@ -388,58 +388,150 @@ func readLastLine(f io.ReaderAt, size int64) ([]byte, error) {
 // loadKey reads the key, or makes one for an empty log. keyID is the key
 // that signed the log's last record ("" when it has none).
 func (l *Log) loadKey(keyID string) error {
-	path := filepath.Join(l.dir, KeyFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		fi, serr := l.f.Stat()
-		if serr != nil {
-			return serr
-		}
-		if fi.Size() > 0 {
-			return fmt.Errorf("%w: %s", ErrKeyMissing, path)
-		}
-		_, priv, gerr := ed25519.GenerateKey(rand.Reader)
-		if gerr != nil {
-			return gerr
-		}
-		der, merr := x509.MarshalPKCS8PrivateKey(priv)
-		if merr != nil {
-			return merr
-		}
-		if err := atomicfile.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-			return err
-		}
-		b, err = os.ReadFile(path)
-	}
+	priv, err := readOrMakeKey(l.dir, keyID, func() (bool, error) {
+		fi, err := l.f.Stat()
+		return err == nil && fi.Size() == 0, err
+	})
 	if err != nil {
 		return err
-	}
-	blk, _ := pem.Decode(b)
-	if blk == nil || blk.Type != "PRIVATE KEY" {
-		return fmt.Errorf("audit key %s: not a PEM private key", path)
-	}
-	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
-	if err != nil {
-		return fmt.Errorf("audit key %s: %v", path, err)
-	}
-	priv, ok := k.(ed25519.PrivateKey)
-	if !ok {
-		return fmt.Errorf("audit key %s: not ed25519", path)
 	}
 	l.priv = priv
 	l.pub = priv.Public().(ed25519.PublicKey)
 	l.keyID = KeyID(l.pub)
-	if keyID != "" && keyID != l.keyID {
-		return fmt.Errorf("%w (key %s, records by %s)", ErrKeyChanged, l.keyID, keyID)
+	return nil
+}
+
+// EnsureKey makes the log directory dir and its signing key, unless
+// key.pub is there already: the first use of any audit command makes the
+// key, so that a person can pin it (act audit pubkey) before the first
+// record. It takes the writers' lock, as Open does, so concurrent first
+// uses agree on one key. It writes nothing when key.pub exists or the log
+// holds records, and never makes a key for a log that holds records
+// (ErrKeyMissing).
+func EnsureKey(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, PublicKeyFile)); err == nil {
+		return nil
 	}
-	pubPEM, err := PublicKeyPEM(l.pub)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	unlock, err := lockDir(dir)
 	if err != nil {
 		return err
 	}
-	if old, err := os.ReadFile(filepath.Join(l.dir, PublicKeyFile)); err != nil || !bytes.Equal(old, pubPEM) {
-		return atomicfile.WriteFile(filepath.Join(l.dir, PublicKeyFile), pubPEM, 0o644)
+	defer unlock()
+	fi, err := os.Stat(filepath.Join(dir, LogFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
-	return nil
+	if err == nil && fi.Size() > 0 {
+		// A log with records: its key.pub is Open's to rewrite, once it
+		// has checked the key against the records.
+		if _, err := os.Stat(filepath.Join(dir, KeyFile)); err != nil {
+			return fmt.Errorf("%w: %s", ErrKeyMissing, filepath.Join(dir, KeyFile))
+		}
+		return nil
+	}
+	_, err = readOrMakeKey(dir, "", func() (bool, error) { return true, nil })
+	return err
+}
+
+// readOrMakeKey reads dir's private key, or makes one when there is none
+// and empty says the log holds no record, and keeps key.pub in step with
+// it. keyID is the key that signed the log's last record ("" when it has
+// none): another key is ErrKeyChanged, and key.pub is left as it is. The
+// caller holds the writers' lock.
+func readOrMakeKey(dir, keyID string, empty func() (bool, error)) (ed25519.PrivateKey, error) {
+	path := filepath.Join(dir, KeyFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		ok, serr := empty()
+		if serr != nil {
+			return nil, serr
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrKeyMissing, path)
+		}
+		if err := makeKey(path); err != nil {
+			return nil, err
+		}
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	priv, err := parsePrivateKeyPEM(b)
+	if err != nil {
+		return nil, fmt.Errorf("audit key %s: %v", path, err)
+	}
+	pub := priv.Public().(ed25519.PublicKey)
+	if id := KeyID(pub); keyID != "" && keyID != id {
+		return nil, fmt.Errorf("%w (key %s, records by %s)", ErrKeyChanged, id, keyID)
+	}
+	pubPEM, err := PublicKeyPEM(pub)
+	if err != nil {
+		return nil, err
+	}
+	if old, err := os.ReadFile(filepath.Join(dir, PublicKeyFile)); err != nil || !bytes.Equal(old, pubPEM) {
+		if err := atomicfile.WriteFile(filepath.Join(dir, PublicKeyFile), pubPEM, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return priv, nil
+}
+
+// makeKey writes a new ed25519 key at path, mode 0600, crash-safely and
+// never over another: a temporary file written and synced, then linked
+// to path (link(2) fails where path exists, where rename would replace
+// it), then the directory synced. Where path exists already, the key
+// there stands.
+func makeKey(path string) error {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+KeyFile+".tmp-*") // mode 0600
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return atomicfile.SyncDir(dir)
+}
+
+// parsePrivateKeyPEM decodes a PKCS #8 PEM ed25519 private key.
+func parsePrivateKeyPEM(b []byte) (ed25519.PrivateKey, error) {
+	blk, _ := pem.Decode(b)
+	if blk == nil || blk.Type != "PRIVATE KEY" {
+		return nil, errors.New("not a PEM private key")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	priv, ok := k.(ed25519.PrivateKey)
+	if !ok {
+		return nil, errors.New("not ed25519")
+	}
+	return priv, nil
 }
 
 // KeyID is a public key's fingerprint: hex sha256 of its PKIX DER, as

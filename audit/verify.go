@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -107,16 +108,10 @@ func scan(dir string, opts VerifyOptions) (Report, *scanned, error) {
 	}
 	keyID := KeyID(pub)
 	r.KeyID = keyID
-	// The log and the checkpoint file are read together under a shared
-	// lock, so an append in between cannot make them disagree.
-	unlock := readLock(dir)
-	data, err := os.ReadFile(filepath.Join(dir, LogFile))
+	data, cpData, cpErr, err := readLog(dir)
 	if err != nil {
-		unlock()
 		return r, nil, fmt.Errorf("audit: %w", err)
 	}
-	cpData, cpErr := os.ReadFile(filepath.Join(dir, CheckpointFile))
-	unlock()
 	fail := func(seq int64, kind, format string, args ...any) (Report, *scanned, error) {
 		r.Problem = &Problem{Seq: seq, Kind: kind, Detail: fmt.Sprintf(format, args...)}
 		return r, nil, r.Problem
@@ -186,11 +181,7 @@ func scan(dir string, opts VerifyOptions) (Report, *scanned, error) {
 		return fail(0, Altered, "no readable checkpoint in the first record")
 	}
 	if r.Origin != "" {
-		vkey, err := note.NewEd25519VerifierKey(r.Origin, pub)
-		if err != nil {
-			return fail(0, Altered, "origin %q: %v", r.Origin, err)
-		}
-		if s.verif, err = note.NewVerifier(vkey); err != nil {
+		if s.verif, err = noteVerifier(r.Origin, pub); err != nil {
 			return fail(0, Altered, "origin %q: %v", r.Origin, err)
 		}
 	}
@@ -303,10 +294,18 @@ func scan(dir string, opts VerifyOptions) (Report, *scanned, error) {
 		}
 	}
 	if opts.Since != nil {
-		if s.verif == nil {
-			return fail(0, Truncated, "the log is empty; the saved checkpoint is not")
+		verif, origin := s.verif, r.Origin
+		if verif == nil {
+			// An empty log has no origin of its own yet: the saved
+			// checkpoint's, under this key.
+			if origin, err = sinceOrigin(opts.Since); err != nil {
+				return fail(0, Altered, "saved checkpoint: %v", err)
+			}
+			if verif, err = noteVerifier(origin, pub); err != nil {
+				return fail(0, Altered, "saved checkpoint: %v", err)
+			}
 		}
-		cp, err := openCheckpoint(string(opts.Since), s.verif, r.Origin)
+		cp, err := openCheckpoint(string(opts.Since), verif, origin)
 		if err == errUnknownKey {
 			return fail(0, UnknownKey, "the saved checkpoint is not signed by key %s: the log was re-signed", keyID)
 		}
@@ -316,18 +315,80 @@ func scan(dir string, opts VerifyOptions) (Report, *scanned, error) {
 		if cp.N > n {
 			return fail(n, Truncated, "the saved checkpoint has %d records, the log %d", cp.N, n)
 		}
-		root, _ := tlog.TreeHash(n, rf)
-		proof, err := tlog.ProveTree(n, cp.N, rf)
-		if err == nil {
-			err = tlog.CheckTree(proof, n, root, cp.N, cp.Hash)
-		}
-		if err != nil {
-			return fail(firstDiff(s, cp), Altered, "the log does not extend the saved checkpoint (size %d): rewritten", cp.N)
+		if cp.N == 0 {
+			// Every log extends the empty tree, whose hash is fixed.
+			if empty, _ := tlog.TreeHash(0, rf); cp.Hash != empty {
+				return fail(0, Altered, "the saved checkpoint of 0 records has the hash of another tree")
+			}
+		} else {
+			root, _ := tlog.TreeHash(n, rf)
+			proof, err := tlog.ProveTree(n, cp.N, rf)
+			if err == nil {
+				err = tlog.CheckTree(proof, n, root, cp.N, cp.Hash)
+			}
+			if err != nil {
+				return fail(firstDiff(s, cp), Altered, "the log does not extend the saved checkpoint (size %d): rewritten", cp.N)
+			}
 		}
 		r.Since = cp.N
 	}
 	r.OK = true
 	return r, s, nil
+}
+
+// readLog returns the log in dir and its checkpoint file as they were at
+// one moment: a whole prefix of the log, never a record half-appended, and
+// the checkpoint of that prefix. A log not made yet reads as empty.
+//
+// Under the shared lock, which no append holds at the same time, it opens
+// log.jsonl, takes its size and reads the checkpoint file; it reads the
+// log's bytes up to that size after the lock is released, so that an
+// append waits only for those three calls. The bytes before that size do
+// not change: an append writes after them, PruneBefore replaces the file
+// by a rename (the open file is the one measured), and only a torn last
+// line (no '\n') is trimmed in place. Where the prefix ends torn, it is
+// read again whole under the lock, so a torn line is reported only when
+// it is there.
+func readLog(dir string) (data, cp []byte, cpErr, err error) {
+	unlock := readLock(dir)
+	f, err := os.Open(filepath.Join(dir, LogFile))
+	var size int64
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f, err = nil, nil
+	case err == nil:
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			size = fi.Size()
+		}
+	}
+	if err == nil {
+		cp, cpErr = os.ReadFile(filepath.Join(dir, CheckpointFile))
+	}
+	unlock()
+	if f == nil || err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return nil, cp, cpErr, err
+	}
+	defer f.Close()
+	data = make([]byte, size)
+	_, err = io.ReadFull(io.NewSectionReader(f, 0, size), data)
+	if err == nil && (size == 0 || data[size-1] == '\n') {
+		return data, cp, cpErr, nil
+	}
+	// Torn at the moment measured: read it all under the lock.
+	defer readLock(dir)()
+	data, err = os.ReadFile(filepath.Join(dir, LogFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = nil, nil
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cp, cpErr = os.ReadFile(filepath.Join(dir, CheckpointFile))
+	return data, cp, cpErr, nil
 }
 
 // checkAgainst checks a signed checkpoint file against the scanned tree.
@@ -418,36 +479,86 @@ func Show(dir string, seq int64, opts VerifyOptions) (Shown, error) {
 }
 
 // CheckpointText returns the signed checkpoint of the log in dir as
-// verified by Verify.
+// verified by Verify. For a log with no record yet it signs, with the key
+// in dir, the checkpoint of the empty tree under [HostOrigin], the origin
+// the log's first record will carry on this host.
 func CheckpointText(dir string, opts VerifyOptions) (string, error) {
 	r, s, err := scan(dir, opts)
 	if err != nil {
 		return "", err
 	}
 	if r.Records == 0 {
-		return "", errors.New("audit: the log is empty")
+		return emptyCheckpoint(dir, HostOrigin())
 	}
 	return s.lines[r.Records-1].Checkpoint, nil
 }
 
-// Keys returns the public key (PEM) of the log in dir and, once the log
-// has a checkpoint naming its origin, its note verifier key ("" before).
+// emptyCheckpoint is the checkpoint of size 0 of the log in dir, signed
+// with its private key under origin.
+func emptyCheckpoint(dir, origin string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, KeyFile))
+	if err != nil {
+		return "", fmt.Errorf("audit: the signing key: %w", err)
+	}
+	priv, err := parsePrivateKeyPEM(b)
+	if err != nil {
+		return "", fmt.Errorf("audit key %s: %v", filepath.Join(dir, KeyFile), err)
+	}
+	l := &Log{origin: origin, priv: priv, pub: priv.Public().(ed25519.PublicKey)}
+	if err := l.initNote(); err != nil {
+		return "", err
+	}
+	empty, _ := tlog.TreeHash(0, nil)
+	return l.sign(0, empty)
+}
+
+// Keys returns the public key (PEM) of the log in dir and the note
+// verifier key of its checkpoints: under the origin of its checkpoint, or
+// for a log with no record yet under [HostOrigin], the origin its first
+// record will carry on this host.
 func Keys(dir string) (pubPEM []byte, noteKey string, err error) {
 	pubPEM, err = os.ReadFile(filepath.Join(dir, PublicKeyFile))
 	if err != nil {
-		return nil, "", fmt.Errorf("audit: no key yet: %w", err)
+		return nil, "", fmt.Errorf("audit: public key: %w", err)
 	}
 	pub, err := ParsePublicKeyPEM(pubPEM)
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("audit: public key %s: %v", filepath.Join(dir, PublicKeyFile), err)
 	}
-	cp, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
-	if err != nil {
+	var origin string
+	unlock := readLock(dir)
+	cp, cpErr := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	fi, logErr := os.Stat(filepath.Join(dir, LogFile))
+	unlock()
+	switch {
+	case cpErr == nil:
+		origin, _, _ = strings.Cut(string(cp), "\n")
+	case errors.Is(logErr, fs.ErrNotExist) || logErr == nil && fi.Size() == 0:
+		origin = HostOrigin()
+	default:
 		return pubPEM, "", nil
 	}
-	origin, _, _ := strings.Cut(string(cp), "\n")
 	noteKey, err = note.NewEd25519VerifierKey(origin, pub)
 	return pubPEM, noteKey, err
+}
+
+// noteVerifier is the note verifier of checkpoints of origin signed by pub.
+func noteVerifier(origin string, pub ed25519.PublicKey) (note.Verifier, error) {
+	vkey, err := note.NewEd25519VerifierKey(origin, pub)
+	if err != nil {
+		return nil, err
+	}
+	return note.NewVerifier(vkey)
+}
+
+// sinceOrigin is the origin line of a saved checkpoint, unverified.
+func sinceOrigin(text []byte) (string, error) {
+	i := bytes.Index(text, []byte("\n\n"))
+	if i < 0 {
+		return "", errors.New("malformed checkpoint")
+	}
+	c, err := parseCheckpointBody(string(text[:i+1]))
+	return c.Origin, err
 }
 
 // checkpointBody parses a signed checkpoint's body without checking its

@@ -15,16 +15,25 @@ import (
 )
 
 func newAuditCommand(env *Env) *cli.Command {
+	// dir is the log directory, its key made on first use (docs/audit.md),
+	// so that the key can be pinned before the first record.
 	dir := func() (string, error) {
 		d, err := env.stateDir()
-		return filepath.Join(d, "audit"), err
+		if err != nil {
+			return "", err
+		}
+		d = filepath.Join(d, "audit")
+		return d, audit.EnsureKey(d)
 	}
 	return &cli.Command{
 		Name:      "audit",
 		Usage:     "verify and inspect the signed audit log",
 		UsageText: "act audit verify|checkpoint|show|pubkey",
 		Description: `The audit log (<home>/audit, docs/audit.md) holds one signed record per
-   decision act made.
+   decision act made. Every audit command makes the log's signing key if
+   there is none yet, so the key can be printed and kept before the first
+   record; an empty log verifies as 0 records, and its checkpoint is the
+   signed one of size 0.
 
 EXAMPLES:
    act audit verify
@@ -47,11 +56,8 @@ EXAMPLES:
 						return usagef("audit verify takes no arguments")
 					}
 					res := &result{}
-					d, err := dir()
-					if err != nil {
-						return env.finish(res, "ok", err, nil)
-					}
 					var opts audit.VerifyOptions
+					var err error
 					if f := c.String("since"); f != "" {
 						if opts.Since, err = os.ReadFile(f); err != nil {
 							return env.finish(res, "ok", err, nil)
@@ -66,6 +72,18 @@ EXAMPLES:
 							return env.finish(res, "ok", fmt.Errorf("--key %s: %w", f, err), nil)
 						}
 					}
+					// With --key the log may be another's copy: nothing
+					// is made in it.
+					d, err := env.stateDir()
+					if err == nil {
+						d = filepath.Join(d, "audit")
+						if opts.PublicKey == nil {
+							d, err = dir()
+						}
+					}
+					if err != nil {
+						return env.finish(res, "ok", err, nil)
+					}
 					r, err := audit.Verify(d, opts)
 					res.Data = r
 					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
@@ -76,7 +94,7 @@ EXAMPLES:
 						if r.Pruned > 0 {
 							fmt.Fprintf(w, ", %d pruned through %s", r.Pruned, r.PrunedThrough.UTC().Format(time.RFC3339))
 						}
-						if r.Since > 0 {
+						if opts.Since != nil {
 							fmt.Fprintf(w, ", extends the saved checkpoint of %d records", r.Since)
 						}
 						fmt.Fprintln(w)
@@ -146,7 +164,7 @@ EXAMPLES:
 					}
 					pem, nk, err := audit.Keys(d)
 					if err == nil && c.Bool("note") && nk == "" {
-						err = fmt.Errorf("audit: the log has no checkpoint yet")
+						err = fmt.Errorf("audit: the log holds records but no checkpoint file: act audit verify says why")
 					}
 					res.Data = map[string]string{"public_key": string(pem), "note_key": nk}
 					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
