@@ -230,18 +230,13 @@ func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, 
 		res.Mode, res.ModeSource, res.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
 		res.Risk = &adm.Risk
 	}
-	var expired *gate.ExpiredError
+	// The gate's typed outcomes (expired, queued, reverted) carry their
+	// own exit code and status (outcome.Of).
 	var need *gate.ConfirmationRequired
-	var rev *rollback.RevertedError
 	var probs problem.List
 	switch {
-	case errors.As(err, &expired):
-		return nil, outcome.New(outcome.Expired, err)
 	case errors.As(err, &need):
 		res.Reason = strings.Join(need.Why, "; ")
-		return nil, outcome.New(queued(need), err)
-	case errors.As(err, &rev):
-		return out, outcome.New(outcome.Reverted, err)
 	case errors.As(err, &probs) && probs.Layer() != problem.Conflict:
 		// A block or a change list the descriptor does not allow: placed
 		// in the descriptor. A conflict is of the tree, not of it.

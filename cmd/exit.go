@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
@@ -57,15 +56,6 @@ func ruleOf(o outcome.Outcome) string {
 		return o.Rule
 	}
 	return outcome.Fail.Rule
-}
-
-// queued is the outcome of a confirmation the gate still needs: not given,
-// or given in a way the host's policy does not count.
-func queued(need *gate.ConfirmationRequired) outcome.Outcome {
-	if need.Rule() == outcome.NotAccepted.Rule {
-		return outcome.NotAccepted
-	}
-	return outcome.Queued
 }
 
 // ends declares the exit codes a command can end with, beyond 0; its help

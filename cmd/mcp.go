@@ -527,14 +527,6 @@ func (s *mcpServer) rollback(ctx context.Context, _ *mcp.CallToolRequest, in act
 		// Never forced, with no approval: forcing is a person's.
 		out, err = s.env.gate(pol).Rollback(ctx, in.ActionID, false, gate.Approval{}, nil, nil)
 	}
-	var need *gate.ConfirmationRequired
-	var rev *rollback.RevertedError
-	switch {
-	case errors.As(err, &need):
-		err = outcome.New(queued(need), err)
-	case errors.As(err, &rev):
-		err = outcome.New(outcome.Reverted, err)
-	}
 	if out != nil && out.Action != nil {
 		res.PlanID, res.ActionType, res.Changes = out.Action.PlanID, out.Action.ActionType, out.Action.Changes
 	}

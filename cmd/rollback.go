@@ -74,8 +74,8 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 	out, err := g.Rollback(ctx, id, force, ap, askPerson, env.progress("rolling back"))
 	var need *gate.ConfirmationRequired
 	if errors.As(err, &need) {
-		return env.finish(res, outcome.RolledBack.Status, outcome.New(queued(need), fmt.Errorf(
-			"rollback --force needs confirmation: add --confirm (%w)", err)), nil)
+		return env.finish(res, outcome.RolledBack.Status, fmt.Errorf(
+			"rollback --force needs confirmation: add --confirm (%w)", err), nil)
 	}
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
@@ -83,10 +83,6 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 			res.PlanID, res.ActionType = out.Action.PlanID, out.Action.ActionType
 			res.Changes = out.Action.Changes
 		}
-	}
-	var rev *rollback.RevertedError
-	if errors.As(err, &rev) {
-		err = outcome.New(outcome.Reverted, err)
 	}
 	if err == nil && len(out.Action.Saved) > 0 {
 		res.Data = map[string]any{"saved": out.Action.Saved}

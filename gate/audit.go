@@ -13,6 +13,7 @@ import (
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
@@ -209,13 +210,14 @@ func changeSummary(changes []diff.Change) *audit.Changes {
 }
 
 // refusalEvent is the record of a refused dry run of d.
-func refusalEvent(d *descriptors.Descriptor, digest string, code int, probs problem.List) audit.Event {
+func refusalEvent(d *descriptors.Descriptor, digest string, probs problem.List) audit.Event {
+	o := outcome.ForLayer(probs.Layer())
 	name := audit.EventRejected
-	if code == 4 {
+	if o == outcome.Blocked {
 		name = audit.EventValidateBlocked
 	}
-	ev := audit.Event{Name: name, ActionID: d.ActionID, DescriptorSHA256: digest, ExitCode: code,
-		Status: codeStatus[code], LogLevel: string(d.Audit.LogLevel),
+	ev := audit.Event{Name: name, ActionID: d.ActionID, DescriptorSHA256: digest, ExitCode: o.Code,
+		Status: o.Status, LogLevel: string(d.Audit.LogLevel),
 		Risk: &audit.Risk{Declared: string(d.RiskLevel)}}
 	for _, p := range probs {
 		ev.Rules = append(ev.Rules, p.Rule)

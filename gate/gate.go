@@ -20,6 +20,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
@@ -28,22 +29,22 @@ import (
 	"github.com/act-project/act/rollback"
 )
 
+// The rule ids of the gate's outcomes, from the one table
+// (internal/outcome).
+var (
+	RuleConfirmationRequired = outcome.Queued.Rule
+	RuleConfirmationVia      = outcome.NotAccepted.Rule
+	RuleExpired              = outcome.Expired.Rule
+	RuleReverted             = outcome.Reverted.Rule
+)
+
 // Rule ids the gate reports (docs/exit-codes.md).
 const (
-	// RuleConfirmationRequired: a person must confirm and has not (exit 7).
-	RuleConfirmationRequired = "confirm.required"
-	// RuleConfirmationVia: what was offered is not what the host's policy
-	// counts as a person's confirmation (exit 7).
-	RuleConfirmationVia = "confirm.not-accepted"
-	// RuleExpired: the plan outlived the policy's plan expiry (exit 8).
-	RuleExpired = "apply.expired"
 	// RuleDenied: a person denied the plan (exit 8).
 	RuleDenied = "apply.denied"
 	// RuleMaxRuns: the sandbox already ran the action id's commands
 	// sandbox.max_runs times (exit 4).
 	RuleMaxRuns = "sandbox.max-runs"
-	// RuleReverted: a promotion failed part-way and was undone (exit 1).
-	RuleReverted = "apply.reverted"
 )
 
 // Rules lists the rule ids of the gate, with their exit codes.
@@ -97,11 +98,15 @@ func (e *ConfirmationRequired) Error() string {
 }
 
 // Rule is the rule id of the outcome.
-func (e *ConfirmationRequired) Rule() string {
+func (e *ConfirmationRequired) Rule() string { return e.Outcome().Rule }
+
+// Outcome is queued: confirm.required, or confirm.not-accepted when what
+// was offered does not count.
+func (e *ConfirmationRequired) Outcome() outcome.Outcome {
 	if e.Refused != "" {
-		return RuleConfirmationVia
+		return outcome.NotAccepted
 	}
-	return RuleConfirmationRequired
+	return outcome.Queued
 }
 
 // ExpiredError is a saved plan older than the policy's plan expiry.
@@ -109,6 +114,9 @@ type ExpiredError struct {
 	PlanID      string
 	Age, Expiry time.Duration
 }
+
+// Outcome is expired (exit 8, apply.expired).
+func (e *ExpiredError) Outcome() outcome.Outcome { return outcome.Expired }
 
 func (e *ExpiredError) Error() string {
 	return fmt.Sprintf("plan %s was made %s ago, longer than the policy's plan expiry of %s: plan again",
@@ -171,7 +179,7 @@ func (g *Gate) BeforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 	if errors.As(err, &probs) && len(probs) > 0 {
 		// A block (max_runs, cooldown) or a conflict (promote once) is a
 		// decision: recorded, though not counted against the id.
-		ev := refusalEvent(d, digest, layerCode[probs.Layer()], probs)
+		ev := refusalEvent(d, digest, probs)
 		err = g.refused(ctx, ev.Name, ev, err)
 	}
 	return pre, err
@@ -232,8 +240,13 @@ func (g *Gate) beforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 func refusalReasons(refusals []Refusal, digest string) []string {
 	var why []string
 	for _, r := range refusals {
-		if r.Code == 5 || r.Rule == RuleDenied || r.Digest != digest {
-			what := map[int]string{4: "blocked by the policy", 5: "stopped by a failed precondition", 6: "rejected at its dry run", 8: "denied by a person"}[r.Code]
+		if r.Code == outcome.Precondition.Code || r.Rule == RuleDenied || r.Digest != digest {
+			what := map[int]string{
+				outcome.Blocked.Code:      "blocked by the policy",
+				outcome.Precondition.Code: "stopped by a failed precondition",
+				outcome.Rejected.Code:     "rejected at its dry run",
+				outcome.Conflict.Code:     "denied by a person",
+			}[r.Code]
 			why = append(why, fmt.Sprintf("this action id was %s at %s (%s); it is planned again", what, r.At.UTC().Format(time.RFC3339), r.Rule))
 		}
 	}
@@ -248,15 +261,15 @@ func (g *Gate) Refused(ctx context.Context, d *descriptors.Descriptor, digest st
 	if !errors.As(err, &probs) || len(probs) == 0 {
 		return nil
 	}
-	code := map[problem.Layer]int{problem.Policy: 4, problem.Precondition: 5, problem.Rejected: 6}[probs.Layer()]
-	if code == 0 || probs[0].Rule == RuleMaxRuns || probs[0].Rule == rollback.RuleCooldown {
+	o := outcome.ForLayer(probs.Layer())
+	if o != outcome.Blocked && o != outcome.Precondition && o != outcome.Rejected || probs[0].Rule == RuleMaxRuns || probs[0].Rule == rollback.RuleCooldown {
 		return nil
 	}
-	if err := g.record(ctx, refusalEvent(d, digest, code, probs)); err != nil {
+	if err := g.record(ctx, refusalEvent(d, digest, probs)); err != nil {
 		return err
 	}
 	return updateAttempts(ctx, g.Home, d.ActionID, func(at *attempts) error {
-		at.Refusals = append(at.Refusals, Refusal{Digest: digest, Code: code, Rule: probs[0].Rule, At: g.Now().UTC()})
+		at.Refusals = append(at.Refusals, Refusal{Digest: digest, Code: o.Code, Rule: probs[0].Rule, At: g.Now().UTC()})
 		return nil
 	})
 }
@@ -277,12 +290,11 @@ func (g *Gate) refusedPlan(ctx context.Context, d *descriptors.Descriptor, diges
 // tools). Unlike Refused, it is not counted against the action id: the
 // descriptor was never dry-run.
 func (g *Gate) Blocked(ctx context.Context, d *descriptors.Descriptor, digest string, probs problem.List, dec *policy.Decision) error {
-	code := map[problem.Layer]int{problem.Rule: 3, problem.Policy: 4}[probs.Layer()]
-	if code == 0 {
+	if l := probs.Layer(); l != problem.Rule && l != problem.Policy {
 		return nil
 	}
-	ev := refusalEvent(d, digest, code, probs)
-	ev.Name, ev.Status = audit.EventValidateBlocked, map[int]string{3: "invalid", 4: "blocked"}[code]
+	ev := refusalEvent(d, digest, probs)
+	ev.Name = audit.EventValidateBlocked
 	if dec != nil {
 		ev.Policy = &audit.Policy{Mode: string(dec.Mode), Source: dec.Source}
 	}
@@ -296,7 +308,7 @@ func (g *Gate) Blocked(ctx context.Context, d *descriptors.Descriptor, digest st
 func (g *Gate) Unreadable(ctx context.Context, actionID string, data []byte, probs problem.List) error {
 	sum := sha256.Sum256(data)
 	ev := audit.Event{Name: audit.EventValidateBlocked, DescriptorSHA256: hex.EncodeToString(sum[:]),
-		ExitCode: 3, Status: "invalid", LogLevel: audit.LevelSummary}
+		ExitCode: outcome.Invalid.Code, Status: outcome.Invalid.Status, LogLevel: audit.LevelSummary}
 	if len(actionID) <= 64 && idLike.MatchString(actionID) {
 		ev.ActionID = actionID
 	}
@@ -478,7 +490,8 @@ func (g *Gate) Admit(e *Entry) (*Admission, error) {
 	case lifecycle.Expired:
 		exp := &ExpiredError{PlanID: p.ID, Age: g.Now().Sub(p.CreatedAt), Expiry: g.Policy.PlanExpiry}
 		ev := planEvent(audit.EventExpired, p)
-		ev.Status, ev.ExitCode, ev.Reason, ev.Rules = "expired", 8, exp.Error(), []string{RuleExpired}
+		setOutcome(&ev, outcome.Expired)
+		ev.Reason = exp.Error()
 		if err := g.record(context.Background(), ev); err != nil {
 			return nil, err
 		}
@@ -581,15 +594,12 @@ func PlanDigest(p *plan.Plan) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// approvers returns the policy's allowed signers.
+// approvers returns the policy's allowed signers: only those that count
+// (policy.Policy.AllowedSigners, docs/approvals.md).
 func (g *Gate) approvers() ([]sshsig.AllowedSigner, error) {
-	text := strings.Join(g.Policy.Confirmation.Approvers, "\n")
-	if f := g.Policy.Confirmation.ApproversFile; f != "" {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("the policy's approvers_file: %w", err)
-		}
-		text += "\n" + string(b)
+	text, err := g.Policy.AllowedSigners()
+	if err != nil {
+		return nil, err
 	}
 	return sshsig.ParseAllowedSigners(strings.NewReader(text))
 }
@@ -666,7 +676,8 @@ func (g *Gate) Queue(ctx context.Context, e *Entry, why []string) error {
 	old := p.ConfirmReasons
 	p.ConfirmReasons = why
 	ev := planEvent(audit.EventQueued, p)
-	ev.Status, ev.ExitCode, ev.Reason = "queued", 7, strings.Join(why, "; ")
+	setOutcome(&ev, outcome.Queued)
+	ev.Reason, ev.Rules = strings.Join(why, "; "), nil
 	if err := g.transition(ctx, e, lifecycle.Queue, RuleDenied, g.save(p), &ev); err != nil {
 		p.ConfirmReasons = old
 		return err
@@ -734,15 +745,15 @@ func (g *Gate) refused(ctx context.Context, name string, ev audit.Event, err err
 	var need *ConfirmationRequired
 	switch {
 	case errors.As(err, &probs) && len(probs) > 0:
-		ev.ExitCode = layerCode[probs.Layer()]
-		ev.Status = codeStatus[ev.ExitCode]
+		setOutcome(&ev, outcome.ForLayer(probs.Layer()))
 		ev.Reason = probs[0].Message
 		ev.Rules = nil
 		for _, p := range probs {
 			ev.Rules = append(ev.Rules, p.Rule)
 		}
 	case errors.As(err, &need):
-		ev.ExitCode, ev.Status, ev.Reason, ev.Rules = 7, "queued", need.Error(), []string{need.Rule()}
+		setOutcome(&ev, need.Outcome())
+		ev.Reason = need.Error()
 	default:
 		return err
 	}
@@ -752,15 +763,14 @@ func (g *Gate) refused(ctx context.Context, name string, ev audit.Event, err err
 	return err
 }
 
-// layerCode and codeStatus are the exit code of a refusal's problem layer
-// and the status of that code (docs/exit-codes.md).
-var (
-	layerCode = map[problem.Layer]int{
-		problem.Parse: 3, problem.Schema: 3, problem.Rule: 3,
-		problem.Policy: 4, problem.Precondition: 5, problem.Rejected: 6, problem.Conflict: 8,
+// setOutcome gives a record its outcome: its exit code and status, and
+// the outcome's rule id when it has one of its own.
+func setOutcome(ev *audit.Event, o outcome.Outcome) {
+	ev.ExitCode, ev.Status = o.Code, o.Status
+	if o.Rule != "" {
+		ev.Rules = []string{o.Rule}
 	}
-	codeStatus = map[int]string{3: "invalid", 4: "blocked", 5: "failed", 6: "rejected", 7: "queued", 8: "rejected"}
-)
+}
 
 // Promote promotes an admitted plan, approved by ap (already checked by
 // Approve), under the state-dir lock; the approval is kept with the action
@@ -792,7 +802,7 @@ func (g *Gate) promote(ctx context.Context, adm *Admission, ap Approval, host pl
 		},
 		Record: g.recordOutcome(ctx, func(*rollback.Action) audit.Event {
 			ev := planEvent(audit.EventApplied, adm.Plan)
-			ev.Status, ev.Approval = "succeeded", approvalOf(&ap.Approval)
+			ev.Status, ev.Approval = outcome.Succeeded.Status, approvalOf(&ap.Approval)
 			ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
 			ev.Risk.Assessed = string(adm.Risk.Assessed)
 			return ev
@@ -801,7 +811,8 @@ func (g *Gate) promote(ctx context.Context, adm *Admission, ap Approval, host pl
 	var rev *rollback.RevertedError
 	if errors.As(err, &rev) {
 		ev := planEvent(audit.EventReverted, adm.Plan)
-		ev.Status, ev.ExitCode, ev.Reason, ev.Approval = "reverted", 1, err.Error(), approvalOf(&ap.Approval)
+		setOutcome(&ev, outcome.Reverted)
+		ev.Reason, ev.Approval = err.Error(), approvalOf(&ap.Approval)
 		if rerr := g.record(ctx, ev); rerr != nil {
 			return out, errors.Join(err, rerr)
 		}
@@ -875,7 +886,7 @@ func (g *Gate) rollback(ctx context.Context, id string, force bool, ap Approval,
 	return rollback.Rollback(ctx, g.Home, id, rollback.Options{Now: g.Now, Force: force, Progress: progress,
 		Record: g.recordOutcome(ctx, func(a *rollback.Action) audit.Event {
 			ev := audit.Event{Name: audit.EventRolledBack, ActionID: a.ActionID, PlanID: a.PlanID,
-				DescriptorSHA256: a.DescriptorDigest, Status: "rolled_back", Changes: changeSummary(a.Changes)}
+				DescriptorSHA256: a.DescriptorDigest, Status: outcome.RolledBack.Status, Changes: changeSummary(a.Changes)}
 			if force {
 				ev.Reason = "forced"
 				ev.Approval = approvalOf(&ap.Approval)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/sandbox"
@@ -56,7 +57,7 @@ func (g *Gate) GC(ctx context.Context, before time.Time) (*Collected, error) {
 	if err != nil {
 		return c, err
 	}
-	ev := audit.Event{Name: audit.EventGC, Status: "ok",
+	ev := audit.Event{Name: audit.EventGC, Status: outcome.OK.Status,
 		Removed: &audit.GCRemoved{Plans: c.Plans, Backups: c.Backups, Kept: c.Kept},
 		Reason: fmt.Sprintf("removed %s and the backups of %s past retention (before %s)",
 			plural(len(c.Plans), "plan"), plural(len(c.Backups), "action"), before.UTC().Format(time.RFC3339))}

@@ -8,6 +8,7 @@ import (
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/sandbox"
@@ -111,12 +112,12 @@ func (g *Gate) Deny(ctx context.Context, id, reason string) (*plan.Plan, error) 
 		return p, err
 	}
 	ev := planEvent(audit.EventDenied, p)
-	ev.Status, ev.Reason = "denied", reason
+	ev.Status, ev.Reason = outcome.Denied.Status, reason
 	if err := g.record(ctx, ev); err != nil {
 		return p, err
 	}
 	return p, updateAttempts(ctx, g.Home, p.ActionID, func(at *attempts) error {
-		at.Refusals = append(at.Refusals, Refusal{Digest: p.DescriptorDigest, Code: 8, Rule: RuleDenied, At: now})
+		at.Refusals = append(at.Refusals, Refusal{Digest: p.DescriptorDigest, Code: outcome.Conflict.Code, Rule: RuleDenied, At: now})
 		return nil
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/parallel"
 )
 
@@ -47,6 +48,9 @@ func (e *RevertedError) Error() string {
 }
 
 func (e *RevertedError) Unwrap() error { return e.Err }
+
+// Outcome is reverted (exit 1, apply.reverted).
+func (e *RevertedError) Outcome() outcome.Outcome { return outcome.Reverted }
 
 // execute carries out b.Steps all or nothing under a journal at path:
 //
