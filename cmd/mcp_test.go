@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/act-project/act/audit"
 	"github.com/act-project/act/internal/cgrouptest"
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/sandbox/isolate"
@@ -649,5 +650,44 @@ func TestMCPFramesWhole(t *testing.T) {
 	}
 	if results != 1+n || parseErrors != n {
 		t.Errorf("%d results and %d parse errors, want %d and %d", results, parseErrors, 1+n, n)
+	}
+}
+
+// TestMCPReadOnlyNoRecord: act_schema, act_validate of a valid
+// descriptor and act_status decide nothing and leave no audit record
+// (docs/audit.md, "What is not a record"); a plan and a queued plan are
+// records.
+func TestMCPReadOnlyNoRecord(t *testing.T) {
+	f := newMCPFixture(t)
+	ctx := context.Background()
+	records := func() int64 {
+		t.Helper()
+		r, err := audit.Verify(filepath.Join(f.stateDir(), "audit"), audit.VerifyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Records
+	}
+	good := f.descriptor(descOpts{id: testUUID(70), name: "a.txt", content: "a\n"})
+	_, out := f.call(ctx, "act_plan", map[string]any{"descriptor": good})
+	planned := out.PlanID
+	_, out = f.call(ctx, "act_plan", map[string]any{"descriptor": f.descriptor(descOpts{id: testUUID(71), name: "b.txt", content: "b\n", confirm: true})})
+	queued := out.PlanID
+	if _, out = f.call(ctx, "act_apply", map[string]any{"plan_id": queued}); out.Status != "queued" {
+		t.Fatalf("act_apply of a plan that needs a person: %+v", out)
+	}
+	before := records()
+	if before != 3 {
+		t.Fatalf("%d records after two plans and a queued apply, want 3", before)
+	}
+	f.call(ctx, "act_schema", nil)
+	if _, out = f.call(ctx, "act_validate", map[string]any{"descriptor": good}); out.Status != "valid" {
+		t.Fatalf("act_validate: %+v", out)
+	}
+	for _, id := range []string{planned, queued, testUUID(70), "0000000000000000", testUUID(99)} {
+		f.call(ctx, "act_status", map[string]any{"id": id})
+	}
+	if after := records(); after != before {
+		t.Errorf("the read-only tools left %d records", after-before)
 	}
 }
