@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/pathglob"
 )
 
 // newTypes are the action types act new writes, with the operation (and
@@ -152,7 +153,7 @@ func newPaths(scope, path string, typ descriptors.ActionType) (string, string, e
 		}
 		path = filepath.Join(scope, name)
 	}
-	if path != scope && !strings.HasPrefix(path, scope+"/") {
+	if !pathglob.Within(path, scope) {
 		return "", "", fmt.Errorf("--path %s is not inside --scope %s", path, scope)
 	}
 	return scope, path, nil

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,11 +15,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
@@ -910,15 +913,10 @@ type ReadOut struct {
 func (g *Gate) ReadBack(p *plan.Plan) ([]ReadOut, error) {
 	var out []ReadOut
 	for _, r := range p.Read {
-		f, err := os.Open(r.Resolved)
+		data, sum, err := readBack(r.Resolved)
 		if err != nil {
 			return nil, problem.List{{Rule: rollback.RuleStale, Field: r.Path, Layer: problem.Conflict,
 				Message: fmt.Sprintf("%s cannot be read now: %v; plan again", r.Path, err)}}
-		}
-		data, sum, err := readAll(f)
-		f.Close()
-		if err != nil {
-			return nil, err
 		}
 		if sum != r.SHA256 {
 			return nil, problem.List{{Rule: rollback.RuleStale, Field: r.Path, Layer: problem.Conflict,
@@ -933,9 +931,34 @@ func (g *Gate) ReadBack(p *plan.Plan) ([]ReadOut, error) {
 	return out, nil
 }
 
-// readAll reads f whole and returns its content and sha256 (hex).
-func readAll(f *os.File) ([]byte, string, error) {
-	h := sha256.New()
-	data, err := io.ReadAll(io.TeeReader(f, h))
-	return data, hex.EncodeToString(h.Sum(nil)), err
+// readBack reads the file at name again: a regular file only (opened
+// without blocking, so that a FIFO put there since cannot hang apply), its
+// sha256 over all of it and its first MaxReadContent+1 bytes kept.
+func readBack(name string) ([]byte, string, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, "", err
+	} else if !fi.Mode().IsRegular() {
+		return nil, "", fmt.Errorf("it is no longer a regular file (%s)", fi.Mode().Type())
+	}
+	var head bytes.Buffer
+	sum, _, err := digest.Reader(io.TeeReader(f, &capped{&head, plan.MaxReadContent + 1}))
+	return head.Bytes(), sum, err
+}
+
+// capped is a writer that keeps at most n bytes and drops the rest.
+type capped struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.n - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
