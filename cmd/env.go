@@ -18,7 +18,7 @@ import (
 // $XDG_STATE_HOME/act, ~/.local/state/act (docs/policy.md).
 func (env *Env) stateDir() (string, error) {
 	if env.pinned == nil {
-		pinned, err := policy.SystemStateDir(env.homeDir())
+		pinned, err := policy.SystemStateDir()
 		if err != nil {
 			return "", err
 		}

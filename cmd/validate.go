@@ -223,10 +223,9 @@ func (env *Env) loadPolicy(res *result) (*policy.Policy, error) {
 		return nil, err
 	}
 	pol, origin, err := policy.Load(policy.LoadOptions{
-		Flag:     env.policyFile,
-		Env:      env.Getenv("ACT_POLICY"),
-		Home:     stateDir,
-		UserHome: env.homeDir(),
+		Flag: env.policyFile,
+		Env:  env.Getenv("ACT_POLICY"),
+		Home: stateDir,
 	})
 	if err != nil {
 		return nil, err

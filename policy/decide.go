@@ -70,8 +70,10 @@ func (p *Policy) Decide(d *descriptors.Descriptor, now time.Time) Decision {
 	}
 	// Bounded by the system policy: the stricter mode, every block of
 	// either (once).
+	// p's mode table is the enforced one; when the user's own would have
+	// been looser, the system decided, and the reason says so.
 	sys := p.floor.decide(d, now)
-	if sys.Mode.Rank() > dec.Mode.Rank() {
+	if p.userLayer().decide(d, now).Mode.Rank() < dec.Mode.Rank() && sys.Mode == dec.Mode {
 		dec.Mode, dec.Source, dec.Reason = sys.Mode, sys.Source+" (system policy)", sys.Reason+" (the system policy)"
 	}
 	seen := map[string]bool{}
@@ -85,6 +87,14 @@ func (p *Policy) Decide(d *descriptors.Descriptor, now time.Time) Decision {
 		}
 	}
 	return dec
+}
+
+// userLayer is p with the user layer's own mode table and no system
+// layer: what the user's policy alone would decide.
+func (p *Policy) userLayer() *Policy {
+	u := *p
+	u.Modes, u.floor = p.userModes, nil
+	return &u
 }
 
 // decide is Decide for this layer alone.

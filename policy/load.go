@@ -33,9 +33,13 @@ const (
 	// RuleInvalidDuration: a duration out of range (plan_expiry and
 	// idle_period at least 1s; at most about 2562047h).
 	RuleInvalidDuration = "policy.invalid-duration"
-	// RuleInvalidRoot: an allowed root that is not clean, or "~" with no
-	// known home directory.
+	// RuleInvalidRoot: an allowed root that is not clean.
 	RuleInvalidRoot = "policy.invalid-root"
+	// RuleNoHome: "~" in a policy file when the password database gives
+	// the user no usable home (none, a relative one, or "/").
+	RuleNoHome = "policy.no-home"
+	// RuleEmptySystem: a system policy file with no settings.
+	RuleEmptySystem = "policy.empty-system"
 )
 
 // HomeFile is the name of the policy file in act's state dir.
@@ -80,10 +84,6 @@ type LoadOptions struct {
 	Env string
 	// Home is act's state dir; <Home>/policy.yaml is used if it exists.
 	Home string
-	// UserHome is the user's home directory, to which "~" in allowed roots
-	// expands. When empty, the default's "~" root is left out and a policy
-	// file using "~" is invalid.
-	UserHome string
 }
 
 // A LoadError is an unusable policy file: unreadable (Err), or invalid
@@ -127,8 +127,11 @@ func (e *LoadError) Unwrap() error {
 // opts.Flag, opts.Env, <opts.Home>/policy.yaml and the embedded default.
 // A named file (--policy or ACT_POLICY) that cannot be read, or any policy
 // file that is invalid, is a [*LoadError]: there is no fallback.
+//
+// "~" in every layer is [RealHome], never $HOME.
 func Load(opts LoadOptions) (*Policy, Origin, error) {
-	sys, _, err := loadSystem(opts.UserHome)
+	h := realHome()
+	sys, _, err := loadSystem(h)
 	if err != nil {
 		return nil, Origin{}, err
 	}
@@ -145,15 +148,15 @@ func Load(opts LoadOptions) (*Policy, Origin, error) {
 		}
 		opts.Home = ""
 	}
-	user, origin, err := loadUser(opts)
+	user, origin, err := loadUser(opts, h)
 	if err != nil || sys == nil {
 		return user, origin, err
 	}
-	return tighten(sys, user), origin, nil
+	return tighten(sys, user, origin), origin, nil
 }
 
 // loadUser is Load without the system layer.
-func loadUser(opts LoadOptions) (*Policy, Origin, error) {
+func loadUser(opts LoadOptions, h home) (*Policy, Origin, error) {
 	var origin Origin
 	switch {
 	case opts.Flag != "":
@@ -171,14 +174,14 @@ func loadUser(opts LoadOptions) (*Policy, Origin, error) {
 		}
 	}
 	if origin.Source == "" {
-		p, err := Default(opts.UserHome)
+		p, err := defaultLayer(h)
 		return p, Origin{Source: OriginDefault}, err
 	}
 	data, err := os.ReadFile(origin.Path)
 	if err != nil {
 		return nil, Origin{}, &LoadError{File: origin.Path, Source: origin.Source, Err: err}
 	}
-	p, err := Parse(origin.Path, data, opts.UserHome)
+	p, err := parse(origin.Path, data, h, false)
 	if err != nil {
 		var le *LoadError
 		if errors.As(err, &le) {
@@ -190,21 +193,27 @@ func loadUser(opts LoadOptions) (*Policy, Origin, error) {
 }
 
 // Default returns the embedded default policy, with "~" expanded to
-// userHome (and left out when userHome is empty).
+// userHome (and its "~" entries left out when userHome is empty, relative
+// or "/").
 func Default(userHome string) (*Policy, error) {
-	userHome = cleanHome(userHome)
+	return defaultLayer(homeOf(userHome))
+}
+
+// defaultLayer is the embedded default with "~" expanded to h.
+func defaultLayer(h home) (*Policy, error) {
 	base, err := defaultValue()
 	if err != nil {
 		return nil, err
 	}
-	return build(map[string]any{}, base, userHome)
+	return build(map[string]any{}, base, h)
 }
 
 // Parse reads a policy file's bytes: name is used in positions, userHome
-// expands "~". Fields the file leaves out take the default's values. An
-// invalid file is a [*LoadError].
+// expands "~" (a file using "~" is invalid when userHome is empty,
+// relative or "/"). Fields the file leaves out take the default's values.
+// An invalid file is a [*LoadError].
 func Parse(name string, data []byte, userHome string) (*Policy, error) {
-	return parse(name, data, userHome, false)
+	return parse(name, data, homeOf(userHome), false)
 }
 
 // RuleSystemOnly: a key only the system policy may set (state_dir,
@@ -212,8 +221,7 @@ func Parse(name string, data []byte, userHome string) (*Policy, error) {
 const RuleSystemOnly = "policy.system-only"
 
 // parse is Parse; system allows the keys only the system policy may set.
-func parse(name string, data []byte, userHome string, system bool) (*Policy, error) {
-	userHome = cleanHome(userHome)
+func parse(name string, data []byte, h home, system bool) (*Policy, error) {
 	base, err := defaultValue()
 	if err != nil {
 		return nil, err
@@ -221,6 +229,11 @@ func parse(name string, data []byte, userHome string, system bool) (*Policy, err
 	doc, probs := document.Parse(name, data)
 	var v any = map[string]any{}
 	switch {
+	case len(probs) == 1 && probs[0].Rule == "parse.empty" && system:
+		// An empty system policy is refused: a file emptied (or a link
+		// pointed at an empty file) must not read as act's defaults.
+		return nil, &LoadError{File: name, Problems: problem.List{{Rule: RuleEmptySystem, File: name, Line: 1, Column: 1, Layer: problem.Rule,
+			Message: "the system policy is empty: write the settings it enforces, or {} to bound every user by act's defaults"}}}
 	case len(probs) == 1 && probs[0].Rule == "parse.empty":
 		// A file of comments only leaves every field to the default.
 	case len(probs) > 0:
@@ -228,7 +241,7 @@ func parse(name string, data []byte, userHome string, system bool) (*Policy, err
 	case doc.Value() != nil:
 		v = doc.Value()
 	}
-	probs = check(name, doc, v, userHome)
+	probs = check(name, doc, v, h)
 	m, _ := v.(map[string]any)
 	sys := &System{File: name, UserPolicy: true}
 	for _, k := range []string{"state_dir", "user_policy"} {
@@ -257,13 +270,13 @@ func parse(name string, data []byte, userHome string, system bool) (*Policy, err
 		probs.Sort()
 		return nil, &LoadError{File: name, Problems: probs}
 	}
-	p, err := build(m, base, userHome)
+	p, err := build(m, base, h)
 	if err != nil {
 		return nil, err
 	}
 	if system {
 		if sys.StateDir != "" {
-			sys.StateDir = expandHome(sys.StateDir, userHome)
+			sys.StateDir = expandHome(sys.StateDir, h.dir)
 		}
 		p.System = sys
 	}
@@ -295,7 +308,7 @@ func defaultValue() (map[string]any, error) {
 // check validates a policy file's value against the schema and then the
 // checks the schema cannot express: durations in range, allowed roots
 // absolute and clean once "~" is expanded. doc may be nil (empty file).
-func check(name string, doc *document.Document, v any, userHome string) problem.List {
+func check(name string, doc *document.Document, v any, h home) problem.List {
 	var probs problem.List
 	at := func(layer problem.Layer, path []string, rule, format string, args ...any) {
 		p := problem.Problem{
@@ -343,23 +356,41 @@ func check(name string, doc *document.Document, v any, userHome string) problem.
 			at(problem.Rule, []string{f.name}, RuleInvalidDuration, "must be at least %s, not %q", FormatDuration(f.min), s)
 		}
 	}
-	roots, _ := m["allowed_roots"].([]any)
-	for i, r := range roots {
-		root, _ := r.(string)
-		path := []string{"allowed_roots", fmt.Sprint(i)}
-		if isTilde(root) && userHome == "" {
-			at(problem.Rule, path, RuleInvalidRoot, "%q cannot be expanded: the user's home directory is unknown", root)
-			continue
+	// "~" anywhere, with no usable home: the file is invalid.
+	tilde := func(path []string, s string) bool {
+		if isTilde(s) && h.err != nil {
+			at(problem.Rule, path, RuleNoHome, "%q cannot be expanded: %v", s, h.err)
+			return true
 		}
-		if !isCleanRoot(root) {
-			at(problem.Rule, path, RuleInvalidRoot, "%q is not a clean absolute path (write %s)", root, cleanSuggestion(root))
+		return false
+	}
+	for _, f := range [][]string{{"allowed_roots"}, {"risk", "sensitive_paths"}, {"sandbox", "hide_paths"}} {
+		var list any = m
+		for _, k := range f {
+			mm, _ := list.(map[string]any)
+			list = mm[k]
+		}
+		items, _ := list.([]any)
+		for i, item := range items {
+			s, _ := item.(string)
+			path := append(f[:len(f):len(f)], fmt.Sprint(i))
+			if !tilde(path, s) && f[0] == "allowed_roots" && !isCleanRoot(s) {
+				at(problem.Rule, path, RuleInvalidRoot, "%q is not a clean absolute path (write %s)", s, cleanSuggestion(s))
+			}
 		}
 	}
+	if c, ok := m["confirmation"].(map[string]any); ok {
+		s, _ := c["approvers_file"].(string)
+		tilde([]string{"confirmation", "approvers_file"}, s)
+	}
+	s, _ := m["state_dir"].(string)
+	tilde([]string{"state_dir"}, s)
 	return probs
 }
 
 // build merges file over base, decodes the result and expands "~".
-func build(file, base map[string]any, userHome string) (*Policy, error) {
+func build(file, base map[string]any, h home) (*Policy, error) {
+	userHome := h.dir
 	merged := merge(base, file)
 	data, err := json.Marshal(merged)
 	if err != nil {
@@ -422,15 +453,6 @@ func merge(base, over map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-// cleanHome cleans the user's home directory; a relative one counts as
-// unknown.
-func cleanHome(home string) string {
-	if !path.IsAbs(home) {
-		return ""
-	}
-	return path.Clean(home)
 }
 
 func isTilde(root string) bool { return root == "~" || strings.HasPrefix(root, "~/") }

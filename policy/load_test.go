@@ -107,31 +107,31 @@ func TestLoadResolution(t *testing.T) {
 	}{
 		{
 			name:       "flag first",
-			opts:       LoadOptions{Flag: flag, Env: env, Home: home, UserHome: userHome},
+			opts:       LoadOptions{Flag: flag, Env: env, Home: home},
 			want:       withRetain(1),
 			wantOrigin: Origin{Source: OriginFlag, Path: flag},
 		},
 		{
 			name:       "then env",
-			opts:       LoadOptions{Env: env, Home: home, UserHome: userHome},
+			opts:       LoadOptions{Env: env, Home: home},
 			want:       withRetain(2),
 			wantOrigin: Origin{Source: OriginEnv, Path: env},
 		},
 		{
 			name:       "then home",
-			opts:       LoadOptions{Home: home, UserHome: userHome},
+			opts:       LoadOptions{Home: home},
 			want:       withRetain(3),
 			wantOrigin: Origin{Source: OriginHome, Path: homeFile},
 		},
 		{
 			name:       "then the default",
-			opts:       LoadOptions{Home: emptyHome, UserHome: userHome},
+			opts:       LoadOptions{Home: emptyHome},
 			want:       defaultPolicy(),
 			wantOrigin: Origin{Source: OriginDefault},
 		},
 		{
 			name:       "no home at all",
-			opts:       LoadOptions{UserHome: userHome},
+			opts:       LoadOptions{},
 			want:       defaultPolicy(),
 			wantOrigin: Origin{Source: OriginDefault},
 		},
@@ -168,9 +168,9 @@ func TestLoadMissingFile(t *testing.T) {
 		wantSrc  string
 		notExist bool
 	}{
-		{"flag", LoadOptions{Flag: missing, UserHome: userHome}, missing, OriginFlag, true},
-		{"env", LoadOptions{Env: missing, UserHome: userHome}, missing, OriginEnv, true},
-		{"home is a directory", LoadOptions{Home: badHome, UserHome: userHome}, filepath.Join(badHome, HomeFile), OriginHome, false},
+		{"flag", LoadOptions{Flag: missing}, missing, OriginFlag, true},
+		{"env", LoadOptions{Env: missing}, missing, OriginEnv, true},
+		{"home is a directory", LoadOptions{Home: badHome}, filepath.Join(badHome, HomeFile), OriginHome, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -322,7 +322,26 @@ func TestLoadInvalid(t *testing.T) {
 			name:     "tilde without a home",
 			file:     "allowed_roots: [\"~\"]\n",
 			userHome: "-",
-			want:     []prob{{RuleInvalidRoot, "allowed_roots[0]", 1, 17}},
+			want:     []prob{{RuleNoHome, "allowed_roots[0]", 1, 17}},
+		},
+		{
+			// The password database's home is "/": no layer's "~" may
+			// expand to it, wherever it is written.
+			name:     "tilde with the home /",
+			file:     "allowed_roots: [\"~\"]\nrisk: {sensitive_paths: [\"~/.bashrc\"]}\nsandbox: {hide_paths: [\"~/secret\"]}\nconfirmation: {approvers_file: ~/signers}\n",
+			userHome: "/",
+			want: []prob{
+				{RuleNoHome, "allowed_roots[0]", 1, 17},
+				{RuleNoHome, "risk.sensitive_paths[0]", 2, 26},
+				{RuleNoHome, "sandbox.hide_paths[0]", 3, 24},
+				{RuleNoHome, "confirmation.approvers_file", 4, 16},
+			},
+		},
+		{
+			name:     "tilde with a relative home",
+			file:     "allowed_roots: [\"~/x\"]\n",
+			userHome: "home/u",
+			want:     []prob{{RuleNoHome, "allowed_roots[0]", 1, 17}},
 		},
 		{
 			name: "not a mapping",
@@ -334,11 +353,10 @@ func TestLoadInvalid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			name := writeFile(t, dir, "policy.yaml", tt.file)
-			home := userHome
-			if tt.userHome == "-" {
-				home = ""
+			if tt.userHome != "" {
+				withHome(t, tt.userHome)
 			}
-			p, _, err := Load(LoadOptions{Flag: name, UserHome: home})
+			p, _, err := Load(LoadOptions{Flag: name})
 			if p != nil {
 				t.Errorf("Load() returned a policy with error %v", err)
 			}

@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -34,6 +35,16 @@ func (p *Policy) Marshal() []byte {
 		if m, ok := p.Modes.Types[t]; ok {
 			types.Content = append(types.Content, strNode(string(t)), strNode(string(m)))
 		}
+		if byRisk, ok := p.Modes.TypeRisk[t]; ok {
+			levels := mapping()
+			levels.Style = yaml.FlowStyle
+			for _, r := range descriptors.RiskLevels {
+				if m, ok := byRisk[r]; ok {
+					levels.Content = append(levels.Content, strNode(string(r)), strNode(string(m)))
+				}
+			}
+			types.Content = append(types.Content, strNode(string(t)), levels)
+		}
 	}
 	root := mapping(
 		pair("allowed_roots", strList(p.AllowedRoots),
@@ -41,7 +52,7 @@ func (p *Policy) Marshal() []byte {
 		pair("resource_caps", caps, "The most a descriptor may request; a request above a cap is blocked."),
 		pair("modes", mapping(
 			pair("risk", risk, "By risk level."),
-			pair("types", types, "By action type (FILE_WRITE, COMMAND_EXECUTION, ...); overrides the risk default."),
+			pair("types", types, "By action type (FILE_WRITE, COMMAND_EXECUTION, ...); overrides the risk default.\nOne mode, or one a risk level: FILE_WRITE: {LOW: allow, HIGH: deny}."+p.droppedTypes()),
 		), "The mode of an action: allow, confirm or deny."),
 		pair("network", mapping(
 			pair("allowed_hosts", strList(p.Network.AllowedHosts), "Hosts NETWORK_REQUEST may reach: an exact host or \"*.example.org\"."),
@@ -62,13 +73,18 @@ func (p *Policy) Marshal() []byte {
 		pair("audit", mapping(
 			pair("retain_days", intNode(p.Audit.RetainDays), "How many days audit records are kept."),
 		), ""),
-		pair("confirmation", confirmationNode(p.Confirmation), ""),
+		pair("confirmation", confirmationNode(p.Confirmation, p.approversNote()), ""),
 		pair("sandbox", mapping(
 			pair("hide_paths", strList(p.Sandbox.HidePaths), "More paths hidden from sandboxed commands, besides act's state dir and\nthe usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …)."),
 			pair("loopback", boolNode(p.Sandbox.Loopback), "IPv4/IPv6 sockets on the sandbox's own loopback for commands without the\nnetwork (a test suite's local server); off: refused."),
 		), ""),
 	)
-	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: marshalHeader, Content: []*yaml.Node{root}}
+	header := marshalHeader
+	if p.System != nil {
+		header += "\n\nBounded by the system policy " + p.System.File + ": these are the values act\nenforces, the stricter of both layers; a setting marked \"system policy\"\nis the system's, every other the user layer's (" + p.userOrigin() + ")."
+		markSources(root, "", p.Sources)
+	}
+	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: header, Content: []*yaml.Node{root}}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -121,13 +137,70 @@ func boolNode(b bool) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}
 }
 
-func confirmationNode(c Confirmation) *yaml.Node {
+func confirmationNode(c Confirmation, note string) *yaml.Node {
 	m := mapping(
 		pair("via", strNode(c.Via), "What counts as a person's confirmation: flag (--confirm, or a yes at the\nterminal), terminal (only a yes at the controlling terminal), signed (an\nSSH signature by an approver)."),
-		pair("approvers", strList(c.Approvers), "Approvers of signed confirmations: allowed_signers lines."),
+		pair("approvers", strList(c.Approvers), "Approvers of signed confirmations: allowed_signers lines."+note),
 	)
 	if c.ApproversFile != "" {
 		m.Content = append(m.Content, pair("approvers_file", strNode(c.ApproversFile), "").key, strNode(c.ApproversFile))
 	}
 	return m
+}
+
+// markSources gives every key of n whose setting (prefix.key) the system
+// policy decided the line comment "system policy".
+func markSources(n *yaml.Node, prefix string, src map[string]string) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name := prefix + k.Value
+		if src[name] == OriginSystem {
+			k.LineComment = "system policy"
+		}
+		markSources(v, name+".", src)
+	}
+}
+
+// userOrigin names the user layer's origin in Sources.
+func (p *Policy) userOrigin() string {
+	for _, name := range settingNames {
+		if s := p.Sources[name]; s != "" && s != OriginSystem {
+			return s
+		}
+	}
+	return "none of its settings stand"
+}
+
+// droppedTypes says which action types the system policy gave the risk
+// table's modes, dropping the user layer's looser override.
+func (p *Policy) droppedTypes() string {
+	var names []string
+	for _, t := range descriptors.ActionTypes {
+		if !p.Modes.overrides(t) && p.userModes.overrides(t) && p.Sources["modes.types."+string(t)] == OriginSystem {
+			names = append(names, string(t))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "\nThe system policy set aside the user's looser override of " + strings.Join(names, ", ") + "."
+}
+
+// approversNote says, when it is so, that the user layer's approvers do
+// not count.
+func (p *Policy) approversNote() string {
+	if p.floor == nil || p.floor.Confirmation.Via != ViaSigned {
+		return ""
+	}
+	s := "\nThe system policy asks for signed confirmations: only the approvers it\nnames count"
+	if p.UserApproversIgnored {
+		s += "; the user policy's approvers and approvers_file are ignored"
+	}
+	if len(p.Confirmation.Approvers) == 0 && p.Confirmation.ApproversFile == "" {
+		s += ".\nIt names none, so nothing approves"
+	}
+	return s + "."
 }

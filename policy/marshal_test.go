@@ -70,7 +70,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			if err := os.WriteFile(name, out, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, _, err := Load(LoadOptions{Flag: name, UserHome: userHome})
+			got, _, err := Load(LoadOptions{Flag: name})
 			if err != nil {
 				t.Fatalf("Load(Marshal()) error: %v\n%s", err, out)
 			}
@@ -110,6 +110,7 @@ modes:
     HIGH: confirm
     CRITICAL: deny
   # By action type (FILE_WRITE, COMMAND_EXECUTION, ...); overrides the risk default.
+  # One mode, or one a risk level: FILE_WRITE: {LOW: allow, HIGH: deny}.
   types: {}
 network:
   # Hosts NETWORK_REQUEST may reach: an exact host or "*.example.org".

@@ -10,7 +10,7 @@ func (p *Policy) ModeOf(t descriptors.ActionType, r descriptors.RiskLevel) Decis
 	m, src := p.ModeFor(t, r)
 	dec := Decision{Mode: m, Source: src, Reason: reason(element{typ: t, risk: r}, m, src)}
 	if p.floor != nil {
-		if sys := p.floor.ModeOf(t, r); sys.Mode.Rank() > dec.Mode.Rank() {
+		if sys := p.floor.ModeOf(t, r); sys.Mode == dec.Mode && p.userLayer().ModeOf(t, r).Mode.Rank() < dec.Mode.Rank() {
 			dec.Mode, dec.Source, dec.Reason = sys.Mode, sys.Source+" (system policy)", sys.Reason+" (the system policy)"
 		}
 	}

@@ -107,12 +107,20 @@ type Policy struct {
 
 	// System is the system layer's own settings, when there is one.
 	System *System `json:"-"`
-	// Sources names, for each setting the system policy decided (it was
-	// stricter than the user's), OriginSystem.
+	// Sources names, under a system policy, the layer each setting came
+	// from: OriginSystem where the system decided (it was stricter than
+	// the user's), else the user layer's origin (OriginDefault, ...).
 	Sources map[string]string `json:"-"`
+	// UserApproversIgnored: the system policy asks for signed
+	// confirmations, and the user layer's approvers (or approvers_file),
+	// which do not count, were dropped.
+	UserApproversIgnored bool `json:"-"`
 	// floor is the system policy this one is bounded by: Decide,
 	// UnderAllowedRoot and HostAllowed consult it too.
 	floor *Policy
+	// userModes is the user layer's own mode table, under a system
+	// policy: Decide says which layer decided a mode.
+	userModes ModeTable
 }
 
 // The ways a person can confirm, least strict first.
@@ -164,10 +172,81 @@ type ResourceCaps struct {
 }
 
 // ModeTable is the policy's "modes": a mode for every risk level, and
-// per-action-type overrides.
+// per-action-type overrides. A type's override is one mode (Types) or a
+// mode for each risk level (TypeRisk; a level it leaves out takes the risk
+// default): the file writes both under "types", as FILE_WRITE: confirm or
+// FILE_WRITE: {LOW: allow, HIGH: deny}.
 type ModeTable struct {
-	Risk  map[descriptors.RiskLevel]Mode  `json:"risk"`
-	Types map[descriptors.ActionType]Mode `json:"types"`
+	Risk     map[descriptors.RiskLevel]Mode
+	Types    map[descriptors.ActionType]Mode
+	TypeRisk map[descriptors.ActionType]map[descriptors.RiskLevel]Mode
+}
+
+// modeTableJSON is a ModeTable as the file writes it.
+type modeTableJSON struct {
+	Risk  map[descriptors.RiskLevel]Mode `json:"risk"`
+	Types map[descriptors.ActionType]any `json:"types"`
+}
+
+// MarshalJSON writes m as the file does.
+func (m ModeTable) MarshalJSON() ([]byte, error) {
+	j := modeTableJSON{Risk: nonNilMap(m.Risk), Types: map[descriptors.ActionType]any{}}
+	for t, v := range m.Types {
+		j.Types[t] = v
+	}
+	for t, v := range m.TypeRisk {
+		j.Types[t] = v
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (m *ModeTable) UnmarshalJSON(data []byte) error {
+	var j struct {
+		Risk  map[descriptors.RiskLevel]Mode             `json:"risk"`
+		Types map[descriptors.ActionType]json.RawMessage `json:"types"`
+	}
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*m = ModeTable{Risk: nonNilMap(j.Risk), Types: map[descriptors.ActionType]Mode{}}
+	for t, raw := range j.Types {
+		var one Mode
+		if err := json.Unmarshal(raw, &one); err == nil {
+			m.Types[t] = one
+			continue
+		}
+		var byRisk map[descriptors.RiskLevel]Mode
+		if err := json.Unmarshal(raw, &byRisk); err != nil {
+			return fmt.Errorf("modes.types.%s: %w", t, err)
+		}
+		if m.TypeRisk == nil {
+			m.TypeRisk = map[descriptors.ActionType]map[descriptors.RiskLevel]Mode{}
+		}
+		m.TypeRisk[t] = byRisk
+	}
+	return nil
+}
+
+// overrides reports whether m has an override for type t.
+func (m ModeTable) overrides(t descriptors.ActionType) bool {
+	_, one := m.Types[t]
+	_, byRisk := m.TypeRisk[t]
+	return one || byRisk
+}
+
+// mode is the mode of type t at risk r by this table alone.
+func (m ModeTable) mode(t descriptors.ActionType, r descriptors.RiskLevel) Mode {
+	if mm, ok := m.TypeRisk[t][r]; ok {
+		return mm
+	}
+	if mm, ok := m.Types[t]; ok {
+		return mm
+	}
+	if mm, ok := m.Risk[r]; ok {
+		return mm
+	}
+	return Deny
 }
 
 // Network is the policy's network section.
@@ -211,7 +290,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 	return json.Marshal(policyJSON{
 		AllowedRoots: nonNil(p.AllowedRoots),
 		ResourceCaps: p.ResourceCaps,
-		Modes:        ModeTable{Risk: nonNilMap(p.Modes.Risk), Types: nonNilMap(p.Modes.Types)},
+		Modes:        ModeTable{Risk: nonNilMap(p.Modes.Risk), Types: nonNilMap(p.Modes.Types), TypeRisk: p.Modes.TypeRisk},
 		Network:      Network{AllowedHosts: nonNil(p.Network.AllowedHosts), SandboxNetwork: p.Network.SandboxNetwork},
 		Cooldown:     FormatDuration(p.Cooldown),
 		PlanExpiry:   FormatDuration(p.PlanExpiry),
@@ -247,7 +326,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 	*p = Policy{
 		AllowedRoots: nonNil(j.AllowedRoots),
 		ResourceCaps: j.ResourceCaps,
-		Modes:        ModeTable{Risk: nonNilMap(j.Modes.Risk), Types: nonNilMap(j.Modes.Types)},
+		Modes:        ModeTable{Risk: nonNilMap(j.Modes.Risk), Types: nonNilMap(j.Modes.Types), TypeRisk: j.Modes.TypeRisk},
 		Network:      Network{AllowedHosts: nonNil(j.Network.AllowedHosts), SandboxNetwork: j.Network.SandboxNetwork},
 		Cooldown:     durs[0],
 		PlanExpiry:   durs[1],
@@ -267,6 +346,9 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 // comes from: the type override for t if the policy has one, else the risk
 // default for r. A risk level the policy has no mode for is denied.
 func (p *Policy) ModeFor(t descriptors.ActionType, r descriptors.RiskLevel) (Mode, string) {
+	if m, ok := p.Modes.TypeRisk[t][r]; ok {
+		return m, SourceTypeOverride
+	}
 	if m, ok := p.Modes.Types[t]; ok {
 		return m, SourceTypeOverride
 	}

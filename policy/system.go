@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-	"syscall"
+	"strings"
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/pathglob"
@@ -36,34 +34,24 @@ type System struct {
 	UserPolicy bool `json:"user_policy"`
 }
 
-// loadSystem reads the system policy, if there is one. It must be owned by
-// root and writable by nobody else, nor its directory: a system policy the
-// user (or an agent running as the user) could edit would loosen nothing
-// that matters, so act refuses to run.
-func loadSystem(userHome string) (*Policy, *System, error) {
-	_, err := os.Stat(SystemFile)
+// loadSystem reads the system policy, if there is one. It, and every
+// directory on the way to it, must belong to root and be writable by no one
+// else, and no link on the way may sit in a directory others can write
+// ([ReadTrusted]): a system policy the user (or an agent running as the
+// user) could edit or swap would bound nothing, so act refuses to run.
+func loadSystem(h home) (*Policy, *System, error) {
+	data, err := ReadTrusted(SystemFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
+	var ue *UntrustedError
+	if errors.As(err, &ue) {
+		err = fmt.Errorf("%w: act will not run under a system policy others could change (it and every directory above it must belong to root and be writable by no one else)", err)
+	}
 	if err != nil {
 		return nil, nil, &LoadError{File: SystemFile, Source: OriginSystem, Err: err}
 	}
-	for _, p := range []string{SystemFile, filepath.Dir(SystemFile)} {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, nil, &LoadError{File: SystemFile, Source: OriginSystem, Err: err}
-		}
-		sys := st.Sys().(*syscall.Stat_t)
-		if sys.Uid != SystemOwner || st.Mode().Perm()&0o022 != 0 {
-			return nil, nil, &LoadError{File: SystemFile, Source: OriginSystem, Err: fmt.Errorf(
-				"%s must be owned by root and writable by no one else (it is uid %d, mode %04o): act will not run under a system policy others could change", p, sys.Uid, st.Mode().Perm())}
-		}
-	}
-	data, err := os.ReadFile(SystemFile)
-	if err != nil {
-		return nil, nil, &LoadError{File: SystemFile, Source: OriginSystem, Err: err}
-	}
-	p, err := parse(SystemFile, data, userHome, true)
+	p, err := parse(SystemFile, data, h, true)
 	if err != nil {
 		var le *LoadError
 		if errors.As(err, &le) {
@@ -75,16 +63,22 @@ func loadSystem(userHome string) (*Policy, *System, error) {
 }
 
 // tighten returns user bounded by sys, setting by setting: the stricter
-// value wins, so no user layer can loosen the system policy. The mode,
-// the allowed roots, the caps and the network hosts are decided by both
-// (Decide, UnderAllowedRoot, HostAllowed consult the floor); the rest are
-// merged here. Sources records, for each setting the system decided, its
-// name.
-func tighten(sys, user *Policy) *Policy {
+// value wins, so no user layer can loosen the system policy. The result
+// holds the enforced values themselves — the mode table, the allowed
+// roots and hosts are the stricter of both — so that printing it shows
+// what is enforced (Decide, UnderAllowedRoot and HostAllowed consult the
+// system layer too, and agree). Sources names, for every setting, the
+// layer it came from: OriginSystem where the system decided, else the
+// user layer's origin.
+func tighten(sys, user *Policy, origin Origin) *Policy {
 	p := *user
 	p.floor = sys
 	p.System = sys.System
+	p.userModes = user.Modes
 	src := map[string]string{}
+	for _, name := range settingNames {
+		src[name] = origin.Source
+	}
 	set := func(name string, tighter bool) {
 		if tighter {
 			src[name] = OriginSystem
@@ -134,6 +128,7 @@ func tighten(sys, user *Policy) *Policy {
 		p.Risk.MaxDeletes = sys.Risk.MaxDeletes
 		set("risk.max_deletes", true)
 	}
+	p.Risk.SensitivePaths = slices.Clone(p.Risk.SensitivePaths)
 	for _, s := range sys.Risk.SensitivePaths {
 		if !slices.Contains(p.Risk.SensitivePaths, s) {
 			p.Risk.SensitivePaths = append(p.Risk.SensitivePaths, s)
@@ -148,6 +143,7 @@ func tighten(sys, user *Policy) *Policy {
 		p.Audit.RetainDays = sys.Audit.RetainDays
 		set("audit.retain_days", true)
 	}
+	p.Sandbox.HidePaths = slices.Clone(p.Sandbox.HidePaths)
 	for _, h := range sys.Sandbox.HidePaths {
 		if !slices.Contains(p.Sandbox.HidePaths, h) {
 			p.Sandbox.HidePaths = append(p.Sandbox.HidePaths, h)
@@ -158,30 +154,155 @@ func tighten(sys, user *Policy) *Policy {
 		p.Confirmation.Via = sys.Confirmation.Via
 		set("confirmation.via", true)
 	}
-	if len(sys.Confirmation.Approvers) > 0 || sys.Confirmation.ApproversFile != "" {
+	switch {
+	case sys.Confirmation.Via == ViaSigned:
+		// Only the approvers the system names count: a user layer (which
+		// an agent running as the user can write) appoints none.
+		p.UserApproversIgnored = len(p.Confirmation.Approvers) > 0 || p.Confirmation.ApproversFile != ""
+		p.Confirmation.Approvers, p.Confirmation.ApproversFile = nonNil(sys.Confirmation.Approvers), sys.Confirmation.ApproversFile
+		src["confirmation.approvers"], src["confirmation.approvers_file"] = OriginSystem, OriginSystem
+	case len(sys.Confirmation.Approvers) > 0 || sys.Confirmation.ApproversFile != "":
 		p.Confirmation.Approvers, p.Confirmation.ApproversFile = sys.Confirmation.Approvers, sys.Confirmation.ApproversFile
-		set("confirmation.approvers", true)
+		src["confirmation.approvers"], src["confirmation.approvers_file"] = OriginSystem, OriginSystem
 	}
-	// Modes, roots and hosts: both layers decide; say where the system's
-	// is the stricter.
+	// Modes: each action is decided by both layers, the stricter winning;
+	// the table that says so is the enforced one.
+	p.Modes = enforcedModes(user, sys)
 	for _, r := range descriptors.RiskLevels {
-		if m, _ := sys.ModeFor("", r); m.Rank() > modeOr(p.Modes.Risk[r]).Rank() {
+		if m, _ := user.ModeFor("", r); p.Modes.Risk[r] != m {
 			set("modes.risk."+string(r), true)
 		}
 	}
-	for t, m := range sys.Modes.Types {
-		if um, ok := p.Modes.Types[t]; !ok || m.Rank() > um.Rank() {
-			set("modes.types."+string(t), true)
+	for _, t := range descriptors.ActionTypes {
+		if !user.Modes.overrides(t) && !sys.Modes.overrides(t) {
+			continue
+		}
+		for _, r := range descriptors.RiskLevels {
+			if m, _ := user.ModeFor(t, r); m != p.Modes.mode(t, r) {
+				set("modes.types."+string(t), true)
+			}
 		}
 	}
-	if !rootsWithin(p.AllowedRoots, sys.AllowedRoots) {
-		set("allowed_roots", true)
-	}
-	if len(p.Network.AllowedHosts) > 0 {
-		set("network.allowed_hosts", true)
-	}
+	p.AllowedRoots = intersectRoots(user.AllowedRoots, sys.AllowedRoots)
+	set("allowed_roots", !slices.Equal(p.AllowedRoots, user.AllowedRoots))
+	p.Network.AllowedHosts = intersectHosts(user.Network.AllowedHosts, sys.Network.AllowedHosts)
+	set("network.allowed_hosts", !slices.Equal(p.Network.AllowedHosts, user.Network.AllowedHosts))
 	p.Sources = src
 	return &p
+}
+
+// settingNames are the settings Sources names.
+var settingNames = func() []string {
+	names := []string{"allowed_roots",
+		"resource_caps.max_cpu_ms", "resource_caps.max_memory_mb", "resource_caps.max_disk_mb", "resource_caps.max_duration_ms",
+		"network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
+		"max_changes", "max_pending", "risk.max_deletes", "risk.sensitive_paths", "redact.pii",
+		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.loopback"}
+	for _, r := range descriptors.RiskLevels {
+		names = append(names, "modes.risk."+string(r))
+	}
+	for _, t := range descriptors.ActionTypes {
+		names = append(names, "modes.types."+string(t))
+	}
+	return names
+}()
+
+// enforcedModes is the mode table of user bounded by sys: for every action
+// type and risk level, the stricter of the two layers' modes. A type's
+// modes that are those of the risk table need no override; the same mode
+// at every level is a plain override; else the type gets one mode a level.
+func enforcedModes(user, sys *Policy) ModeTable {
+	out := ModeTable{Risk: map[descriptors.RiskLevel]Mode{}, Types: map[descriptors.ActionType]Mode{}, TypeRisk: map[descriptors.ActionType]map[descriptors.RiskLevel]Mode{}}
+	stricter := func(a, b Mode) Mode {
+		if b.Rank() > a.Rank() {
+			return b
+		}
+		return a
+	}
+	for _, r := range descriptors.RiskLevels {
+		u, _ := user.ModeFor("", r)
+		s, _ := sys.ModeFor("", r)
+		out.Risk[r] = stricter(u, s)
+	}
+	for _, t := range descriptors.ActionTypes {
+		byRisk := map[descriptors.RiskLevel]Mode{}
+		asRisk, same := true, true
+		for _, r := range descriptors.RiskLevels {
+			u, _ := user.ModeFor(t, r)
+			s, _ := sys.ModeFor(t, r)
+			m := stricter(u, s)
+			byRisk[r] = m
+			asRisk = asRisk && m == out.Risk[r]
+			same = same && m == byRisk[descriptors.RiskLevels[0]]
+		}
+		switch {
+		case asRisk:
+		case same:
+			out.Types[t] = byRisk[descriptors.RiskLevels[0]]
+		default:
+			out.TypeRisk[t] = byRisk
+		}
+	}
+	return out
+}
+
+// intersectRoots returns the roots a path must lie under to lie under a
+// root of user and a root of sys: a root of either that lies under a root
+// of the other, without one that lies under another.
+func intersectRoots(user, sys []string) []string {
+	var both []string
+	add := func(r string) {
+		if !slices.Contains(both, r) {
+			both = append(both, r)
+		}
+	}
+	for _, u := range user {
+		for _, s := range sys {
+			switch {
+			case pathglob.Within(u, s):
+				add(u)
+			case pathglob.Within(s, u):
+				add(s)
+			}
+		}
+	}
+	out := []string{}
+	for _, r := range both {
+		if !slices.ContainsFunc(both, func(o string) bool { return o != r && pathglob.Within(r, o) }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// intersectHosts returns the host entries that allow exactly the hosts
+// both user and sys allow.
+func intersectHosts(user, sys []string) []string {
+	one := func(h string) *Policy { return &Policy{Network: Network{AllowedHosts: []string{h}}} }
+	out := []string{}
+	add := func(h string) {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	for _, pair := range [][2][]string{{user, sys}, {sys, user}} {
+		for _, h := range pair[0] {
+			if !strings.HasPrefix(h, "*.") {
+				if (&Policy{Network: Network{AllowedHosts: pair[1]}}).ownHostAllowed(h) {
+					add(h)
+				}
+				continue
+			}
+			// A wildcard stands when the other layer has a wildcard as
+			// wide or wider: *.a.example.org under *.example.org.
+			for _, o := range pair[1] {
+				if strings.HasPrefix(o, "*.") && (strings.EqualFold(o, h) || one(o).ownHostAllowed(h[2:])) {
+					add(h)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func modeOr(m Mode) Mode {
@@ -214,8 +335,8 @@ func viaRank(v string) int {
 
 // SystemStateDir returns the state directory the system policy pins, or
 // "" when it pins none (or there is no system policy).
-func SystemStateDir(userHome string) (string, error) {
-	sys, _, err := loadSystem(cleanHome(userHome))
+func SystemStateDir() (string, error) {
+	sys, _, err := loadSystem(realHome())
 	if err != nil || sys == nil {
 		return "", err
 	}

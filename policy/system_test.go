@@ -25,7 +25,7 @@ confirmation: {via: terminal}
 sandbox: {hide_paths: [/srv/secret]}
 state_dir: /var/lib/act
 user_policy: true
-`), "/home/u", true)
+`), homeOf("/home/u"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ confirmation: {via: flag}
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := tighten(sys, loose)
+	p := tighten(sys, loose, Origin{Source: OriginFlag})
 	for name, ok := range map[string]bool{
 		"cpu cap":                               p.ResourceCaps.MaxCPUMs == 1000,
 		"memory cap (stricter user stands)":     p.ResourceCaps.MaxMemoryMB == 50,
@@ -62,7 +62,7 @@ confirmation: {via: flag}
 		"host of user only":                     !p.HostAllowed("evil.example"),
 		"state dir pinned":                      p.System.StateDir == "/var/lib/act",
 		"sources say system":                    p.Sources["plan_expiry"] == OriginSystem && p.Sources["confirmation.via"] == OriginSystem,
-		"sources, user stood":                   p.Sources["resource_caps.max_memory_mb"] == "",
+		"sources, user stood":                   p.Sources["resource_caps.max_memory_mb"] == OriginFlag,
 	} {
 		if !ok {
 			t.Errorf("%s: not tightened as it should be", name)

@@ -94,6 +94,16 @@ func (w *policyWalker) walk(s cue.Value, in any, path []string, desc string) {
 	}
 	switch in := in.(type) {
 	case map[string]any:
+		// A mapping where one disjunct is a struct (a mode, or one a
+		// risk level): check it against that struct.
+		if op, args := s.Eval().Expr(); op == cue.OrOp {
+			for _, a := range args {
+				if a.IncompleteKind()&cue.StructKind != 0 {
+					s = a
+					break
+				}
+			}
+		}
 		keys := make([]string, 0, len(in))
 		for k := range in {
 			keys = append(keys, k)
@@ -201,7 +211,10 @@ func policyEnum(s cue.Value) ([]string, bool) {
 	}
 	vals := make([]string, 0, len(args))
 	for _, a := range args {
-		if !a.IsConcrete() || a.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
+		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
+			continue // a mode or a mapping of modes: the mapping is checked apart
+		}
+		if !a.IsConcrete() {
 			return nil, false
 		}
 		str, err := a.String()
@@ -210,7 +223,7 @@ func policyEnum(s cue.Value) ([]string, bool) {
 		}
 		vals = append(vals, str)
 	}
-	return vals, true
+	return vals, len(vals) > 0
 }
 
 // takes names the fields a struct accepts, for unknown-field messages.
