@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/policy"
 )
 
 func newPolicyCommand(env *Env) *cli.Command {
@@ -17,7 +19,10 @@ func newPolicyCommand(env *Env) *cli.Command {
 		Description: `Resolves the host policy — --policy FILE, else $ACT_POLICY, else
    <home>/policy.yaml, else the built-in default — validates it and prints it
    in the format it is read in: saved to a file, the output is a valid policy.
-   The source goes to stderr (with --json, into the document).
+   Under a system policy (/etc/act/policy.yaml) it prints what is enforced, the
+   stricter of both layers, each setting the system decided marked "system
+   policy". The source goes to stderr (with --json, into the document, and
+   data.sources names each setting's layer).
 
 ` + endsWith("success", 1, 2).note(1, "error (a policy file that is missing or invalid)").help(),
 		Action: func(c *cli.Context) error {
@@ -54,6 +59,9 @@ func newPolicyCommand(env *Env) *cli.Command {
 				io.WriteString(env.Stdio.Err, "act: policy from "+src+"\n")
 				if pol.System != nil {
 					io.WriteString(env.Stdio.Err, "act: bounded by the system policy "+pol.System.File+", which decided: "+sourcesList(pol.Sources)+"\n")
+					if pol.UserApproversIgnored {
+						io.WriteString(env.Stdio.Err, "act: the system policy asks for signed confirmations: the user policy's approvers and approvers_file are ignored\n")
+					}
 				}
 			})
 		},
@@ -63,8 +71,10 @@ func newPolicyCommand(env *Env) *cli.Command {
 // sourcesList names the settings the system policy decided, sorted.
 func sourcesList(src map[string]string) string {
 	var names []string
-	for k := range src {
-		names = append(names, k)
+	for k, layer := range src {
+		if layer == policy.OriginSystem {
+			names = append(names, k)
+		}
 	}
 	if len(names) == 0 {
 		return "nothing (the user's settings are all as strict)"

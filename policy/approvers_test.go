@@ -51,7 +51,7 @@ func TestUserApproversUnderSystemSigned(t *testing.T) {
 		t.Errorf("the effective confirmation keeps the user's approvers: %+v", p.Confirmation)
 	}
 	out := string(p.Marshal())
-	for _, want := range []string{"the user policy's approvers and approvers_file are ignored", "It names none, so nothing approves", "approvers: # system policy"} {
+	for _, want := range []string{"the user policy's approvers and approvers_file are ignored", "It names none, so nothing approves", "approvers: [] # system policy"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("act policy does not say %q:\n%s", want, out)
 		}

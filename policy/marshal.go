@@ -158,7 +158,13 @@ func markSources(n *yaml.Node, prefix string, src map[string]string) {
 		k, v := n.Content[i], n.Content[i+1]
 		name := prefix + k.Value
 		if src[name] == OriginSystem {
-			k.LineComment = "system policy"
+			// On the value where it is written on the key's line (a
+			// scalar, [] or {...}); after the key before a block.
+			if v.Kind == yaml.ScalarNode || len(v.Content) == 0 || v.Style&yaml.FlowStyle != 0 {
+				v.LineComment = "system policy"
+			} else {
+				k.LineComment = "system policy"
+			}
 		}
 		markSources(v, name+".", src)
 	}

@@ -46,7 +46,7 @@ func loadSystem(h home) (*Policy, *System, error) {
 	}
 	var ue *UntrustedError
 	if errors.As(err, &ue) {
-		err = fmt.Errorf("%w: act will not run under a system policy others could change (it and every directory above it must belong to root and be writable by no one else)", err)
+		err = fmt.Errorf("%w: act will not run under a system policy others could change (it and every directory above it must be owned by root and writable by no one else)", err)
 	}
 	if err != nil {
 		return nil, nil, &LoadError{File: SystemFile, Source: OriginSystem, Err: err}
