@@ -67,6 +67,9 @@ func testAct() {
 	} else {
 		policy.SystemFile = "/nonexistent/act-test/policy.yaml"
 	}
+	if h := os.Getenv("ACT_TEST_PASSWD_HOME"); h != "" {
+		policy.LookupHome = func() (string, error) { return h, nil }
+	}
 	if !slices.Contains(os.Args, "--json") {
 		os.Exit(cmd.MainEnv(os.Args, env))
 	}
@@ -133,6 +136,10 @@ func scriptSetup(examples string) func(e *testscript.Env) error {
 			return err
 		}
 		e.Setenv("HOME", home)
+		// "~" in a policy is the password database's home, never $HOME:
+		// the test CLI takes it from here instead (a script that sets HOME
+		// changes only $HOME).
+		e.Setenv("ACT_TEST_PASSWD_HOME", home)
 		e.Setenv("ACT_HOME", filepath.Join(e.WorkDir, ".act"))
 		e.Setenv("XDG_STATE_HOME", "")
 		e.Setenv("ACT_POLICY", "")

@@ -64,16 +64,17 @@ func (e element) field(names ...string) []string {
 // created_at older than the plan expiry (policy.stale-intent). Steps count
 // for the type-specific blocks.
 func (p *Policy) Decide(d *descriptors.Descriptor, now time.Time) Decision {
-	dec := p.decide(d, now)
 	if p.floor == nil {
-		return dec
+		return p.decide(d, now)
 	}
+	// Under a system policy, p's values are the enforced ones; deciding
+	// by each layer as it was read gives the same mode and blocks, and
+	// says which layer decided.
+	dec := p.user.decide(d, now)
 	// Bounded by the system policy: the stricter mode, every block of
 	// either (once).
-	// p's mode table is the enforced one; when the user's own would have
-	// been looser, the system decided, and the reason says so.
 	sys := p.floor.decide(d, now)
-	if p.userLayer().decide(d, now).Mode.Rank() < dec.Mode.Rank() && sys.Mode == dec.Mode {
+	if sys.Mode.Rank() > dec.Mode.Rank() {
 		dec.Mode, dec.Source, dec.Reason = sys.Mode, sys.Source+" (system policy)", sys.Reason+" (the system policy)"
 	}
 	seen := map[string]bool{}
@@ -87,14 +88,6 @@ func (p *Policy) Decide(d *descriptors.Descriptor, now time.Time) Decision {
 		}
 	}
 	return dec
-}
-
-// userLayer is p with the user layer's own mode table and no system
-// layer: what the user's policy alone would decide.
-func (p *Policy) userLayer() *Policy {
-	u := *p
-	u.Modes, u.floor = p.userModes, nil
-	return &u
 }
 
 // decide is Decide for this layer alone.

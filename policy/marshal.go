@@ -185,7 +185,7 @@ func (p *Policy) userOrigin() string {
 func (p *Policy) droppedTypes() string {
 	var names []string
 	for _, t := range descriptors.ActionTypes {
-		if !p.Modes.overrides(t) && p.userModes.overrides(t) && p.Sources["modes.types."+string(t)] == OriginSystem {
+		if !p.Modes.overrides(t) && p.user != nil && p.user.Modes.overrides(t) && p.Sources["modes.types."+string(t)] == OriginSystem {
 			names = append(names, string(t))
 		}
 	}

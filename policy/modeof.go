@@ -7,12 +7,14 @@ import "github.com/act-project/act/descriptors"
 // and no blocks: the gate decides a plan by the action types its changes
 // amount to with it (docs/risk.md).
 func (p *Policy) ModeOf(t descriptors.ActionType, r descriptors.RiskLevel) Decision {
-	m, src := p.ModeFor(t, r)
-	dec := Decision{Mode: m, Source: src, Reason: reason(element{typ: t, risk: r}, m, src)}
 	if p.floor != nil {
-		if sys := p.floor.ModeOf(t, r); sys.Mode == dec.Mode && p.userLayer().ModeOf(t, r).Mode.Rank() < dec.Mode.Rank() {
+		// As Decide: each layer as it was read, the stricter winning.
+		dec := p.user.ModeOf(t, r)
+		if sys := p.floor.ModeOf(t, r); sys.Mode.Rank() > dec.Mode.Rank() {
 			dec.Mode, dec.Source, dec.Reason = sys.Mode, sys.Source+" (system policy)", sys.Reason+" (the system policy)"
 		}
+		return dec
 	}
-	return dec
+	m, src := p.ModeFor(t, r)
+	return Decision{Mode: m, Source: src, Reason: reason(element{typ: t, risk: r}, m, src)}
 }

@@ -118,9 +118,9 @@ type Policy struct {
 	// floor is the system policy this one is bounded by: Decide,
 	// UnderAllowedRoot and HostAllowed consult it too.
 	floor *Policy
-	// userModes is the user layer's own mode table, under a system
-	// policy: Decide says which layer decided a mode.
-	userModes ModeTable
+	// user is the user layer as it was read, under a system policy:
+	// Decide decides by it and by floor, and says which layer decided.
+	user *Policy
 }
 
 // The ways a person can confirm, least strict first.

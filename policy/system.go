@@ -74,7 +74,7 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 	p := *user
 	p.floor = sys
 	p.System = sys.System
-	p.userModes = user.Modes
+	p.user = user
 	src := map[string]string{}
 	for _, name := range settingNames {
 		src[name] = origin.Source
