@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,9 @@ func custom() *Policy {
 			},
 			Types: map[descriptors.ActionType]Mode{
 				descriptors.FileRead: Allow, descriptors.NetworkRequest: Confirm, descriptors.MultiStepComposite: Deny,
+			},
+			TypeRisk: map[descriptors.ActionType]map[descriptors.RiskLevel]Mode{
+				descriptors.FileWrite: {descriptors.RiskLow: Allow, descriptors.RiskHigh: Deny},
 			},
 		},
 		Network:      Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true},
@@ -196,5 +200,22 @@ func TestFormatDuration(t *testing.T) {
 		if back, err := time.ParseDuration(FormatDuration(d)); err != nil || back != d {
 			t.Errorf("ParseDuration(FormatDuration(%v)) = %v, %v", d, back, err)
 		}
+	}
+}
+
+// TestTypeRiskModes: a type's mode given a risk level at a time applies at
+// those levels; a level it leaves out takes the risk default.
+func TestTypeRiskModes(t *testing.T) {
+	p, err := Parse("p.yaml", []byte("modes: {risk: {MEDIUM: deny}, types: {FILE_WRITE: {LOW: confirm, HIGH: allow}}}\n"), userHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, want := range map[descriptors.RiskLevel]Mode{descriptors.RiskLow: Confirm, descriptors.RiskMedium: Deny, descriptors.RiskHigh: Allow, descriptors.RiskCritical: Deny} {
+		if got, _ := p.ModeFor(descriptors.FileWrite, r); got != want {
+			t.Errorf("FILE_WRITE %s: %s, want %s", r, got, want)
+		}
+	}
+	if _, err := Parse("p.yaml", []byte("modes: {types: {FILE_WRITE: {LOW: sometimes}}}\n"), userHome); err == nil || !strings.Contains(err.Error(), "modes.types.FILE_WRITE.LOW") {
+		t.Errorf("a bad mode in a type's levels: %v", err)
 	}
 }
