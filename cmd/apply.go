@@ -18,6 +18,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/sshsig"
@@ -185,9 +186,13 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		res.Data = map[string]any{"read": reads}
 	}
 	readOnly := len(p.Changes) == 0 && len(p.Read) > 0
+	now := p.State
+	if err == nil {
+		now = lifecycle.Applied // the layer was promoted: nothing left to diff
+	}
 	return env.finish(res, outcome.Succeeded.Status, err, func(w io.Writer, st styles) {
 		if !shot && !readOnly {
-			renderPlan(w, st, env, p, p.State)
+			renderPlan(w, st, env, p, now)
 			fmt.Fprintln(w)
 		}
 		// A FILE_READ's result is the file itself, on stdout.
