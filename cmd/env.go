@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"path/filepath"
 
 	"github.com/act-project/act/gate"
@@ -64,11 +63,13 @@ func (env *Env) homeDir() string {
 }
 
 func passwdHome() string {
-	u, err := user.Current()
+	// policy.RealHome, not user.Current: that falls back to $HOME when
+	// the lookup fails, and refuses nothing.
+	h, err := policy.RealHome()
 	if err != nil {
 		return ""
 	}
-	return u.HomeDir
+	return h
 }
 
 // readInput reads a descriptor from a file or, for "-", standard input,
