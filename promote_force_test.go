@@ -156,12 +156,15 @@ func TestRollbackNothingLost(t *testing.T) {
 		iterations = 8
 	}
 	sandboxErr := isolate.Available()
-	seed := time.Now().UnixNano()
+	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("ACT_TEST_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("ACT_TEST_SEED=%q: not a seed (a decimal number below 2^64)", s)
+		}
 	}
-	t.Logf("seed %d (ACT_TEST_SEED=%d repeats it)", seed, seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("seed %d (ACT_TEST_SEED=%d replays it)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
 	var applied, refused, forced, plain int
 	for i := 0; i < iterations; i++ {
 		g := &gen{rng: rng, sandbox: sandboxErr == nil}

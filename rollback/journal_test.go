@@ -402,7 +402,10 @@ func TestKillWriter(t *testing.T) {
 		}
 	}
 
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	// The seed picks the kill instants; replaying it replays them (the
+	// writer's own pace still varies).
+	seed := testSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 1))
 	partial := 0
 	for i := range runs {
 		path := filepath.Join(t.TempDir(), "j")
@@ -412,6 +415,8 @@ func TestKillWriter(t *testing.T) {
 		if early {
 			delay = time.Duration(rng.Int64N(int64(startup)))
 		}
+		// The wait is what is tested: the kill lands at a random instant
+		// of the writer's work, not after any event it reports.
 		time.Sleep(delay)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
@@ -436,6 +441,22 @@ func TestKillWriter(t *testing.T) {
 	if partial == 0 {
 		t.Errorf("no writer was killed part-way: the test proved nothing")
 	}
+}
+
+// testSeed is the seed of a randomized test: ACT_TEST_SEED when set (to
+// replay a run), else the clock. It is logged either way, so a failure can
+// be replayed.
+func testSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("ACT_TEST_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("ACT_TEST_SEED=%q: not a seed (a decimal number below 2^64)", s)
+		}
+	}
+	t.Logf("seed %d (ACT_TEST_SEED=%d replays it)", seed, seed)
+	return seed
 }
 
 // expect reads a line from a writer and fails unless it is want.
