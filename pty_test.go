@@ -52,6 +52,7 @@ type terminal struct {
 	cmd    *exec.Cmd
 	mu     sync.Mutex
 	out    bytes.Buffer
+	grew   chan struct{} // a token after out grows, for waitFor
 	done   chan error
 }
 
@@ -67,7 +68,7 @@ func startTerminal(t *testing.T, w *world, args ...string) *terminal {
 		t.Fatal(err)
 	}
 	slave.Close() // the child has it
-	term := &terminal{t: t, master: master, cmd: c, done: make(chan error, 1)}
+	term := &terminal{t: t, master: master, cmd: c, grew: make(chan struct{}, 1), done: make(chan error, 1)}
 	go func() {
 		buf := make([]byte, 4096)
 		for {
@@ -75,6 +76,10 @@ func startTerminal(t *testing.T, w *world, args ...string) *terminal {
 			term.mu.Lock()
 			term.out.Write(buf[:n])
 			term.mu.Unlock()
+			select {
+			case term.grew <- struct{}{}:
+			default: // a token is already there
+			}
 			if err != nil {
 				return
 			}
@@ -84,20 +89,18 @@ func startTerminal(t *testing.T, w *world, args ...string) *terminal {
 	return term
 }
 
-// waitFor waits until the terminal shows s, failing after 20 s.
+// waitFor waits until the terminal shows s, looking again each time act
+// writes; it fails after 20 s (a liveness bound).
 func (term *terminal) waitFor(s string) {
 	term.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		term.mu.Lock()
-		ok := strings.Contains(term.out.String(), s)
-		term.mu.Unlock()
-		if ok {
-			return
+	deadline := time.After(20 * time.Second)
+	for !strings.Contains(term.screen(), s) {
+		select {
+		case <-term.grew:
+		case <-deadline:
+			term.t.Fatalf("the terminal never showed %q; it shows:\n%s", s, term.screen())
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	term.t.Fatalf("the terminal never showed %q; it shows:\n%s", s, term.screen())
 }
 
 func (term *terminal) screen() string {

@@ -1,6 +1,7 @@
 package sshsig
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -636,23 +637,30 @@ func startAgent(t *testing.T) string {
 	}
 	sock := filepath.Join(t.TempDir(), "agent.sock")
 	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	// The socket exists between ssh-agent's bind and listen: wait until a
-	// connection is accepted.
-	var err error
-	for i := 0; i < 250; i++ {
-		var c net.Conn
-		if c, err = net.Dial("unix", sock); err == nil {
-			c.Close()
-			return sock
+	// ssh-agent prints SSH_AUTH_SOCK once its socket listens (the socket
+	// exists between bind and listen, so its presence proves nothing).
+	said := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		said <- line
+	}()
+	select {
+	case line := <-said:
+		if want := "SSH_AUTH_SOCK=" + sock + ";"; !strings.HasPrefix(line, want) {
+			t.Fatalf("ssh-agent said %q, want a line starting %q", line, want)
 		}
-		time.Sleep(20 * time.Millisecond)
+	case <-time.After(10 * time.Second): // a liveness bound
+		t.Fatalf("ssh-agent did not say it listens on %s", sock)
 	}
-	t.Fatalf("ssh-agent does not listen on %s: %v", sock, err)
-	return ""
+	return sock
 }
 
 // A key held only by ssh-agent signs approvals, through the Go agent client

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,8 @@ const helperEnv = "ACT_STATE_TEST_HELPER"
 //
 //	contend ROOT LOG ID N: N times, take the lock, append "begin ID i",
 //	    wait a little, append "end ID i", release.
-//	hold ROOT: take the lock, print "locked", sleep until killed.
+//	hold ROOT: take the lock, print "locked", and hold it until its
+//	    standard input ends (or it is killed).
 func TestHelperProcess(t *testing.T) {
 	args := strings.Fields(os.Getenv(helperEnv))
 	if len(args) == 0 {
@@ -52,7 +54,9 @@ func helper(args []string) error {
 			if err := appendLine(args[2], fmt.Sprintf("begin %s %d", args[3], i)); err != nil {
 				return err
 			}
-			time.Sleep(200 * time.Microsecond) // give an intruder time to interleave
+			// Not a wait for anything: the locked section is made longer
+			// so that a lock that let an intruder in would show it.
+			time.Sleep(200 * time.Microsecond)
 			if err := appendLine(args[2], fmt.Sprintf("end %s %d", args[3], i)); err != nil {
 				return err
 			}
@@ -66,8 +70,8 @@ func helper(args []string) error {
 			return err
 		}
 		fmt.Println("locked")
-		time.Sleep(time.Minute)
-		return nil
+		_, err := io.Copy(io.Discard, os.Stdin)
+		return err
 	}
 	return fmt.Errorf("unknown helper %q", args[0])
 }
@@ -199,6 +203,11 @@ func TestLockReleasedOnKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	in, err := cmd.StdinPipe() // held open: the helper holds the lock till killed
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
