@@ -957,6 +957,9 @@ func markerStops(t *testing.T, w *attackWorld, p *Plan) {
 	if first == 0 {
 		t.Error("the marker is empty: the daemon never wrote")
 	}
+	// Not a wait for anything: the daemon writes every 50 ms, so four of
+	// its periods would grow the marker if it lived on, however it hid
+	// from taggedProcesses (which runAttack found empty before this check).
 	time.Sleep(200 * time.Millisecond)
 	if n := size(); n != first {
 		t.Errorf("the marker grew from %d to %d bytes after Build returned", first, n)

@@ -500,8 +500,10 @@ func TestBuildReadyCommand(t *testing.T) {
 			p, err := buildScriptWith(t, base, "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e02", "echo ran > ran",
 				func() error {
 					calls++
-					// Had the command run before this check, its file
-					// would be in the plan's layer on disk by now.
+					// Not a wait for anything: a slow Ready is the case
+					// under test. Had the command not been held back
+					// by it, its file would be in the plan's layer on
+					// disk by the end of it.
 					time.Sleep(300 * time.Millisecond)
 					ranEarly = ranEarly || layerHolds(t, filepath.Join(base, "state", "plans"), "ran")
 					return tt.err

@@ -33,7 +33,11 @@ func TestBefore(t *testing.T) {
 						if err := mountedAs(pid, sc.Path, "overlay"); err != nil {
 							return err
 						}
-						time.Sleep(600 * time.Millisecond) // twice the wall clock cap
+						// Not a wait for anything: a Before twice as long
+						// as the wall clock cap is the case under test (it
+						// must not count), and a command not held back by
+						// it would have written its file meanwhile.
+						time.Sleep(600 * time.Millisecond)
 						if _, err := os.Lstat(filepath.Join(sc.Upper, "ran")); err == nil {
 							return errors.New("the command ran before Before returned")
 						}
