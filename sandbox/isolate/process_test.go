@@ -375,6 +375,12 @@ func TestSeccompFilter(t *testing.T) {
 		name := strings.Join(c.args, " ")
 		t.Run(name, func(t *testing.T) {
 			want := c.want
+			if name == "i386" && probeOut(args...) == "killed by SIGSEGV" {
+				// A kernel without IA32 emulation (ia32_emulation=0, or
+				// built without it) has no i386 system calls to filter:
+				// int 0x80 faults before seccomp sees it.
+				t.Skip("this kernel has no i386 system calls (int 0x80 is SIGSEGV on the host)")
+			}
 			for _, net := range []bool{false, true} {
 				if got := probeIn(t, net, args...); got != want {
 					t.Errorf("network %v: %s in the sandbox = %q, want %q (on the host: %q)", net, name, got, want, probeOut(args...))
