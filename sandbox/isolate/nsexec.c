@@ -77,6 +77,8 @@
 #define MSG_DISK 'D'        // init: the disk cap's tmpfs after the run
 #define MSG_STATUS 'S'      // init: the command's wait status
 #define MSG_USAGE 'R'       // init: its own and its children's CPU time and peak RSS, after a run with a disk cap
+#define MSG_WROTE_PATH 'w'  // init: a path a run that discards its layers wrote, in hex (the first MAX_WROTE_NAMED)
+#define MSG_WROTE 'W'       // init: how many paths a run that discards its layers wrote
 
 extern char **environ;
 
@@ -138,7 +140,7 @@ __attribute__((noreturn, format(printf, 1, 2))) static void fail(const char *fmt
 struct scope {
 	const char *path, *lower, *upper, *work;
 	int lowerfd, upperfd, workfd;
-	int upperrw; // with a disk cap: a writable detached clone of upper's mount
+	int upperrw; // with a disk cap: a writable detached clone of upper's mount; with discard, upper read-only
 	int index;
 };
 
@@ -156,6 +158,7 @@ struct spec {
 	const char *dir;
 	const char *hostname;
 	int net, loopback, probe;
+	int discard; // the tmpfs uppers are not copied back: what changed is reported (report_writes)
 	int cgroups[MAX_CGROUPS]; // tasks files received with the spec
 	int ncgroups;
 	long long want_cgroups;
@@ -283,7 +286,7 @@ static int is_key(const char *key, const char *const *keys) {
 	return 0;
 }
 
-static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "hide", "net", "loopback", "disk", "cgroups", NULL};
+static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "hide", "net", "loopback", "disk", "discard", "cgroups", NULL};
 static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", NULL};
 
 // read_spec reads one part of the spec into sp.
@@ -339,6 +342,8 @@ static void read_spec(int fd, enum part part) {
 			sp.net = 1;
 		else if (!strcmp(key, "loopback"))
 			sp.loopback = 1;
+		else if (!strcmp(key, "discard"))
+			sp.discard = 1;
 		else if (!strcmp(key, "probe"))
 			sp.probe = 1;
 		else if (!strcmp(key, "cpu_s"))
@@ -360,6 +365,10 @@ static void read_spec(int fd, enum part part) {
 			// nothing is mounted, nothing runs.
 			errno = 0;
 			fail("spec: no mount part");
+		}
+		if (sp.discard && !sp.disk_bytes) {
+			errno = 0;
+			fail("spec: discard without a disk cap");
 		}
 		if (sp.want_cgroups != sp.ncgroups) {
 			errno = 0;
@@ -898,6 +907,167 @@ static void copy_out(void) {
 	fail_kind = MSG_SETUP;
 }
 
+// ---- Discard: what a run wrote, reported and thrown away ----------------
+//
+// With discard, the tmpfs uppers vanish with the sandbox: the layer on
+// disk is never written. report_writes compares each scope's tmpfs upper
+// with the layer it was seeded from and reports what differs: an entry
+// written, made, changed (content, mode, times, xattrs: see untouched) or
+// removed (a whiteout, or a layer entry gone), a directory whose mode or
+// opacity changed, a new opaque directory, and a new directory with
+// nothing reported below it.
+// Each is counted once; the first MAX_WROTE_NAMED are named.
+
+#define MAX_WROTE_NAMED 16
+
+static long long wrote_count;
+
+// wrote counts the path rel (of length len: 0 for the scope itself, -1
+// for a path too long to name) below the scope s, and names it if it is
+// among the first.
+static void wrote(const struct scope *s, const char *rel, ssize_t len) {
+	static const char hexdigits[] = "0123456789abcdef";
+	if (wrote_count++ >= MAX_WROTE_NAMED || len < 0)
+		return;
+	size_t pl = strlen(s->path);
+	char *line = malloc(2 * (pl + 1 + len) + 3);
+	if (!line)
+		fail("report what the command wrote: out of memory");
+	size_t n = 0;
+	line[n++] = MSG_WROTE_PATH;
+	for (int part = 0; part < 2; part++) {
+		const unsigned char *p = (const unsigned char *)(part ? rel : s->path);
+		size_t m = part ? (size_t)len : pl;
+		if (part && len && !(pl == 1 && s->path[0] == '/')) {
+			line[n++] = hexdigits['/' >> 4];
+			line[n++] = hexdigits['/' & 15];
+		}
+		for (size_t i = 0; i < m; i++) {
+			line[n++] = hexdigits[p[i] >> 4];
+			line[n++] = hexdigits[p[i] & 15];
+		}
+	}
+	line[n++] = '\n';
+	ssize_t r = write(sock, line, n);
+	(void)r;
+	free(line);
+}
+
+// opaque reports whether the directory fd is an opaque overlay directory.
+static int opaque(int fd) {
+	char v[2];
+	ssize_t n = fgetxattr(fd, "user.overlay.opaque", v, sizeof v);
+	return n == 1 && v[0] == 'y';
+}
+
+// diff_dir reports what differs between sfd, a directory of a tmpfs upper,
+// and dfd, its twin in the layer (-1: none), and returns how many entries
+// it reported. rel holds the directory's path below the scope (length len:
+// 0 for the scope itself; past PATH_MAX, too long to name).
+static long long diff_dir(const struct scope *s, int sfd, int dfd, uint64_t h, int depth, char *rel, size_t len) {
+	const char *what = "report what the command wrote";
+	if (depth > MAX_DEPTH) {
+		errno = 0;
+		fail("%s: more than %d nested directories", what, MAX_DEPTH);
+	}
+	long long before = wrote_count;
+	struct names src, dst = {0};
+	read_names(sfd, &src, what);
+	if (dfd >= 0)
+		read_names(dfd, &dst, what);
+	size_t i = 0, j = 0;
+	while (i < src.n || j < dst.n) {
+		int c = i == src.n ? 1 : j == dst.n ? -1 : strcmp(src.v[i], dst.v[j]);
+		const char *name = c <= 0 ? src.v[i] : dst.v[j];
+		size_t nl = strlen(name), sub = len + (len ? 1 : 0) + nl;
+		if (len <= PATH_MAX && sub <= PATH_MAX) {
+			if (len)
+				rel[len] = '/';
+			memcpy(rel + len + (len ? 1 : 0), name, nl + 1);
+		} else
+			sub = PATH_MAX + 1;
+		ssize_t named = sub <= PATH_MAX ? (ssize_t)sub : -1;
+		if (c > 0) { // in the layer only: removed
+			wrote(s, rel, named);
+			j++;
+			continue;
+		}
+		struct stat st, dt;
+		int exists = c == 0;
+		if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			fail("%s: stat %s", what, name);
+		if (exists && fstatat(dfd, name, &dt, AT_SYMLINK_NOFOLLOW) < 0)
+			fail("%s: stat %s", what, name);
+		uint64_t hn = hash_name(h, name);
+		if (S_ISREG(st.st_mode)) {
+			out_bytes += st.st_size;
+			if (out_bytes > sp.disk_bytes)
+				out_over = 1;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			int twin = exists && S_ISDIR(dt.st_mode);
+			int sd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int dd = twin ? openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+			if (sd < 0 || (twin && dd < 0))
+				fail("%s: open %s", what, name);
+			// Named before what is below it: a directory whose mode or
+			// opacity changed, or a new opaque one (it hides the lower's);
+			// after, a new directory with nothing reported below it.
+			int changed = twin ? (st.st_mode & 07777) != (dt.st_mode & 07777) || opaque(sd) != opaque(dd) : opaque(sd);
+			if (changed)
+				wrote(s, rel, named);
+			long long below = diff_dir(s, sd, dd, hn, depth + 1, rel, sub);
+			if (!changed && !twin && below == 0)
+				wrote(s, rel, named);
+			close(sd);
+			if (dd >= 0)
+				close(dd);
+		} else if (!(exists && untouched(&st, hn) && (dt.st_mode & S_IFMT) == (st.st_mode & S_IFMT)))
+			wrote(s, rel, named);
+		i++;
+		if (c == 0)
+			j++;
+	}
+	if (len <= PATH_MAX)
+		rel[len] = 0;
+	free_names(&src);
+	if (dfd >= 0)
+		free_names(&dst);
+	return wrote_count - before;
+}
+
+// report_writes reports what the command wrote in each scope's tmpfs
+// upper (diff_dir), and how many paths that is. Nothing else runs in the
+// namespace now.
+static void report_writes(void) {
+	char p[64], msg[64];
+	fail_kind = MSG_COPY;
+	more_files();
+	char *rel = malloc(PATH_MAX + 1);
+	if (!rel)
+		fail("report what the command wrote: out of memory");
+	for (int k = 0; k < sp.nscopes; k++) {
+		struct scope *s = &sp.scopes[k];
+		snprintf(p, sizeof p, "l/%d/u", s->index);
+		int u = openat(diskfd, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (u < 0)
+			fail("report what the command wrote in %s: open", s->path);
+		rel[0] = 0;
+		diff_dir(s, u, s->upperrw, scope_hash(s), 0, rel, 0);
+		struct stat st, dt;
+		if (fstat(u, &st) < 0 || fstat(s->upperrw, &dt) < 0)
+			fail("report what the command wrote in %s: stat", s->path);
+		if ((st.st_mode & 07777) != (dt.st_mode & 07777) || opaque(u) != opaque(s->upperrw))
+			wrote(s, "", 0);
+		close(u);
+	}
+	free(rel);
+	int n = snprintf(msg, sizeof msg, "%c%lld\n", MSG_WROTE, wrote_count);
+	ssize_t r = write(sock, msg, n);
+	(void)r;
+	fail_kind = MSG_SETUP;
+}
+
 static const char *devices[] = {"null", "zero", "full", "random", "urandom", "tty"};
 #define NDEV (sizeof devices / sizeof devices[0])
 
@@ -1044,7 +1214,11 @@ static void setup_mounts(void) {
 		if ((s->upperfd = open(s->upper, (sp.disk_bytes ? O_RDONLY : O_PATH) | O_DIRECTORY | O_CLOEXEC)) < 0)
 			fail("open layer %s", s->upper);
 		s->upperrw = s->workfd = -1;
-		if (sp.disk_bytes) {
+		if (sp.discard) {
+			// Read after the run, never written (report_writes).
+			if ((s->upperrw = fcntl(s->upperfd, F_DUPFD_CLOEXEC, 0)) < 0)
+				fail("open layer %s", s->upper);
+		} else if (sp.disk_bytes) {
 			s->upperrw = open_tree(s->upperfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 			if (s->upperrw < 0)
 				fail("clone the mount of layer %s", s->upper);
@@ -1492,7 +1666,10 @@ __attribute__((noreturn)) static void init(void) {
 			struct statfs fs;
 			if (fstatfs(diskfd, &fs) < 0)
 				fail("statfs the tmpfs");
-			copy_out();
+			if (sp.discard)
+				report_writes();
+			else
+				copy_out();
 			int n = snprintf(msg, sizeof msg, "%c%lld %lld %lld %d\n", MSG_DISK, (long long)fs.f_bfree * fs.f_bsize,
 					 (long long)fs.f_ffree, out_bytes, out_over);
 			r = write(sock, msg, n);

@@ -38,6 +38,7 @@ func TestProtocolAgrees(t *testing.T) {
 	goSide := map[string]byte{
 		"PID": msgPID, "UNAVAILABLE": msgUnavailable, "SETUP": msgSetup,
 		"COPY": msgCopy, "DISK": msgDisk, "STATUS": msgStatus, "USAGE": msgUsage,
+		"WROTE_PATH": msgWrotePath, "WROTE": msgWrote,
 	}
 	if len(c) != len(goSide) {
 		t.Errorf("nsexec.c defines %d messages %v, run_linux.go %d", len(c), c, len(goSide))
@@ -88,7 +89,7 @@ func TestSpecKeysAgree(t *testing.T) {
 		return keys
 	}
 	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true, Loopback: true,
-		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}}
+		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}, Discard: true, Limits: Limits{DiskMB: 1}}
 	p, err := encode(spec, true)
 	if err != nil {
 		t.Fatal(err)
@@ -619,7 +620,7 @@ func TestProcessAsNobody(t *testing.T) {
 	if c, err := os.ReadFile("nsexec.c"); err == nil {
 		os.WriteFile(filepath.Join(dir, "nsexec.c"), c, 0o644)
 	}
-	run := "^(TestProtocolAgrees|TestFailMessageWhole|TestInheritedDescriptorsClosed|TestSeccompFilter|TestIoUringSocketBypass|TestDatagramPairSendto|TestSessionKeyring|TestCopyOutDepthLimit)$"
+	run := "^(TestProtocolAgrees|TestFailMessageWhole|TestInheritedDescriptorsClosed|TestSeccompFilter|TestIoUringSocketBypass|TestDatagramPairSendto|TestSessionKeyring|TestCopyOutDepthLimit|TestDiscard|TestDiscardBounded)$"
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+run, "-test.v")
 	cmd.Env = []string{"ACT_ISOLATE_TEST_NOBODY=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
 	cmd.Dir = dir

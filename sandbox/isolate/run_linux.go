@@ -3,6 +3,7 @@ package isolate
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,8 @@ const (
 	msgDisk        = 'D' // init: the disk cap's tmpfs after the run
 	msgStatus      = 'S' // init: the command's wait status
 	msgUsage       = 'R' // init: its own and its children's CPU time and peak RSS, after a run with a disk cap
+	msgWrotePath   = 'w' // init: a path a run that discards its layers wrote, in hex (the first MaxWrote)
+	msgWrote       = 'W' // init: how many paths a run that discards its layers wrote
 )
 
 // filterArchs are the architectures nsexec.c has a seccomp filter for;
@@ -587,6 +590,8 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, procs int6
 	status := -1
 	var disk *diskReport
 	var usage *Usage
+	var wrote []string
+	wroteCount := int64(-1)
 	for _, m := range w.lines {
 		switch kind, text := message(m); kind {
 		case msgUnavailable: // no seccomp filter here (nsexec.c)
@@ -600,6 +605,18 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, procs int6
 			if _, err := fmt.Sscan(text, &disk.free, &disk.freeInodes, &disk.layer, &disk.over); err != nil {
 				return nil, fmt.Errorf("sandbox: bad report from init: %q", m)
 			}
+		case msgWrotePath:
+			b, err := hex.DecodeString(text)
+			if err != nil || len(wrote) == MaxWrote {
+				return nil, fmt.Errorf("sandbox: bad report from init: %q", m)
+			}
+			wrote = append(wrote, string(b))
+		case msgWrote:
+			n, err := strconv.ParseInt(text, 10, 64)
+			if err != nil || n < int64(len(wrote)) {
+				return nil, fmt.Errorf("sandbox: bad report from init: %q", m)
+			}
+			wroteCount = n
 		case msgStatus:
 			status, _ = strconv.Atoi(text)
 		case msgUsage:
@@ -618,6 +635,13 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, procs int6
 		Stderr: sb.stderr.buf, StderrCut: sb.stderr.cut,
 		Enforcement: enf,
 		CapHit:      w.hit,
+	}
+	if spec.Discard && status >= 0 {
+		// init reports what was written before the status.
+		if wroteCount < 0 {
+			return nil, errors.New("sandbox: init did not report what the command wrote")
+		}
+		res.Wrote, res.WroteCount = wrote, wroteCount
 	}
 	if w.state == nil {
 		res.Usage.CPU, res.Usage.MaxRSSKiB = usage.CPU, usage.MaxRSSKiB // reportedWhole

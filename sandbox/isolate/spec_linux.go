@@ -80,6 +80,12 @@ func encode(spec Spec, probe bool) (specParts, error) {
 	if spec.Loopback {
 		mnt("loopback", "1")
 	}
+	if spec.Discard {
+		if spec.Limits.DiskMB <= 0 {
+			return p, errors.New("sandbox: a run that discards its changes needs a disk cap: without one the layers are written in place")
+		}
+		mnt("discard", "1")
+	}
 	if probe {
 		cmd("probe", "1")
 	}

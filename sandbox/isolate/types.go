@@ -39,6 +39,13 @@ type Spec struct {
 	// Warm, if not nil, is a sandbox started ahead ([Prestart]) that Run
 	// uses instead of starting one, when it suits the Spec.
 	Warm *Warm
+	// Discard throws the scopes' changes away: the overlays' upper dirs
+	// are on the disk cap's tmpfs, seeded from each Scope's Upper as
+	// always, and never copied back, so Upper is only read. Instead the
+	// Result names what the command changed (Wrote, WroteCount). It needs
+	// a disk cap (Limits.DiskMB > 0): without one the upper dirs are used
+	// in place, and Run refuses. docs/sandbox-filesystem.md.
+	Discard bool
 	// Before, if not nil, is the caller's last check before the command
 	// runs: Run calls it once the sandbox has what it mounts, so that
 	// the mounts are made meanwhile, and sends the command only if it
@@ -123,7 +130,20 @@ type Result struct {
 	Usage  Usage
 	// Enforcement lists, for each cap the spec set, the mechanism in force.
 	Enforcement map[Cap]string
+	// With Spec.Discard: WroteCount is how many paths of the scopes the
+	// command changed, and Wrote the first of them (at most MaxWrote),
+	// absolute, in the order of a walk of each scope's upper dir (sorted
+	// names, a directory's entries after it). A path changed is one
+	// written, made, removed, or whose mode, times or extended attributes
+	// changed; a new directory is named only when nothing below it is.
+	// The changes themselves were thrown away.
+	Wrote      []string
+	WroteCount int64
 }
+
+// MaxWrote is how many of the paths a run with Spec.Discard changed its
+// Result names (nsexec.c's MAX_WROTE_NAMED).
+const MaxWrote = 16
 
 // ErrUnavailable is wrapped by the errors of [Available] and [Run] when the
 // sandbox cannot be built on this host.
