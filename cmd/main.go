@@ -64,6 +64,9 @@ type Env struct {
 	// spare, in a long-running act (act mcp), keeps a sandbox started
 	// ahead for the next plan that runs a command; nil elsewhere.
 	spare *spareSandbox
+	// workspaces are this session's (act mcp --workspace), fixed when a
+	// person started it.
+	workspaces []string
 	// planDirs, there too, keeps a plan directory made ahead.
 	planDirs *plan.SpareDirs
 	// auditedRecoveries counts the recoveries already recorded.

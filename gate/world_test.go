@@ -58,9 +58,10 @@ func newWorld(t *testing.T, files map[string]string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Wherever TMPDIR is: the tree is an allowed root and a workspace.
+	// Wherever TMPDIR is, the tree is an allowed root. (A write is LOW
+	// inside the default policy's workspace, /tmp, where t.TempDir makes
+	// the tree unless TMPDIR says otherwise.)
 	pol.AllowedRoots = append(pol.AllowedRoots, root)
-	pol.Workspaces = append(pol.Workspaces, root)
 	pol.Modes.Types = map[descriptors.ActionType]policy.Mode{}
 	// The clock starts now, to the second: the audit log and the state
 	// dir's files carry the real time, and the plans the test's.
@@ -80,7 +81,8 @@ func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
 
 // descriptorHead is every test descriptor's common part; $ID is its action
 // id, $CREATED its created_at (a minute before the world's start), $P the
-// scope and $COOLDOWN its cooldown_on_repeat.
+// scope, $REQUIRED its confirmation.required, $COOLDOWN its
+// cooldown_on_repeat and $PRE its paths_exist.
 const descriptorHead = `descriptor_version: "1.0"
 action_id: $ID
 created_at: "$CREATED"
@@ -96,7 +98,7 @@ sandbox: {required: true, sandbox_type: container, allow_network: false, max_run
 rollback: {supported: true, rollback_type: filesystem_snapshot, rollback_scope: declared_effects_only}
 confirmation: {required: $REQUIRED, reason: "", cooldown_on_repeat: $COOLDOWN}
 audit: {log: true, log_level: SUMMARY, retain_days: 30}
-preconditions: {paths_exist: [], network_available: false, user_idle: false}
+preconditions: {paths_exist: [$PRE], network_available: false, user_idle: false}
 `
 
 // A spec is what varies between the test descriptors.
@@ -104,6 +106,8 @@ type spec struct {
 	id       string
 	cooldown bool // confirmation.cooldown_on_repeat
 	required bool // confirmation.required
+	// pre lists the paths that must exist (preconditions.paths_exist).
+	pre []string
 	// body is the action-specific part: action_type, effects, operation;
 	// $P stands for the scope directory.
 	body string
@@ -139,16 +143,19 @@ operation: {paths: [$P/` + name + `]}
 }
 
 // descriptor loads and checks s as act validate does, failing the test on
-// any problem, and returns it with its canonical digest.
+// any problem, and returns it with its canonical digest. $P stands for the
+// scope directory in s.body and s.pre.
 func (w *world) descriptor(s spec) (*descriptors.Descriptor, string) {
 	w.t.Helper()
 	text := strings.NewReplacer(
+		"$PRE", strings.Join(s.pre, ", "),
 		"$ID", s.id,
 		"$CREATED", w.now.Add(-time.Minute).Format(time.RFC3339),
 		"$COOLDOWN", boolText(s.cooldown),
 		"$REQUIRED", boolText(s.required),
 		"$P", w.proj,
 	).Replace(descriptorHead + s.body)
+	text = strings.ReplaceAll(text, "$P", w.proj)
 	d, doc, probs := descriptors.Load("d.yaml", []byte(text))
 	if probs == nil {
 		probs = descriptors.Check(d, doc, descriptors.CheckOptions{Now: w.now, StateDir: w.g.Home.Root})
