@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/policy"
 )
@@ -102,5 +104,36 @@ func (env *Env) readInput(arg string) (string, []byte, error) {
 // pol: every lifecycle decision is its.
 func (env *Env) gate(pol *policy.Policy) *gate.Gate {
 	home, _ := env.stateDir() // resolved already by every caller
-	return &gate.Gate{Home: state.Dir{Root: home}, Policy: pol, Now: env.Now, EnvHome: env.homeDir(), UserHome: env.UserHome(), Caller: env.caller}
+	return &gate.Gate{Home: state.Dir{Root: home}, Policy: pol, Now: env.Now, EnvHome: env.homeDir(), UserHome: env.UserHome(), Caller: env.caller,
+		Workspaces: env.workspaces, PathDirs: filepath.SplitList(env.Getenv("PATH"))}
+}
+
+// addWorkspace makes dir a workspace of this session (act mcp --workspace):
+// absolute from the directory act was started in, one CheckWorkspace
+// allows, under an allowed root of the policy now, and not holding the
+// state directory (docs/policy.md, "Workspaces").
+func (env *Env) addWorkspace(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := policy.CheckWorkspace(abs, env.UserHome()); err != nil {
+		return usagef("--workspace: %v", err)
+	}
+	home, err := env.stateDir()
+	if err != nil {
+		return err
+	}
+	if pathglob.Within(home, abs) {
+		return usagef("--workspace: %s holds act's state directory %s", abs, home)
+	}
+	pol, err := env.loadPolicy(&result{})
+	if err != nil {
+		return err
+	}
+	if !pol.UnderAllowedRoot(abs) {
+		return usagef("--workspace: %s is outside every root the host policy allows (%s)", abs, strings.Join(pol.AllowedRoots, ", "))
+	}
+	env.workspaces = append(env.workspaces, abs)
+	return nil
 }

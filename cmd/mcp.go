@@ -65,7 +65,7 @@ func newMCPCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "mcp",
 		Usage:     "serve the Model Context Protocol over stdio, for an agent",
-		UsageText: "act mcp   (act [--home DIR] [--policy FILE] mcp)",
+		UsageText: "act mcp [--workspace DIR]...   (act [--home DIR] [--policy FILE] mcp [--workspace DIR]...)",
 		Description: `Serves act's tools to an MCP client (an agent) over standard input and
    output: act_schema, act_validate, act_plan, act_apply, act_status and
    act_rollback. The agent can never confirm: an action that needs a person
@@ -73,19 +73,29 @@ func newMCPCommand(env *Env) *cli.Command {
    confirms it with "act apply PLAN_ID --confirm". The state directory and
    the policy are the ones --home and --policy (or their defaults) name;
    the policy is read again on every call, so an edit takes effect at once.
-   See docs/mcp.md.
+   --workspace DIR adds a workspace for this session, beside the policy's:
+   a plan is LOW only when every change lies in one (docs/risk.md); nothing
+   the agent sends can widen them. See docs/mcp.md.
 
 EXAMPLES:
    act mcp
-   claude mcp add act -- act mcp
+   claude mcp add act -- act mcp --workspace ~/src/project
 
 ` + endsWith("the client closed the session", 1, 2).help(),
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "workspace", Usage: "a workspace of this session, beside the policy's (a directory)"},
+		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
 				return usagef("mcp takes no arguments, got %d", c.NArg())
 			}
 			if _, err := env.stateDir(); err != nil {
 				return err
+			}
+			for _, w := range c.StringSlice("workspace") {
+				if err := env.addWorkspace(w); err != nil {
+					return err
+				}
 			}
 			env.caller = "mcp"
 			if os.Getenv("GOGC") == "" {

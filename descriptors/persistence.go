@@ -20,8 +20,19 @@ var codeLater = []struct {
 		"/**/sitecustomize.py", "/**/usercustomize.py",
 	}},
 	{"git hooks or configuration", []string{
-		"/**/.git/hooks/**", "/**/.git/config", "/**/.githooks/**",
+		"/**/.git", "/**/.git/hooks/**", "/**/.git/config", "/**/.githooks/**",
 		"~/.gitconfig", "~/.config/git/**",
+	}},
+	{"a shell's, editor's or debugger's start-up file", []string{
+		"~/.bash_aliases", "~/.bash_completion", "~/.bash_completion.d/**", "~/.inputrc",
+		"~/.config/fish/**", "~/.vimrc", "~/.vim/**", "~/.config/nvim/**", "~/.exrc",
+		"~/.emacs", "~/.emacs.d/**", "~/.gdbinit", "~/.config/gdb/**", "/**/.gdbinit",
+		"~/.tmux.conf", "~/.config/tmux/**", "~/.screenrc",
+	}},
+	{"a project's tool configuration that runs code", []string{
+		"/**/.npmrc", "/**/.yarnrc", "/**/.yarnrc.yml", "/**/.cargo/config", "/**/.cargo/config.toml",
+		"/**/.vscode/tasks.json", "/**/.vscode/settings.json", "/**/.idea/**",
+		"/**/.pre-commit-config.yaml", "/**/.husky/**", "/**/.envrc",
 	}},
 	{"a program on the user's PATH", []string{"~/.local/bin/**", "~/bin/**"}},
 	{"an SSH client setting or key", []string{"~/.ssh/**"}},

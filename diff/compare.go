@@ -406,6 +406,7 @@ func (c *comparer) add(p string, k Kind, before, after *side) {
 		}
 		ch.Type = before.typ
 		ch.ModeBefore, ch.SizeBefore, ch.SHA256Before, ch.LinkBefore = before.mode, before.size, before.sum, before.link
+		ch.OwnerBefore = before.uid
 	}
 	if after != nil {
 		if after.binary {
@@ -424,6 +425,8 @@ type side struct {
 	size *int64
 	sum  *string
 	link *string
+	// uid owns a real entry (nil for the layer's: the promotion decides).
+	uid *uint32
 	// binary: a file known binary (Extra), not part of the change.
 	binary bool
 }
@@ -437,7 +440,14 @@ func (s *side) equal(o *side) bool {
 // describe reads the entry fi at p, in the real tree when real is true and
 // in the layer otherwise: its type, mode, and target of a symlink; the size
 // and sha256 of a file come later, from hashAll.
-func (c *comparer) describe(p string, fi fs.FileInfo, real bool) (*side, error) {
+func (c *comparer) describe(p string, fi fs.FileInfo, real bool) (s *side, err error) {
+	if real {
+		defer func() {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && s != nil {
+				s.uid = &st.Uid
+			}
+		}()
+	}
 	m := fi.Mode()
 	switch {
 	case m.IsRegular():

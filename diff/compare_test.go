@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/diff"
@@ -373,7 +374,7 @@ func TestCompare(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tt.want(s), got); d != "" {
+			if d := cmp.Diff(tt.want(s), got, ignoreOwner); d != "" {
 				t.Errorf("Compare() mismatch (-want +got):\n%s", d)
 			}
 		})
@@ -412,7 +413,7 @@ func TestCompareTrustedOpaque(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []diff.Change{change(s+"/d/a", diff.Delete, fs_("0644", "a"), nil)}
-	if d := cmp.Diff(want, got); d != "" {
+	if d := cmp.Diff(want, got, ignoreOwner); d != "" {
 		t.Errorf("Compare() mismatch (-want +got):\n%s", d)
 	}
 }
@@ -522,5 +523,49 @@ func TestMode(t *testing.T) {
 		if _, err := diff.ParseMode(bad); err == nil {
 			t.Errorf("ParseMode(%q): no error", bad)
 		}
+	}
+}
+
+// ignoreOwner leaves OwnerBefore to TestCompareOwner: the tests' trees are
+// owned by whoever runs them.
+var ignoreOwner = cmpopts.IgnoreFields(diff.Change{}, "OwnerBefore")
+
+// TestCompareOwner: a change of a real entry names its owner before, so
+// that a person sees when a promotion would give it another (it is owned
+// by the user act runs as after).
+func TestCompareOwner(t *testing.T) {
+	root := t.TempDir()
+	layer := t.TempDir()
+	real := filepath.Join(root, "r")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "f"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(layer+real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(layer+real+"/f", []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(layer+real+"/g", []byte("created\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := diff.Compare(layer, []string{real}, sandbox.RealSystem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := uint32(os.Geteuid())
+	for _, c := range got {
+		switch {
+		case c.Path == real+"/f" && (c.OwnerBefore == nil || *c.OwnerBefore != uid):
+			t.Errorf("modify of %s: owner before %v, want uid %d", c.Path, c.OwnerBefore, uid)
+		case c.Path == real+"/g" && c.OwnerBefore != nil:
+			t.Errorf("create of %s: owner before %d, want none", c.Path, *c.OwnerBefore)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("Compare() = %d changes, want 2: %+v", len(got), got)
 	}
 }

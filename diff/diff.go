@@ -69,6 +69,10 @@ type Change struct {
 	SHA256After  *string `json:"sha256_after"`
 	// LinkBefore and LinkAfter are symlink targets. Symlinks only.
 	LinkBefore *string `json:"link_before,omitempty"`
+	// OwnerBefore is the uid that owns the real entry before the change;
+	// after, a modified or created entry is owned by the user act runs as
+	// (docs/sandbox-promotion.md).
+	OwnerBefore *uint32 `json:"owner_before,omitempty"`
 	LinkAfter  *string `json:"link_after,omitempty"`
 }
 

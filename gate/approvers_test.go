@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/act-project/act/internal/sshsig"
+	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 )
 
@@ -45,14 +46,15 @@ func TestSelfAppointedApprover(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &Gate{Policy: pol}
-	digest := strings.Repeat("ab", 32)
+	p := &plan.Plan{ID: "0123456789abcdef", ActionID: "a", DescriptorDigest: strings.Repeat("ab", 32)}
+	digest := PlanDigest(p)
 	sig, err := sshsig.Sign(signer, sshsig.Message(digest), sshsig.Namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ap := NewApproval(ViaSigned)
 	ap.Signature, ap.Digest = sig, digest
-	_, err = g.Approve([]string{"the policy mode is confirm"}, "plan-1", ap)
+	_, err = g.Approve([]string{"the policy mode is confirm"}, p, ap)
 	var need *ConfirmationRequired
 	if !errors.As(err, &need) {
 		t.Fatalf("Approve() = %v: the agent's own signature approved its plan", err)
@@ -69,7 +71,7 @@ func TestSelfAppointedApprover(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Policy = pol
-	if _, err := g.Approve([]string{"the policy mode is confirm"}, "plan-1", ap); err != nil {
+	if _, err := g.Approve([]string{"the policy mode is confirm"}, p, ap); err != nil {
 		t.Fatalf("Approve() with the user's own approvers and no system policy: %v", err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
+	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
@@ -72,6 +73,12 @@ type Gate struct {
 	// static rules know (descriptors.HomeRoots), so that a $HOME pointed
 	// elsewhere hides nothing.
 	EnvHome, UserHome string
+	// Workspaces are this session's workspaces beside the policy's (act
+	// mcp --workspace), fixed by the person who started it.
+	Workspaces []string
+	// PathDirs are the directories of $PATH: a program there runs by
+	// name, so changing one is HIGH.
+	PathDirs []string
 	// Caller is who asks: "cli" (the default) or "mcp", for the audit log.
 	Caller string
 }
@@ -130,8 +137,9 @@ func (e *ExpiredError) Error() string {
 // (who, how; rollback.Approval) and what was offered to check it.
 type Approval struct {
 	rollback.Approval
-	// Signature is the armored signature offered, of Digest (PlanDigest
-	// of the plan), checked by Approve.
+	// Signature is the armored signature offered, checked by Approve
+	// against its own PlanDigest of the plan it approves; Digest is what
+	// the signer was given to sign, which the gate does not take.
 	Signature []byte `json:"-"`
 	Digest    string `json:"-"`
 }
@@ -446,8 +454,18 @@ func (g *Gate) decide(d *descriptors.Descriptor, r Risk, changes []diff.Change) 
 	return dec
 }
 
+// workspaces are the policy's workspaces and this session's.
+func (g *Gate) workspaces() []string {
+	return append(slices.Clip(g.Policy.Workspaces), g.Workspaces...)
+}
+
 func (g *Gate) riskRules() RiskRules {
-	r := RiskRules{Homes: descriptors.HomeRoots(g.EnvHome, g.UserHome), MaxDeletes: int(g.Policy.Risk.MaxDeletes), SensitivePaths: g.Policy.Risk.SensitivePaths}
+	r := RiskRules{Homes: descriptors.HomeRoots(g.EnvHome, g.UserHome), MaxDeletes: int(g.Policy.Risk.MaxDeletes), SensitivePaths: g.Policy.Risk.SensitivePaths,
+		InWorkspace: func(path string) bool {
+			// act's own state dir is never part of a workspace.
+			return g.Policy.InWorkspace(path, g.workspaces()) && !pathglob.Within(path, g.Home.Root)
+		},
+		UID: uint32(os.Geteuid()), PathDirs: g.PathDirs}
 	if r.MaxDeletes <= 0 {
 		r.MaxDeletes = DefaultMaxDeletes
 	}
@@ -627,14 +645,17 @@ func (g *Gate) verifySigned(ap *Approval, digest string) error {
 
 // Approve checks ap against what the host counts as a person's
 // confirmation, when adm needs one; it returns the approval to record.
-func (g *Gate) Approve(why []string, planID string, ap Approval) (Approval, error) {
+func (g *Gate) Approve(why []string, p *plan.Plan, ap Approval) (Approval, error) {
 	if len(why) == 0 {
 		if ap.Via == "" {
 			ap = NewApproval(ViaNone)
 		}
 		return ap, nil
 	}
-	need := &ConfirmationRequired{PlanID: planID, Why: why, Via: g.Via()}
+	need := &ConfirmationRequired{Why: why, Via: g.Via()}
+	if p != nil {
+		need.PlanID = p.ID
+	}
 	switch {
 	case ap.Via == "" || ap.Via == ViaNone:
 		return ap, need
@@ -643,11 +664,14 @@ func (g *Gate) Approve(why []string, planID string, ap Approval) (Approval, erro
 	case g.Via() == ViaTerminal && ap.Via == ViaTerminal:
 		return ap, nil
 	case g.Via() == ViaSigned && ap.Via == ViaSigned:
-		if ap.Digest == "" {
-			need.Refused = "a signed approval names no plan"
+		if p == nil {
+			need.Refused = "a signed approval approves a plan, and there is none here"
 			return ap, need
 		}
-		if err := g.verifySigned(&ap, ap.Digest); err != nil {
+		// The digest is the gate's own of this plan, never the one
+		// offered with the signature: a signature of another plan
+		// approves nothing here.
+		if err := g.verifySigned(&ap, PlanDigest(p)); err != nil {
 			need.Refused = "the signature does not approve this plan: " + err.Error()
 			return ap, need
 		}
@@ -711,15 +735,16 @@ func (g *Gate) Apply(ctx context.Context, e *Entry, ap Approval, ask Asker, prog
 		return adm, nil, g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), err)
 	}
 	if len(adm.Confirm) > 0 {
-		if ap, err = g.Approve(adm.Confirm, p.ID, ap); err != nil && ask != nil {
+		if ap, err = g.Approve(adm.Confirm, p, ap); err != nil && ask != nil {
 			if given, ok := ask(p, adm.Confirm); ok {
-				ap, err = g.Approve(adm.Confirm, p.ID, given)
+				ap, err = g.Approve(adm.Confirm, p, given)
 			}
 		}
 		var need *ConfirmationRequired
 		if errors.As(err, &need) {
 			if qerr := g.Queue(ctx, e, need.Why); qerr != nil {
-				return adm, nil, qerr
+				// Too many plans wait already (max_pending): a refusal.
+				return adm, nil, g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), qerr)
 			}
 			return adm, nil, err
 		}
@@ -831,11 +856,11 @@ func (g *Gate) Rollback(ctx context.Context, id string, force bool, ap Approval,
 	refused := audit.Event{ActionID: id}
 	if force {
 		why := []string{"rollback --force restores even paths changed since the apply (their current versions are saved)"}
-		_, err := g.Approve(why, "", ap)
+		_, err := g.Approve(why, nil, ap)
 		if err != nil && ask != nil {
 			if given, ok := ask(); ok {
 				ap = given
-				_, err = g.Approve(why, "", ap)
+				_, err = g.Approve(why, nil, ap)
 			}
 		}
 		if err != nil {

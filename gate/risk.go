@@ -2,7 +2,7 @@ package gate
 
 import (
 	"fmt"
-	"strings"
+	"path/filepath"
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
@@ -33,20 +33,37 @@ type RiskRules struct {
 	// SensitivePaths are globs whose change makes a plan HIGH.
 	SensitivePaths []string
 	// Homes are every home the static rules know (descriptors.HomeRoots),
-	// for the files that run code later.
+	// for the files that run code later and the home dot-files.
 	Homes []string
+	// InWorkspace reports whether a path lies inside a workspace, where a
+	// change may be LOW; nil: nowhere.
+	InWorkspace func(path string) bool
+	// UID is the user act runs as: a changed entry another user owns would
+	// be promoted as this user's.
+	UID uint32
+	// PathDirs are directories whose programs run by name ($PATH's), beside
+	// the usual ones under each home (binDirs).
+	PathDirs []string
 }
+
+// binDirs are the directories under a home whose programs run by name.
+var binDirs = []string{".local/bin", "bin", ".cargo/bin", "go/bin", ".pyenv/shims", ".pyenv/bin",
+	".rbenv/shims", ".nvm/**/bin", ".npm-global/bin", ".deno/bin", ".bun/bin", ".volta/bin", ".asdf/shims"}
 
 // DefaultMaxDeletes is MaxDeletes when the policy sets none.
 const DefaultMaxDeletes = 20
 
-// Assess grades d and the changes its dry run made:
+// Assess grades d and the changes its dry run made (docs/risk.md). LOW is
+// an allow-list: a plan is LOW only when every change lies inside a
+// workspace, is a regular file or a directory, is executable neither
+// before nor after, has no setuid, setgid or sticky bit before or after,
+// keeps its owner, and is no file that runs code later. Beyond that:
 //   - by action type, steps included: a command, a package manager or a
 //     delete is at least MEDIUM;
-//   - from the real diff: any deleted path is at least MEDIUM; a setuid,
-//     setgid or sticky bit, a new or newly executable file, a file that
-//     runs code later (RunsCodeLater), more than MaxDeletes deleted paths,
-//     or a change to a sensitive path is HIGH.
+//   - any deleted path is at least MEDIUM; more than MaxDeletes is HIGH;
+//   - a special bit, an executable (new, made so, or replaced), a file
+//     that runs code later (RunsCodeLater), a home dot-file, a program in
+//     a PATH directory, or a change to a sensitive path is HIGH.
 func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) Risk {
 	r := Risk{Declared: d.RiskLevel, Assessed: descriptors.RiskLow}
 	raise := func(to descriptors.RiskLevel, format string, args ...any) {
@@ -80,7 +97,6 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 		max = DefaultMaxDeletes
 	}
 	deletes := 0
-	const shown = 3 // paths named per reason; the rest are counted
 	type finding struct {
 		what  string
 		paths []string
@@ -95,32 +111,64 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 		}
 		findings = append(findings, &finding{what, []string{path}})
 	}
+	var outside, links, owners []string
 	for _, c := range changes {
+		if rules.InWorkspace == nil || !rules.InWorkspace(c.Path) {
+			outside = append(outside, c.Path)
+		}
 		if c.Kind == diff.Delete {
 			deletes++
 			continue
 		}
-		if c.Type == diff.TypeFile && c.ModeAfter != nil {
-			after := modeBits(*c.ModeAfter)
-			before := uint32(0)
+		if c.Type == diff.TypeSymlink {
+			links = append(links, c.Path)
+		}
+		if c.OwnerBefore != nil && *c.OwnerBefore != rules.UID {
+			owners = append(owners, fmt.Sprintf("%s (uid %d)", c.Path, *c.OwnerBefore))
+		}
+		if c.Type == diff.TypeFile {
+			before, after := uint32(0), uint32(0)
 			if c.ModeBefore != nil {
 				before = modeBits(*c.ModeBefore)
 			}
-			if after&0o7000 != 0 && after&0o7000 != before&0o7000 {
-				add("sets a setuid, setgid or sticky bit", c.Path)
+			if c.ModeAfter != nil {
+				after = modeBits(*c.ModeAfter)
 			}
-			if after&0o111 != 0 && before&0o111 == 0 {
+			switch {
+			case (after|before)&0o7000 != 0:
+				add("changes a setuid, setgid or sticky file", c.Path)
+			case before&0o111 != 0:
+				add("replaces an executable", c.Path)
+			case after&0o111 != 0:
 				add("makes a new executable", c.Path)
 			}
 		}
 		if why, ok := descriptors.RunsCodeLater(c.Path, rules.Homes); ok {
 			add("changes a file that runs code later ("+why+")", c.Path)
 		}
+		if homeDotFile(c.Path, rules.Homes) {
+			add("changes a home directory's dot-file", c.Path)
+		}
+		if onPath(c.Path, rules.Homes, rules.PathDirs) {
+			add("changes a program on PATH", c.Path)
+		}
 		for _, g := range rules.SensitivePaths {
 			if pathglob.CoversPath(g, c.Path) {
 				add("changes a path the host policy marks sensitive", c.Path)
 				break
 			}
+		}
+	}
+	for _, m := range []struct {
+		what  string
+		paths []string
+	}{
+		{"it changes %s, outside every workspace", outside},
+		{"it makes or changes the symlink %s", links},
+		{"it changes %s, owned by another user: promoted, it would be owned by the user act runs as", owners},
+	} {
+		if len(m.paths) > 0 {
+			raise(descriptors.RiskMedium, m.what, shownPaths(m.paths))
 		}
 	}
 	if deletes > 0 {
@@ -130,11 +178,7 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 		raise(descriptors.RiskHigh, "it deletes %s, more than the host's %d", plural(deletes, "path"), max)
 	}
 	for _, f := range findings {
-		list := strings.Join(f.paths[:min(len(f.paths), shown)], ", ")
-		if n := len(f.paths) - shown; n > 0 {
-			list += fmt.Sprintf(" and %d more", n)
-		}
-		raise(descriptors.RiskHigh, "it %s: %s", f.what, list)
+		raise(descriptors.RiskHigh, "it %s: %s", f.what, shownPaths(f.paths))
 	}
 	return r
 }
@@ -157,4 +201,35 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// homeDotFile reports whether path is a dot-file or dot-directory right
+// under a home, or below one: where shells, editors and tools read their
+// start-up files.
+func homeDotFile(path string, homes []string) bool {
+	for _, h := range homes {
+		if pathglob.Match(h+"/.*", path) || pathglob.Match(h+"/.*/**", path) {
+			return true
+		}
+	}
+	return false
+}
+
+// onPath reports whether path is a program in a directory whose programs
+// run by name: one of dirs, or one of binDirs under a home.
+func onPath(path string, homes, dirs []string) bool {
+	dir := filepath.Dir(path)
+	for _, d := range dirs {
+		if filepath.IsAbs(d) && filepath.Clean(d) == dir {
+			return true
+		}
+	}
+	for _, h := range homes {
+		for _, b := range binDirs {
+			if pathglob.Match(h+"/"+b, dir) {
+				return true
+			}
+		}
+	}
+	return false
 }

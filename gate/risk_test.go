@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -21,6 +22,7 @@ func TestAssess(t *testing.T) {
 		}
 		return c
 	}
+	owned := func(c diff.Change, uid uint32) diff.Change { c.OwnerBefore = &uid; return c }
 	many := make([]diff.Change, 21)
 	for i := range many {
 		many[i] = file("/p/f"+strings.Repeat("x", i), "delete", "0644", "")
@@ -43,11 +45,23 @@ func TestAssess(t *testing.T) {
 		{"a git hook", descriptors.FileWrite, []diff.Change{file("/p/.git/hooks/pre-commit", "create", "", "0644")}, descriptors.RiskHigh, "git"},
 		{"a shell rc file", descriptors.FileWrite, []diff.Change{file("/home/u/.bashrc", "modify", "0644", "0644")}, descriptors.RiskHigh, "shell start-up"},
 		{"a sensitive path", descriptors.FileWrite, []diff.Change{file("/p/secret/x", "create", "", "0644")}, descriptors.RiskHigh, "sensitive"},
+		{"outside every workspace", descriptors.FileWrite, []diff.Change{file("/q/a.txt", "create", "", "0644")}, descriptors.RiskMedium, "outside every workspace"},
+		{"a symlink", descriptors.FileWrite, []diff.Change{{Path: "/p/l", Kind: diff.Create, Type: diff.TypeSymlink}}, descriptors.RiskMedium, "symlink"},
+		{"another user's file", descriptors.FileWrite, []diff.Change{owned(file("/p/theirs", "modify", "0644", "0644"), 1234)}, descriptors.RiskMedium, "owned by another user"},
+		{"an existing setuid file written", descriptors.FileWrite, []diff.Change{file("/p/su", "modify", "4755", "0755")}, descriptors.RiskHigh, "setuid"},
+		{"an executable replaced", descriptors.FileWrite, []diff.Change{file("/p/tool", "modify", "0755", "0644")}, descriptors.RiskHigh, "replaces an executable"},
+		{"a home dot-file", descriptors.FileWrite, []diff.Change{file("/home/u/.config/app.toml", "modify", "0644", "0644")}, descriptors.RiskHigh, "dot-file"},
+		{"a program on PATH", descriptors.FileWrite, []diff.Change{file("/home/u/.cargo/bin/cargo", "modify", "0644", "0644")}, descriptors.RiskHigh, "program on PATH"},
+		{"a program in $PATH", descriptors.FileWrite, []diff.Change{file("/opt/tools/bin/python3", "create", "", "0644")}, descriptors.RiskHigh, "program on PATH"},
+		{"a .git file", descriptors.FileWrite, []diff.Change{file("/p/sub/.git", "create", "", "0644")}, descriptors.RiskHigh, "git"},
+		{"a project's .npmrc", descriptors.FileWrite, []diff.Change{file("/p/.npmrc", "create", "", "0644")}, descriptors.RiskHigh, "runs code"},
+		{"bash aliases", descriptors.FileWrite, []diff.Change{file("/home/u/.bash_aliases", "create", "", "0644")}, descriptors.RiskHigh, "start-up"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := &descriptors.Descriptor{ActionType: c.typ, RiskLevel: descriptors.RiskLow}
-			r := Assess(d, c.changes, RiskRules{Homes: descriptors.HomeRoots("/home/u"), SensitivePaths: []string{"/p/secret/**"}})
+			r := Assess(d, c.changes, RiskRules{Homes: descriptors.HomeRoots("/home/u"), SensitivePaths: []string{"/p/secret/**"},
+				InWorkspace: func(p string) bool { return !strings.HasPrefix(p, "/q/") }, UID: uint32(os.Geteuid()), PathDirs: []string{"/opt/tools/bin"}})
 			if r.Assessed != c.want {
 				t.Fatalf("assessed %s, want %s (%v)", r.Assessed, c.want, r.Reasons)
 			}

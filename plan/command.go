@@ -43,7 +43,21 @@ type CommandResult struct {
 // A Commander runs a command over the layer. Build's is the namespace
 // sandbox; nil refuses commands.
 type Commander interface {
+	// Command runs a command of the operation: what it writes lands in
+	// the layer.
 	Command(ctx context.Context, f []string, argv []string, workdir string, env map[string]string, stdin string) (*CommandResult, error)
+	// Verify runs a verification command over the layer as it is, in a
+	// throwaway copy: nothing it writes reaches the layer. It returns
+	// what the command changed all the same (docs/sandbox.md,
+	// "Verification").
+	Verify(ctx context.Context, f []string, argv []string) (*CommandResult, Wrote, error)
+}
+
+// Wrote is what a verification command changed in the scope, thrown away:
+// how many paths, and the first of them (at most isolate.MaxWrote).
+type Wrote struct {
+	Paths []string
+	Count int64
 }
 
 // sandboxCommander runs commands with isolate over a LayerSystem: each
@@ -70,20 +84,43 @@ type sandboxCommander struct {
 
 // Command implements Commander.
 func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []string, workdir string, env map[string]string, stdin string) (*CommandResult, error) {
+	out, _, err := s.run(ctx, f, argv, workdir, env, stdin, false)
+	return out, err
+}
+
+// Verify implements Commander: the command runs with isolate's Discard,
+// its overlays' upper dirs on the sandbox's tmpfs, seeded from the layer
+// and thrown away with it. Without a disk cap (never, for a valid
+// descriptor) the upper dirs would be the layer's own, written in place:
+// it is refused.
+func (s *sandboxCommander) Verify(ctx context.Context, f []string, argv []string) (*CommandResult, Wrote, error) {
+	if s.limits.DiskMB <= 0 {
+		return nil, Wrote{}, fmt.Errorf("%s: a verification command runs in a throwaway layer on the sandbox's tmpfs, which needs resources.max_disk_mb", problem.FieldPath(f...))
+	}
+	out, res, err := s.run(ctx, f, argv, "", nil, "", true)
+	if err != nil {
+		return nil, Wrote{}, err
+	}
+	return out, Wrote{Paths: res.Wrote, Count: res.WroteCount}, nil
+}
+
+// run runs argv in the sandbox over the layer: what it writes lands in the
+// layer, or with discard is thrown away (isolate.Spec.Discard).
+func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, workdir string, env map[string]string, stdin string, discard bool) (*CommandResult, *isolate.Result, error) {
 	var scopes []isolate.Scope
 	inPlace := s.limits.DiskMB <= 0
 	for i, root := range s.scopes {
 		if err := s.layer.CopyUpDir(root); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sc := isolate.Scope{Path: root, Upper: s.layer.Upper(root)}
 		if inPlace {
 			sc.Work = filepath.Join(s.workDir, strconv.Itoa(i))
 			if err := isolate.RemoveWorkDir(sc.Work); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := os.MkdirAll(sc.Work, 0o700); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		scopes = append(scopes, sc)
@@ -104,9 +141,10 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 		Argv: argv, Workdir: workdir, Env: envList(env), Stdin: []byte(stdin),
 		Scopes: scopes, AllowNetwork: s.network, Loopback: s.loopback, Limits: s.limits, Hide: s.hide,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before,
+		Discard: discard,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := &CommandResult{
 		Field: problem.FieldPath(f...), Argv: s.redactArgv(argv), ExitCode: res.ExitCode,
@@ -124,7 +162,7 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 	for c, m := range res.Enforcement {
 		out.Caps[string(c)] = m
 	}
-	return out, nil
+	return out, res, nil
 }
 
 // A Warm is a sandbox started ahead of a plan's first command
@@ -187,6 +225,43 @@ func (r *runner) command(f []string, what string, argv []string, workdir string,
 		}
 	}
 	res, err := r.exec.Command(r.ctx, f, argv, workdir, env, stdin)
+	return r.outcome(f, what, argv, res, err)
+}
+
+// maxWroteShown is how many of the paths a verification command wrote its
+// warning names.
+const maxWroteShown = 5
+
+// verify runs the verification command argv through r's Commander, over
+// the layer in a throwaway copy, and warns of what it wrote
+// (RuleVerificationWrote): nothing of it is in the plan.
+func (r *runner) verify(f []string, argv []string) error {
+	if r.exec == nil {
+		return fmt.Errorf("%s: %w", problem.FieldPath(f...), ErrNotFileOperation)
+	}
+	res, wrote, err := r.exec.Verify(r.ctx, f, argv)
+	if err == nil && wrote.Count > 0 {
+		shown := wrote.Paths[:min(len(wrote.Paths), maxWroteShown)]
+		what := fmt.Sprintf("%d paths, which were thrown away", wrote.Count)
+		if wrote.Count == 1 {
+			what = "1 path, which was thrown away"
+		}
+		msg := fmt.Sprintf("the verification command wrote %s: %s", what, strings.Join(shown, ", "))
+		if more := wrote.Count - int64(len(shown)); more > 0 {
+			msg += fmt.Sprintf(" (and %d more)", more)
+		}
+		p := ""
+		if len(shown) > 0 {
+			p = shown[0]
+		}
+		r.note(RuleVerificationWrote, f, p, "%s", msg)
+	}
+	return r.outcome(f, "verification command", argv, res, err)
+}
+
+// outcome records a command's run (res, or err where it did not run) and
+// turns it into an OpError when it failed: a cap hit, a non-zero exit.
+func (r *runner) outcome(f []string, what string, argv []string, res *CommandResult, err error) error {
 	shown := redact.String(strings.Join(argv, " "))
 	var se *isolate.SetupError
 	switch {

@@ -111,7 +111,7 @@ type ReadResult struct {
 }
 
 // A Note is an observation about an operation that succeeded. Rule is one
-// of the warning ids of [OpRules].
+// of the warning ids of [OpRules], or [RuleVerificationWrote].
 type Note struct {
 	Rule  string   `json:"rule"`
 	Field []string `json:"field"`
@@ -166,7 +166,8 @@ func (l OpErrors) Unwrap() []error {
 
 // OpRules returns every rule id RunOps reports, failures then warnings (the
 // ids of [Note]), each by id. RunOps may also report path.outside-scope,
-// which is in [descriptors.Rules].
+// which is in [descriptors.Rules], and the warning [RuleVerificationWrote],
+// which is in [Rules].
 func OpRules() []descriptors.Rule {
 	out := make([]descriptors.Rule, len(opRules))
 	copy(out, opRules)
@@ -252,9 +253,12 @@ func RunOpsWith(ctx context.Context, d *descriptors.Descriptor, sys sandbox.Syst
 	if err != nil {
 		return nil, err
 	}
+	// Verification verifies: each command runs over the planned result
+	// in a throwaway layer, and what it writes is a warning, never part
+	// of the plan (docs/sandbox.md, "Verification").
 	if d.Verification != nil {
 		for i, argv := range d.Verification.Commands {
-			if err := r.command([]string{"verification", "commands", strconv.Itoa(i)}, "verification command", argv, "", nil, ""); err != nil {
+			if err := r.verify([]string{"verification", "commands", strconv.Itoa(i)}, argv); err != nil {
 				return nil, err
 			}
 		}

@@ -12,9 +12,14 @@ type Rule struct {
 	Layer   problem.Layer
 }
 
+// RuleVerificationWrote: a verification command changed paths of the
+// scope, which were thrown away (a warning: a Note of RunOps).
+const RuleVerificationWrote = "verification.wrote"
+
 // Rules lists every rule id plan reports: preconditions, the effects check,
 // the disk cap and the operations' own ([OpRules]). Warnings are listed too
-// (effects.not-happened and the operation notes), as Rejected.
+// (effects.not-happened, verification.wrote and the operation notes), as
+// Rejected.
 func Rules() []Rule {
 	out := []Rule{
 		{"precondition.path-missing", "a path in preconditions.paths_exist does not exist", problem.Precondition},
@@ -31,6 +36,7 @@ func Rules() []Rule {
 		{RuleTooManyChanges, "the dry run made more changes than the policy's max_changes", problem.Rejected},
 		{RuleOutsideScope, "a saved plan's change lies outside its descriptor's scope (the plan was edited after its dry run)", problem.Rejected},
 		{RuleSpecialMode, "the dry run made a file setuid, setgid or sticky (act never promotes one)", problem.Rejected},
+		{RuleVerificationWrote, "warning: a verification command wrote in the scope; it ran over the planned result in a throwaway layer, so nothing it wrote is in the plan (the warning names the first paths, and how many)", problem.Rejected},
 	}
 	for _, r := range OpRules() {
 		out = append(out, Rule{ID: r.ID, Summary: r.Summary, Layer: problem.Rejected})

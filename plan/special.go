@@ -32,8 +32,20 @@ func checkSpecialModes(changes []diff.Change) (rejected problem.List) {
 			continue
 		}
 		if c.ModeBefore != nil {
-			if before, err := diff.ParseMode(*c.ModeBefore); err == nil && before&specialBits == special {
-				continue // it was so before: nothing new
+			before, err := diff.ParseMode(*c.ModeBefore)
+			rewritten := special&(fs.ModeSetuid|fs.ModeSetgid) != 0 && !sameContent(c)
+			switch {
+			case err == nil && before&specialBits == special && rewritten:
+				// The kernel drops setuid and setgid on a write; a
+				// promotion keeping them would hand the new content the
+				// file's privileges.
+				rejected = append(rejected, problem.Problem{
+					Rule: RuleSpecialMode, Field: c.Path, Layer: problem.Rejected,
+					Message: fmt.Sprintf("the dry run writes new content to %s, which is %s (mode %s); act never promotes new content with those bits: remove them first", c.Path, specialWords(special), *c.ModeAfter),
+				})
+				continue
+			case err == nil && before&specialBits == special:
+				continue // it was so before, and its content is the same
 			}
 		}
 		rejected = append(rejected, problem.Problem{
@@ -45,6 +57,11 @@ func checkSpecialModes(changes []diff.Change) (rejected problem.List) {
 }
 
 const specialBits = fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+// sameContent reports whether c leaves its file's content as it was.
+func sameContent(c diff.Change) bool {
+	return c.SHA256Before != nil && c.SHA256After != nil && *c.SHA256Before == *c.SHA256After
+}
 
 func specialWords(bits fs.FileMode) string {
 	var w []string

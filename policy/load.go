@@ -35,6 +35,9 @@ const (
 	RuleInvalidDuration = "policy.invalid-duration"
 	// RuleInvalidRoot: an allowed root that is not clean.
 	RuleInvalidRoot = "policy.invalid-root"
+	// RuleInvalidWorkspace: a workspace that is "/", a home directory's
+	// root or a system tree.
+	RuleInvalidWorkspace = "policy.invalid-workspace"
 	// RuleNoHome: "~" in a policy file when the password database gives
 	// the user no usable home (none, a relative one, or "/").
 	RuleNoHome = "policy.no-home"
@@ -364,7 +367,7 @@ func check(name string, doc *document.Document, v any, h home) problem.List {
 		}
 		return false
 	}
-	for _, f := range [][]string{{"allowed_roots"}, {"risk", "sensitive_paths"}, {"sandbox", "hide_paths"}} {
+	for _, f := range [][]string{{"allowed_roots"}, {"workspaces"}, {"risk", "sensitive_paths"}, {"sandbox", "hide_paths"}} {
 		var list any = m
 		for _, k := range f {
 			mm, _ := list.(map[string]any)
@@ -374,8 +377,14 @@ func check(name string, doc *document.Document, v any, h home) problem.List {
 		for i, item := range items {
 			s, _ := item.(string)
 			path := append(f[:len(f):len(f)], fmt.Sprint(i))
-			if !tilde(path, s) && f[0] == "allowed_roots" && !isCleanRoot(s) {
+			switch {
+			case tilde(path, s) || (f[0] != "allowed_roots" && f[0] != "workspaces"):
+			case !isCleanRoot(s):
 				at(problem.Rule, path, RuleInvalidRoot, "%q is not a clean absolute path (write %s)", s, cleanSuggestion(s))
+			case f[0] == "workspaces":
+				if err := CheckWorkspace(expandHome(s, h.dir), h.dir); err != nil {
+					at(problem.Rule, path, RuleInvalidWorkspace, "%v", err)
+				}
 			}
 		}
 	}
@@ -408,6 +417,14 @@ func build(file, base map[string]any, h home) (*Policy, error) {
 		roots = append(roots, expandHome(r, userHome))
 	}
 	p.AllowedRoots = roots
+	workspaces := []string{}
+	for _, w := range p.Workspaces {
+		if isTilde(w) && userHome == "" {
+			continue
+		}
+		workspaces = append(workspaces, expandHome(w, userHome))
+	}
+	p.Workspaces = workspaces
 	hide := []string{}
 	for _, h := range p.Sandbox.HidePaths {
 		if isTilde(h) && userHome == "" {

@@ -25,6 +25,7 @@ const userHome = "/home/u"
 func defaultPolicy() *Policy {
 	return &Policy{
 		AllowedRoots: []string{userHome, "/tmp"},
+		Workspaces:   []string{"/tmp"},
 		ResourceCaps: ResourceCaps{MaxCPUMs: 600000, MaxMemoryMB: 4096, MaxDiskMB: 10240, MaxDurationMs: 600000},
 		Modes: ModeTable{
 			Risk: map[descriptors.RiskLevel]Mode{

@@ -49,6 +49,8 @@ func (p *Policy) Marshal() []byte {
 	root := mapping(
 		pair("allowed_roots", strList(p.AllowedRoots),
 			"Every scope path of a descriptor must lie under one of these roots.\n\"~\" and \"~/x\" expand to the user's home directory."),
+		pair("workspaces", strList(p.Workspaces),
+			"Where an agent's everyday changes may flow without a person: a plan is\nLOW only when every change lies inside one of these."),
 		pair("resource_caps", caps, "The most a descriptor may request; a request above a cap is blocked."),
 		pair("modes", mapping(
 			pair("risk", risk, "By risk level."),

@@ -34,6 +34,7 @@ func custom() *Policy {
 				descriptors.FileWrite: {descriptors.RiskLow: Allow, descriptors.RiskHigh: Deny},
 			},
 		},
+		Workspaces:   []string{"/tmp/a b/proj"},
 		Network:      Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true},
 		Cooldown:     0,
 		PlanExpiry:   90*time.Minute + 1500*time.Millisecond,
@@ -98,6 +99,10 @@ func TestMarshalDefaultText(t *testing.T) {
 # "~" and "~/x" expand to the user's home directory.
 allowed_roots:
   - /home/u
+  - /tmp
+# Where an agent's everyday changes may flow without a person: a plan is
+# LOW only when every change lies inside one of these.
+workspaces:
   - /tmp
 # The most a descriptor may request; a request above a cap is blocked.
 resource_caps:
@@ -177,7 +182,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"loopback":false},"confirmation":{"via":"flag","approvers":[]}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"loopback":false},"confirmation":{"via":"flag","approvers":[]}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

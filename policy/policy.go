@@ -76,6 +76,9 @@ type Policy struct {
 	// AllowedRoots are absolute, clean paths; every scope path must lie
 	// under one of them.
 	AllowedRoots []string `json:"allowed_roots"`
+	// Workspaces are absolute, clean paths: where a plan may be LOW
+	// (docs/risk.md).
+	Workspaces []string `json:"workspaces"`
 	// ResourceCaps are the most a descriptor may request.
 	ResourceCaps ResourceCaps `json:"resource_caps"`
 	// Modes gives the mode of an action by risk level and action type.
@@ -269,6 +272,7 @@ type Audit struct {
 // form of the policy file.
 type policyJSON struct {
 	AllowedRoots []string      `json:"allowed_roots"`
+	Workspaces   []string      `json:"workspaces"`
 	ResourceCaps ResourceCaps  `json:"resource_caps"`
 	Modes        ModeTable     `json:"modes"`
 	Network      Network       `json:"network"`
@@ -289,6 +293,7 @@ type policyJSON struct {
 func (p *Policy) MarshalJSON() ([]byte, error) {
 	return json.Marshal(policyJSON{
 		AllowedRoots: nonNil(p.AllowedRoots),
+		Workspaces:   nonNil(p.Workspaces),
 		ResourceCaps: p.ResourceCaps,
 		Modes:        ModeTable{Risk: nonNilMap(p.Modes.Risk), Types: nonNilMap(p.Modes.Types), TypeRisk: p.Modes.TypeRisk},
 		Network:      Network{AllowedHosts: nonNil(p.Network.AllowedHosts), SandboxNetwork: p.Network.SandboxNetwork},
@@ -325,6 +330,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 	}
 	*p = Policy{
 		AllowedRoots: nonNil(j.AllowedRoots),
+		Workspaces:   nonNil(j.Workspaces),
 		ResourceCaps: j.ResourceCaps,
 		Modes:        ModeTable{Risk: nonNilMap(j.Modes.Risk), Types: nonNilMap(j.Modes.Types), TypeRisk: j.Modes.TypeRisk},
 		Network:      Network{AllowedHosts: nonNil(j.Network.AllowedHosts), SandboxNetwork: j.Network.SandboxNetwork},

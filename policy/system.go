@@ -185,6 +185,8 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 	}
 	p.AllowedRoots = intersectRoots(user.AllowedRoots, sys.AllowedRoots)
 	set("allowed_roots", !slices.Equal(p.AllowedRoots, user.AllowedRoots))
+	p.Workspaces = intersectRoots(user.Workspaces, sys.Workspaces)
+	set("workspaces", !slices.Equal(p.Workspaces, user.Workspaces))
 	p.Network.AllowedHosts = intersectHosts(user.Network.AllowedHosts, sys.Network.AllowedHosts)
 	set("network.allowed_hosts", !slices.Equal(p.Network.AllowedHosts, user.Network.AllowedHosts))
 	p.Sources = src
@@ -193,7 +195,7 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 
 // settingNames are the settings Sources names.
 var settingNames = func() []string {
-	names := []string{"allowed_roots",
+	names := []string{"allowed_roots", "workspaces",
 		"resource_caps.max_cpu_ms", "resource_caps.max_memory_mb", "resource_caps.max_disk_mb", "resource_caps.max_duration_ms",
 		"network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
 		"max_changes", "max_pending", "risk.max_deletes", "risk.sensitive_paths", "redact.pii",

@@ -1,0 +1,45 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/act-project/act/internal/pathglob"
+)
+
+// SystemTrees are the directories a workspace may be neither in nor above:
+// the operating system's own trees.
+var SystemTrees = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
+	"/opt", "/proc", "/run", "/sbin", "/sys", "/usr", "/var"}
+
+// CheckWorkspace says why dir may not be a workspace (docs/policy.md): it
+// must be a clean absolute path, not "/", not a home directory's root
+// (userHome, /root or a directory right under /home), and not a system
+// tree nor inside one. A workspace above a home or a system tree is "/" or
+// a home root's parent, both refused.
+func CheckWorkspace(dir, userHome string) error {
+	switch {
+	case !filepath.IsAbs(dir) || filepath.Clean(dir) != dir:
+		return fmt.Errorf("%q is not a clean absolute path", dir)
+	case dir == "/":
+		return fmt.Errorf("a workspace may not be /: it would take in the whole filesystem")
+	case dir == userHome || dir == "/root" || dir == "/home" || filepath.Dir(dir) == "/home":
+		return fmt.Errorf("%s is a home directory's root (or above one): its dot-files run code; name a project directory inside it", dir)
+	}
+	if i := slices.IndexFunc(SystemTrees, func(t string) bool { return pathglob.Within(dir, t) }); i >= 0 {
+		return fmt.Errorf("%s is in the system tree %s", dir, SystemTrees[i])
+	}
+	return nil
+}
+
+// InWorkspace reports whether path lies inside one of workspaces that is
+// itself inside an allowed root of p.
+func (p *Policy) InWorkspace(path string, workspaces []string) bool {
+	for _, w := range workspaces {
+		if pathglob.Within(path, w) && p.UnderAllowedRoot(w) {
+			return true
+		}
+	}
+	return false
+}
