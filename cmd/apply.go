@@ -164,7 +164,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			fmt.Fprintln(w)
 		})
 		shot = true
-		if ask(env, fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", strings.Join(why, "; "), p.ID)) {
+		if ask(env, confirmQuestion(why, p.ID)) {
 			return gate.NewApproval(gate.ViaTerminal), true
 		}
 		return gate.Approval{}, false
@@ -206,7 +206,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 				w.Write(r.Content)
 			}
 			if r.Truncated {
-				fmt.Fprintf(env.Stdio.Err, "act: %s: only the first %d bytes are shown\n", r.Path, plan.MaxReadContent)
+				fmt.Fprintf(env.Stdio.Err, "act: %s: only the first %d bytes are shown\n", escapeLine(r.Path), plan.MaxReadContent)
 			}
 		}
 		if len(p.Changes) == 0 {
@@ -217,7 +217,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		}
 		c, m, dl := diff.Summary(p.Changes)
 		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
-		fmt.Fprintf(w, "Roll back with: act rollback %s\n", p.ActionID)
+		fmt.Fprintf(w, "Roll back with: act rollback %s\n", escapeLine(p.ActionID))
 	})
 }
 
@@ -266,7 +266,7 @@ func promotedNow(ctx context.Context, home state.Dir, id, digest string) (*rollb
 func alreadyApplied(env *Env, res *result, a *rollback.Action) error {
 	res.PlanID, res.Changes = a.PlanID, a.Changes
 	return env.finish(res, outcome.AlreadyApplied.Status, nil, func(w io.Writer, st styles) {
-		fmt.Fprintf(w, "Action %s was already applied (plan %s): nothing changed.\n", a.ActionID, a.PlanID)
+		fmt.Fprintf(w, "Action %s was already applied (plan %s): nothing changed.\n", escapeLine(a.ActionID), escapeLine(a.PlanID))
 	})
 }
 
@@ -342,6 +342,17 @@ func (env *Env) showPaged(render func(w io.Writer)) {
 // terminal (standard input and error are terminals) and prints no JSON.
 func (env *Env) interactive() bool {
 	return !env.json && isTerminal(env.Stdio.In) && isTerminal(env.rawErr)
+}
+
+// confirmQuestion is the question ask puts to a person: why the plan needs
+// them, on one line (a newline in a reason is shown as \n, so a reason
+// cannot print a question of its own), then the question itself.
+func confirmQuestion(why []string, planID string) string {
+	reasons := make([]string, len(why))
+	for i, r := range why {
+		reasons[i] = escapeLine(r)
+	}
+	return fmt.Sprintf("Confirmation needed: %s.\nApply plan %s? [y/N] ", strings.Join(reasons, "; "), escapeLine(planID))
 }
 
 // ask prints question and reads a y/yes from the controlling terminal

@@ -140,8 +140,9 @@ EXAMPLES:
 							fmt.Fprintf(w, "Record %d: pruned (leaf hash %s)\n", s.Seq, s.LeafHash)
 						} else {
 							p := s.Statement.Predicate
-							fmt.Fprintf(w, "Record %d: %s at %s\n", s.Seq, p.Name, p.Time.UTC().Format(time.RFC3339))
+							fmt.Fprintf(w, "Record %d: %s at %s\n", s.Seq, escapeLine(p.Name), p.Time.UTC().Format(time.RFC3339))
 							b, _ := json.MarshalIndent(s.Statement, "", "  ")
+							b = jsonVisible(b)
 							fmt.Fprintf(w, "%s\n", b)
 						}
 						fmt.Fprintf(w, "Inclusion proof (%d hashes) against:\n%s", len(s.Proof), s.Checkpoint)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
@@ -15,16 +16,27 @@ import (
 // Everything act prints passes through a termWriter: the one place where
 // text — file names, symlink targets, diff lines, a command's output, the
 // descriptor's own strings, act's messages — reaches a terminal. It
-// escapes what could drive the terminal instead of being read
-// (docs/sandbox-output.md):
+// escapes what could drive the terminal, or hide or reorder what is
+// shown, instead of being read (docs/sandbox-output.md):
 //
 //   - C0 control characters but newline and tab, DEL, and C1 control
 //     characters, as \xHH or \uHHHH (an ESC starts a sequence that can move
 //     the cursor, repaint the plan, set the window title or the clipboard);
 //   - carriage return (it lets a line overwrite itself);
-//   - the bidirectional overrides and isolates (they reorder what is
-//     shown: U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C);
+//   - every character that is not graphic (Unicode's format characters,
+//     category Cf: the bidirectional overrides and isolates, zero-width
+//     spaces and joiners, the BOM, the soft hyphen, tag characters; the
+//     line and paragraph separators; private-use and unassigned code
+//     points), and the default-ignorable ones that are letters or marks
+//     (the Hangul fillers U+115F, U+1160, U+3164, U+FFA0; variation
+//     selectors): as \uHHHH, or \UHHHHHHHH beyond U+FFFF;
 //   - invalid UTF-8, byte by byte.
+//
+// A newline is kept: it ends act's own lines. A field that is one line by
+// nature (a path, a reason, the intent) shows its newlines as \n
+// (escapeLine), and lines of text a command or a file chose (output, a
+// diff's body) are indented under act's own, so neither can begin a line
+// where act's begin.
 //
 // act's own colours are not written as escape sequences by the code that
 // formats text: a style wraps its text in markers that carry a random
@@ -113,20 +125,29 @@ func (t *termWriter) Flush() error {
 }
 
 // appendSafe appends rune r (encoded as raw) to out, escaped if it could
-// drive a terminal.
+// drive a terminal or would not be seen.
 func appendSafe(out []byte, r rune, raw []byte) []byte {
 	switch {
 	case r == '\n' || r == '\t':
 		return append(out, byte(r))
 	case r < 0x20 || r == 0x7f:
 		return fmt.Appendf(out, `\x%02x`, r)
-	case r >= 0x80 && r < 0xa0,
-		r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
-		r == 0x200e || r == 0x200f || r == 0x061c,
-		r == markOpen || r == markClose:
+	case invisible(r):
+		if r > 0xffff {
+			return fmt.Appendf(out, `\U%08x`, r)
+		}
 		return fmt.Appendf(out, `\u%04x`, r)
 	}
 	return append(out, raw...)
+}
+
+// invisible reports whether r is not shown as itself: not graphic (control,
+// format, separator other than space, private use, unassigned), or
+// ignorable by default though a letter or a mark (Hangul fillers,
+// variation selectors, the combining grapheme joiner).
+func invisible(r rune) bool {
+	return !unicode.IsGraphic(r) ||
+		unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
 // escapeLine is the form of s a single-line field shows (a file name, a

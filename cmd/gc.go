@@ -61,10 +61,10 @@ func renderGC(w io.Writer, c *gate.Collected) {
 	fmt.Fprintf(w, "gc: removed %s (with their layers) and the backups of %s older than %s\n",
 		plural(len(c.Plans), "plan"), plural(len(c.Backups), "action"), cutoff)
 	for _, id := range c.Plans {
-		fmt.Fprintf(w, "  removed plan %s\n", id)
+		fmt.Fprintf(w, "  removed plan %s\n", escapeLine(id))
 	}
 	for _, id := range c.Backups {
-		fmt.Fprintf(w, "  removed the backups of action %s: it can no longer be rolled back\n", id)
+		fmt.Fprintf(w, "  removed the backups of action %s: it can no longer be rolled back\n", escapeLine(id))
 	}
 	if c.Temp > 0 {
 		what := "directories"
@@ -74,7 +74,7 @@ func renderGC(w io.Writer, c *gate.Collected) {
 		fmt.Fprintf(w, "  removed %d %s left by a crash or an interrupted gc\n", c.Temp, what)
 	}
 	for _, k := range c.Kept {
-		fmt.Fprintf(w, "  kept %s\n", k)
+		fmt.Fprintf(w, "  kept %s\n", escapeLine(k))
 	}
 	if a := c.Audit; a.Count == 0 {
 		fmt.Fprintf(w, "gc: no audit record older than %s\n", cutoff)

@@ -80,11 +80,11 @@ EXAMPLES:
 					return
 				}
 				for _, r := range rows {
-					risk := r.RiskDeclared
+					risk := escapeLine(r.RiskDeclared)
 					if descriptors.RiskLevel(r.RiskAssessed).Rank() > descriptors.RiskLevel(r.RiskDeclared).Rank() {
-						risk += " (assessed " + r.RiskAssessed + ")"
+						risk += " (assessed " + escapeLine(r.RiskAssessed) + ")"
 					}
-					fmt.Fprintf(w, "%s  %s  %s  %s\n", st.bold.Render(r.PlanID), r.ActionID, r.ActionType, risk)
+					fmt.Fprintf(w, "%s  %s  %s  %s\n", st.bold.Render(escapeLine(r.PlanID)), escapeLine(r.ActionID), escapeLine(r.ActionType), risk)
 					fmt.Fprintf(w, "    %d to create, %d to modify, %d to delete; made %s ago, %s left\n",
 						r.Summary.Create, r.Summary.Modify, r.Summary.Delete,
 						policy.FormatDuration(time.Duration(r.AgeSeconds)*time.Second), policy.FormatDuration(time.Duration(max(r.LeftSeconds, 0))*time.Second))
@@ -129,7 +129,7 @@ EXAMPLES:
 				res.PlanID, res.ActionID, res.ActionType = p.ID, p.ActionID, p.ActionType
 			}
 			return env.finish(res, outcome.Denied.Status, err, func(w io.Writer, st styles) {
-				fmt.Fprintf(w, "Denied plan %s of action %s.\n", p.ID, p.ActionID)
+				fmt.Fprintf(w, "Denied plan %s of action %s.\n", escapeLine(p.ID), escapeLine(p.ActionID))
 			})
 		},
 	}
@@ -217,8 +217,8 @@ EXAMPLES:
 					if r.ConfirmedBy != "" {
 						who = "  confirmed by " + r.ConfirmedBy
 					}
-					fmt.Fprintf(w, "%s  %-11s  %s %s  %s  +%d ~%d -%d%s\n", r.At, r.State, r.Kind, r.ID, r.ActionType,
-						r.Summary.Create, r.Summary.Modify, r.Summary.Delete, who)
+					fmt.Fprintf(w, "%s  %-11s  %s %s  %s  +%d ~%d -%d%s\n", r.At, escapeLine(r.State), r.Kind, escapeLine(r.ID), escapeLine(r.ActionType),
+						r.Summary.Create, r.Summary.Modify, r.Summary.Delete, escapeLine(who))
 				}
 			})
 		},

@@ -111,7 +111,7 @@ func MainEnv(args []string, env *Env) (code int) {
 	defer func() {
 		// act never shows a Go panic: an internal error is exit 1 with one line.
 		if r := recover(); r != nil {
-			fmt.Fprintf(env.Stdio.Err, "act: error: internal error: %v\n", r)
+			fmt.Fprintf(env.Stdio.Err, "act: error: internal error: %s\n", escapeLine(fmt.Sprint(r)))
 			code = outcome.Fail.Code
 		}
 	}()
@@ -397,7 +397,7 @@ func (env *Env) fail(err error) int {
 	prefix := "act: error: "
 	fmt.Fprintf(env.Stdio.Err, "%s%s\n", prefix, escapeLine(err.Error()))
 	for _, h := range hintsFor(err) {
-		fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", h)
+		fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", escapeLine(h))
 	}
 	return o.Code
 }

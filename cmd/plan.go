@@ -183,7 +183,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 		case diff.Delete:
 			style, sign = st.remove, "-"
 		}
-		line := fmt.Sprintf("%s %s %s %s", sign, c.Kind, c.Type, escapeLine(c.Path))
+		line := fmt.Sprintf("%s %s %s %s", sign, c.Kind, escapeLine(c.Type), escapeLine(c.Path))
 		if desc := describe(c); desc != "" {
 			fmt.Fprintf(w, "%s %s\n", style.Render(line), st.faint.Render(desc))
 		} else {
@@ -201,16 +201,17 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 		}
 		switch {
 		case d.Err != nil:
-			fmt.Fprintf(w, "    (no diff: %v)\n", d.Err)
+			fmt.Fprintf(w, "    (no diff: %s)\n", escapeLine(d.Err.Error()))
 		case d.Binary:
 			fmt.Fprintf(w, "    (binary file: compared by size and sha256)\n")
 		case d.Text != "":
-			for _, line := range strings.SplitAfter(strings.TrimSuffix(d.Text, "\n"), "\n") {
-				line = strings.TrimSuffix(line, "\n")
+			header, body := diffHeader(c, d.Text)
+			fmt.Fprint(w, header)
+			for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
 				switch {
-				case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
+				case strings.HasPrefix(line, "+"):
 					line = st.create.Render(line)
-				case strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---"):
+				case strings.HasPrefix(line, "-"):
 					line = st.remove.Render(line)
 				}
 				fmt.Fprintf(w, "    %s\n", line)
@@ -229,11 +230,36 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 	}
 	fmt.Fprintf(w, "%s  Plan id: %s\n", st.bold.Render(fmt.Sprintf("Plan: %d to create, %d to modify, %d to delete.", c, m, d)), p.ID)
 	if descriptors.RiskLevel(p.RiskAssessed).Rank() > descriptors.RiskLevel(p.RiskLevel).Rank() {
-		fmt.Fprintf(w, "%s\n", st.warn.Render(fmt.Sprintf("Risk: declared %s, assessed %s by act:", p.RiskLevel, p.RiskAssessed)))
+		fmt.Fprintf(w, "%s\n", st.warn.Render(fmt.Sprintf("Risk: declared %s, assessed %s by act:", escapeLine(p.RiskLevel), escapeLine(p.RiskAssessed))))
 		for _, r := range p.RiskReasons {
-			fmt.Fprintf(w, "  - %s\n", r)
+			fmt.Fprintf(w, "  - %s\n", escapeLine(r))
 		}
 	}
+}
+
+// diffHeader splits the unified diff text of change c into its header,
+// the --- and +++ lines naming the file, and its body, the hunks. The
+// header is returned as act prints it: the path on one line however it is
+// named (a newline in a file name is \n there, as in the change line
+// above it). The body's lines are the file's, printed indented.
+func diffHeader(c diff.Change, text string) (header, body string) {
+	from, to := c.Path, c.Path
+	switch c.Kind {
+	case diff.Create:
+		from = "/dev/null"
+	case diff.Delete:
+		to = "/dev/null"
+	}
+	header = "    --- " + escapeLine(from) + "\n    +++ " + escapeLine(to) + "\n"
+	if raw := "--- " + from + "\n+++ " + to + "\n"; strings.HasPrefix(text, raw) {
+		return header, text[len(raw):]
+	}
+	// The header was redacted (a secret-shaped file name): the hunks
+	// start at the first @@ line.
+	if i := strings.Index(text, "\n@@ "); i >= 0 {
+		return header, text[i+1:]
+	}
+	return header, text
 }
 
 // describe sums up a change's metadata: mode, size and hash before → after.
@@ -243,7 +269,7 @@ func describe(c diff.Change) string {
 		if p == nil {
 			return "-"
 		}
-		return *p
+		return escapeLine(*p)
 	}
 	num := func(p *int64) string {
 		if p == nil {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/diff"
@@ -86,7 +88,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 	env.auditRecoveries()
 	if !env.json {
 		for _, r := range env.recovered {
-			fmt.Fprintf(env.Stdio.Err, "act: recovered: the %s of action %s had stopped part-way; %s\n", r.Event, r.ActionID, recoveryOutcome(r))
+			fmt.Fprintf(env.Stdio.Err, "act: recovered: the %s of action %s had stopped part-way; %s\n", escapeLine(r.Event), escapeLine(r.ActionID), recoveryOutcome(r))
 		}
 	}
 	if res.Errors == nil {
@@ -121,7 +123,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 		}
 		defer func() {
 			for _, h := range hintsFor(err) {
-				fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", h)
+				fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", escapeLine(h))
 			}
 		}()
 		if len(probs) > 0 {
@@ -149,7 +151,39 @@ func writeJSON(w io.Writer, v any) {
 	if err != nil {
 		b = []byte(`{"status":"error","exit_code":1,"errors":[{"rule":"error","message":"cannot encode the result"}],"warnings":[]}`)
 	}
-	w.Write(append(b, '\n'))
+	w.Write(append(jsonVisible(b), '\n'))
+}
+
+// jsonVisible writes the characters of JSON text b that a termWriter would
+// escape (docs/sandbox-output.md) as JSON's own \uXXXX escapes, a pair of
+// them beyond U+FFFF: the text decodes to the same values, and none of
+// them reaches a terminal as itself. Such characters are only ever inside
+// JSON strings; the encoding has escaped control characters already.
+func jsonVisible(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r < utf8.RuneSelf || !invisible(r) {
+			if out != nil {
+				out = append(out, b[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(b)+64), b[:i]...)
+		}
+		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		} else {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += size
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 // styles are act's colours: each wraps text in markers the termWriter of
@@ -176,7 +210,7 @@ func (env *Env) auditRecoveries() {
 	for _, r := range env.recovered[env.auditedRecoveries:] {
 		ev := audit.Event{Name: audit.EventRecovered, ActionID: r.ActionID, PlanID: r.PlanID, Status: r.Outcome, Reason: "the " + r.Event + " had stopped part-way; it was recovered to " + r.Outcome}
 		if err := gate.Record(context.Background(), state.Dir{Root: home}, orCLI(env.caller), ev); err != nil {
-			fmt.Fprintf(env.Stdio.Err, "act: warning: the audit log: %v\n", err)
+			fmt.Fprintf(env.Stdio.Err, "act: warning: the audit log: %s\n", escapeLine(err.Error()))
 		}
 	}
 	env.auditedRecoveries = len(env.recovered)

@@ -88,9 +88,9 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 		res.Data = map[string]any{"saved": out.Action.Saved}
 	}
 	return env.finish(res, outcome.RolledBack.Status, err, func(w io.Writer, st styles) {
-		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Rolled back %s: %s restored.", id, plural(len(out.Action.Changes), "change"))))
+		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Rolled back %s: %s restored.", escapeLine(id), plural(len(out.Action.Changes), "change"))))
 		for _, s := range out.Action.Saved {
-			fmt.Fprintf(w, "Saved the version of %s found at rollback to %s\n", s.Path, s.Copy)
+			fmt.Fprintf(w, "Saved the version of %s found at rollback to %s\n", escapeLine(s.Path), escapeLine(s.Copy))
 		}
 	})
 }
@@ -125,7 +125,7 @@ EXAMPLES:
 					fmt.Fprintln(w, "Nothing to recover.")
 				}
 				for _, r := range env.recovered {
-					fmt.Fprintf(w, "Recovered the %s of action %s: %s.\n", r.Event, r.ActionID, recoveryOutcome(r))
+					fmt.Fprintf(w, "Recovered the %s of action %s: %s.\n", escapeLine(r.Event), escapeLine(r.ActionID), recoveryOutcome(r))
 				}
 			})
 		},
@@ -144,7 +144,7 @@ func (env *Env) recoverFirst() {
 	rec, err := rollback.RecoverIfIdle(state.Dir{Root: home}, env.Now)
 	env.recovered = append(env.recovered, rec...)
 	if err != nil {
-		fmt.Fprintf(env.Stdio.Err, "act: warning: recovery of an interrupted promotion failed: %v\n", err)
+		fmt.Fprintf(env.Stdio.Err, "act: warning: recovery of an interrupted promotion failed: %s\n", escapeLine(err.Error()))
 	}
 }
 

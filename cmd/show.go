@@ -76,7 +76,7 @@ EXAMPLES:
 				case status == lifecycle.Denied && p.DeniedAt != nil:
 					fmt.Fprintf(w, "Denied at %s", p.DeniedAt.UTC().Format(time.RFC3339))
 					if p.DenyReason != "" {
-						fmt.Fprintf(w, ": %s", p.DenyReason)
+						fmt.Fprintf(w, ": %s", escapeLine(p.DenyReason))
 					}
 					fmt.Fprintln(w)
 				}
@@ -123,7 +123,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 	res.Data = data
 	return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, st styles) {
 		defer auditLine(w, records, aerr)
-		fmt.Fprintf(w, "Action %s (%s), plan %s\n", a.ActionID, a.ActionType, a.PlanID)
+		fmt.Fprintf(w, "Action %s (%s), plan %s\n", escapeLine(a.ActionID), escapeLine(a.ActionType), escapeLine(a.PlanID))
 		if intent != "" {
 			fmt.Fprintf(w, "Intent: %s\n", escapeLine(intent))
 		}
@@ -132,21 +132,21 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 		}
 		fmt.Fprintf(w, "Applied at %s", a.AppliedAt.UTC().Format(time.RFC3339))
 		if ap := a.Approval; ap != nil && ap.Via != "none" {
-			fmt.Fprintf(w, ", confirmed by %s (%s)", orUID(ap), ap.Via)
+			fmt.Fprintf(w, ", confirmed by %s (%s)", escapeLine(orUID(ap)), escapeLine(ap.Via))
 		}
 		fmt.Fprintln(w)
 		if a.RolledBackAt != nil {
 			fmt.Fprintf(w, "Rolled back at %s\n", a.RolledBackAt.UTC().Format(time.RFC3339))
 		}
 		for _, c := range a.Changes {
-			fmt.Fprintf(w, "  %s %s %s\n", c.Kind, c.Type, escapeLine(c.Path))
+			fmt.Fprintf(w, "  %s %s %s\n", escapeLine(string(c.Kind)), escapeLine(string(c.Type)), escapeLine(c.Path))
 		}
 		for _, s := range a.Saved {
-			fmt.Fprintf(w, "Saved at rollback: %s → %s\n", s.Path, s.Copy)
+			fmt.Fprintf(w, "Saved at rollback: %s → %s\n", escapeLine(s.Path), escapeLine(s.Copy))
 		}
-		fmt.Fprintf(w, "State: %s\n", a.State)
+		fmt.Fprintf(w, "State: %s\n", escapeLine(string(a.State)))
 		if a.State == lifecycle.Applied {
-			fmt.Fprintf(w, "Roll back with: act rollback %s\n", a.ActionID)
+			fmt.Fprintf(w, "Roll back with: act rollback %s\n", escapeLine(a.ActionID))
 		}
 	})
 }
@@ -154,7 +154,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 // auditLine names the audit records of a plan or an action.
 func auditLine(w io.Writer, records []audit.Found, err error) {
 	if err != nil {
-		fmt.Fprintf(w, "Audit: the log does not verify (%v): act audit verify says more\n", err)
+		fmt.Fprintf(w, "Audit: the log does not verify (%s): act audit verify says more\n", escapeLine(err.Error()))
 		return
 	}
 	if len(records) == 0 {
@@ -162,7 +162,7 @@ func auditLine(w io.Writer, records []audit.Found, err error) {
 	}
 	var parts []string
 	for _, r := range records {
-		parts = append(parts, fmt.Sprintf("%d %s", r.Seq, r.Event))
+		parts = append(parts, fmt.Sprintf("%d %s", r.Seq, escapeLine(r.Event)))
 	}
 	fmt.Fprintf(w, "Audit records: %s (act audit show SEQ)\n", strings.Join(parts, ", "))
 }
