@@ -46,10 +46,18 @@ func TestVerificationWrites(t *testing.T) {
 	if err := isolate.Available(); err != nil {
 		t.Skipf("no isolation here: %v", err)
 	}
-	base := os.Getenv(verifyEnv)
-	if base == "" {
-		base = mxTempDir(t)
+	root := os.Getenv(verifyEnv)
+	if root == "" {
+		root = mxTempDir(t)
 	}
+	// In a sandbox started for it, and in one started ahead of its spec
+	// (as act plan and act mcp start theirs).
+	for _, mode := range []string{"cold", "warm"} {
+		t.Run(mode, func(t *testing.T) { verificationWrites(t, filepath.Join(root, mode), mode == "warm") })
+	}
+}
+
+func verificationWrites(t *testing.T, base string, warm bool) {
 	s := filepath.Join(base, "s")
 	mustDo(t, os.MkdirAll(s, 0o755))
 	mustDo(t, os.WriteFile(filepath.Join(s, "keep.txt"), []byte("keep\n"), 0o644))
@@ -86,7 +94,12 @@ verification:
 	}
 	pol.AllowedRoots = []string{base}
 	before := mxSnapshot(t, s)
-	p, err := Build(t.Context(), d, Options{StateDir: stateDir, Policy: pol, Decision: pol.Decide(d, buildNow),
+	var w *Warm
+	if warm {
+		w = PrestartSandbox()
+		defer w.Close()
+	}
+	p, err := Build(t.Context(), d, Options{StateDir: stateDir, Policy: pol, Decision: pol.Decide(d, buildNow), Ahead: Ahead{Warm: w},
 		File: "d.yaml", Now: func() time.Time { return buildNow }, NewID: func() string { return buildID }})
 	if err != nil {
 		t.Fatalf("Build: %v", err)
