@@ -246,3 +246,19 @@ func TestJSONVisible(t *testing.T) {
 		t.Fatalf("not the expected escapes:\n%s", out.String())
 	}
 }
+
+// TestDiffHeaderRedacted: when redaction changed the header of a diff (a
+// secret-shaped file name), act still prints its own header, on one line,
+// and the body from the first hunk: the file name's newline never reaches
+// the screen as a line of its own.
+func TestDiffHeaderRedacted(t *testing.T) {
+	c := diff.Change{Path: "/p/token=s3cr3t\nINJECTED", Kind: diff.Modify, Type: diff.TypeFile}
+	text := "--- /p/token=[REDACTED]\nINJECTED\n+++ /p/token=[REDACTED]\nINJECTED\n@@ -1 +1 @@\n-a\n+b\n"
+	header, body := diffHeader(c, text)
+	if want := "    --- /p/token=s3cr3t\\nINJECTED\n    +++ /p/token=s3cr3t\\nINJECTED\n"; header != want {
+		t.Errorf("header %q, want %q", header, want)
+	}
+	if want := "@@ -1 +1 @@\n-a\n+b\n"; body != want {
+		t.Errorf("body %q, want %q", body, want)
+	}
+}
