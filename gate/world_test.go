@@ -58,10 +58,10 @@ func newWorld(t *testing.T, files map[string]string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Wherever TMPDIR is, the tree is an allowed root. (A write is LOW
-	// inside the default policy's workspace, /tmp, where t.TempDir makes
-	// the tree unless TMPDIR says otherwise.)
+	// Wherever TMPDIR is, the tree is an allowed root and a workspace
+	// (where a write may be LOW).
 	pol.AllowedRoots = append(pol.AllowedRoots, root)
+	pol.Workspaces = append(pol.Workspaces, root)
 	pol.Modes.Types = map[descriptors.ActionType]policy.Mode{}
 	// The clock starts now, to the second: the audit log and the state
 	// dir's files carry the real time, and the plans the test's.
