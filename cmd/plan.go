@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -300,6 +301,10 @@ func describe(c diff.Change) string {
 		}
 		if c.LinkAfter != nil {
 			parts = append(parts, "→ "+escapeLine(*c.LinkAfter))
+		}
+		if o := c.OwnerBefore; o != nil && *o != uint32(os.Geteuid()) {
+			// Promoted, it is the user act runs as's (docs/sandbox-promotion.md).
+			parts = append(parts, fmt.Sprintf("owner uid %d → uid %d", *o, os.Geteuid()))
 		}
 	}
 	if len(parts) == 0 {
