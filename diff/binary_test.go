@@ -29,7 +29,7 @@ func TestCompareExtra(t *testing.T) {
 		file("new-late-nul", 0o644, late), file("new-empty", 0o644, ""),
 		whiteout("gone-bin"), whiteout("gone-text"), file("same", 0o644, "copied up, unchanged\n"),
 	})
-	changes, bin, err := diff.CompareExtra(upper, []string{s}, sandbox.RealSystem{})
+	changes, bin, err := diff.CompareExtra(upper, []string{s}, sandbox.RealSystem{}, diff.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +39,11 @@ func TestCompareExtra(t *testing.T) {
 	}
 	wantBytes := int64(0)
 	for _, n := range []string{"b\n", "\x00", "b\n", "abc\x00", "abc\n", big, late, "", "copied up, unchanged\n"} {
+		wantBytes += int64(len(n))
+	}
+	// and every upper entry's name, the whiteouts' too
+	for _, n := range []string{"bin-to-text", "text-to-bin", "text-to-text", "new-bin", "new-text", "new-big",
+		"new-late-nul", "new-empty", "gone-bin", "gone-text", "same"} {
 		wantBytes += int64(len(n))
 	}
 	if bin.LayerBytes != wantBytes {
@@ -70,7 +75,7 @@ func TestCompareExtra(t *testing.T) {
 			t.Errorf("%s: Unified binary = %v, want %v", name, binary, want[name])
 		}
 	}
-	if _, _, err := diff.CompareExtra(upper, []string{"relative"}, sandbox.RealSystem{}); err == nil {
+	if _, _, err := diff.CompareExtra(upper, []string{"relative"}, sandbox.RealSystem{}, diff.Limits{}); err == nil {
 		t.Error("CompareExtra of a relative root: no error")
 	}
 }

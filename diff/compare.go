@@ -2,6 +2,7 @@ package diff
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/act-project/act/internal/digest"
@@ -43,19 +43,21 @@ type Tree interface {
 // does, a symlink when its target does. A whiteout over nothing real is no
 // change.
 func Compare(upperDir string, roots []string, real Tree) ([]Change, error) {
-	changes, _, err := CompareExtra(upperDir, roots, real)
+	changes, _, err := CompareExtra(upperDir, roots, real, Limits{})
 	return changes, err
 }
 
-// CompareExtra is [Compare], and also returns what its reading of the
-// files learnt on the way ([Extra]), which spares its caller reading them
-// again.
-func CompareExtra(upperDir string, roots []string, real Tree) ([]Change, Extra, error) {
+// CompareExtra is [Compare] within the limits lim, and also returns what
+// its reading of the files learnt on the way ([Extra]), which spares its
+// caller reading them again. The first entry past a limit stops it with a
+// [*LimitError]: what it holds is bounded by lim, however much the layer
+// holds.
+func CompareExtra(upperDir string, roots []string, real Tree, lim Limits) ([]Change, Extra, error) {
 	rs, err := cleanRoots(roots)
 	if err != nil {
 		return nil, Extra{}, err
 	}
-	c := &comparer{upper: filepath.Clean(upperDir), real: real, x: Extra{before: map[string]bool{}, after: map[string]bool{}}}
+	c := &comparer{upper: filepath.Clean(upperDir), real: real, lim: lim, x: Extra{before: map[string]bool{}, after: map[string]bool{}}}
 	for _, r := range rs {
 		if err := c.root(r); err != nil {
 			return nil, Extra{}, err
@@ -81,6 +83,7 @@ func CompareExtra(upperDir string, roots []string, real Tree) ([]Change, Extra, 
 		}
 		return 0
 	})
+	c.x.LayerBytes = c.names
 	for _, j := range c.hashes {
 		if !j.real {
 			c.x.LayerBytes += *j.s.size
@@ -89,10 +92,42 @@ func CompareExtra(upperDir string, roots []string, real Tree) ([]Change, Extra, 
 	return c.changes, c.x, nil
 }
 
+// Limits bound what a [CompareExtra] reads of a layer, and so the memory
+// it holds (docs/lifecycle.md, "Limits of a dry run"). A zero field is no
+// limit.
+type Limits struct {
+	// MaxChanges is the most changes: an entry that is a change whatever
+	// its hash (created, deleted, or another type, mode, target or size)
+	// counts as soon as the walk meets it. A file whose only difference
+	// may be its content counts once hashed, and so cannot stop the walk:
+	// such files have a real twin, and are as many as the real tree has.
+	MaxChanges int64
+	// MaxBytes is the most bytes of the layer below the roots, as
+	// [Extra.LayerBytes] counts them: every entry's name (a whiteout's
+	// too) and every regular file's size.
+	MaxBytes int64
+}
+
+// A LimitError is a [CompareExtra] stopped at the first entry past one of
+// its [Limits]: the layer holds more than Limit changes (Bytes false) or
+// bytes (Bytes true). Seen is what the walk had counted when it stopped.
+type LimitError struct {
+	Bytes       bool
+	Limit, Seen int64
+}
+
+func (e *LimitError) Error() string {
+	if e.Bytes {
+		return fmt.Sprintf("diff: the layer holds more than %d bytes of names and content (%d when the diff stopped)", e.Limit, e.Seen)
+	}
+	return fmt.Sprintf("diff: the layer makes more than %d changes", e.Limit)
+}
+
 // Extra is what [CompareExtra] learnt of the files it read.
 type Extra struct {
-	// LayerBytes is the total size of the layer's regular files below the
-	// roots (every one of them is read, changed or not).
+	// LayerBytes is what the layer holds below the roots: the name of
+	// every entry (a whiteout's too) and the size of every regular file
+	// (every one of them is read, changed or not).
 	LayerBytes int64
 	// The files known to be binary as [Unified] defines it: a NUL byte in
 	// the first [SniffSize] bytes, or larger than [MaxTextSize]. A file
@@ -152,9 +187,27 @@ func kindRank(k Kind) int {
 	return 2
 }
 
-// comparePaths compares paths as sequences of components.
+// comparePaths compares paths as sequences of components: as strings
+// with "/" ordered before every other byte. It allocates nothing, as a
+// sort of many changes calls it often.
 func comparePaths(a, b string) int {
-	return strings.Compare(strings.ReplaceAll(a, "/", "\x00"), strings.ReplaceAll(b, "/", "\x00"))
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		switch {
+		case x == '/':
+			return -1
+		case y == '/':
+			return 1
+		case x < y:
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(len(a), len(b))
 }
 
 // comparer holds the state of one Compare.
@@ -167,6 +220,23 @@ type comparer struct {
 	hashes  []hashJob
 	changes []Change
 	x       Extra
+	// lim are the limits; n counts the changes known so far, bytes the
+	// names and sizes of the layer's entries met, names the names alone.
+	lim          Limits
+	n            int64
+	bytes, names int64
+}
+
+// charge counts n more bytes of the layer, name bytes if name.
+func (c *comparer) charge(n int64, name bool) error {
+	c.bytes += n
+	if name {
+		c.names += n
+	}
+	if c.lim.MaxBytes > 0 && c.bytes > c.lim.MaxBytes {
+		return &LimitError{Bytes: true, Limit: c.lim.MaxBytes, Seen: c.bytes}
+	}
+	return nil
 }
 
 // A found change: a Modify is one only if its sides differ once hashed.
@@ -293,72 +363,115 @@ func ancestors(p string) func(func(string) bool) {
 }
 
 // walk compares the upper entry fi at p (not a whiteout) with its real
-// twin (nil when absent). inOpaque is true below an opaque directory,
-// where the real tree does not show through.
+// twin (nil when absent), and what lies below it. inOpaque is true below
+// an opaque directory, where the real tree does not show through.
 func (c *comparer) walk(p string, fi, twin fs.FileInfo, inOpaque bool) error {
+	below, err := c.entry(p, fi, twin, inOpaque)
+	if err != nil || below == nil {
+		return err
+	}
+	return c.children(*below)
+}
+
+// A dir is an upper directory whose entries are still to be compared.
+// realDir tells whether the real p is a directory; opaque whether the real
+// p's content is hidden, so that its children missing from the upper dir
+// are deleted.
+type dir struct {
+	p               string
+	realDir, opaque bool
+}
+
+// entry compares the upper entry fi at p (not a whiteout) with its real
+// twin (nil when absent), not what lies below it: for a directory it
+// returns the dir to compare next.
+func (c *comparer) entry(p string, fi, twin fs.FileInfo, inOpaque bool) (*dir, error) {
+	if fi.Mode().IsRegular() {
+		if err := c.charge(fi.Size(), false); err != nil {
+			return nil, err
+		}
+	}
 	after, err := c.describe(p, fi, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var before *side
 	if twin != nil {
 		if before, err = c.describe(p, twin, true); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	switch {
 	case before == nil:
-		c.find(p, Create, nil, after)
+		err = c.find(p, Create, nil, after, true)
 	case before.typ != after.typ:
-		c.find(p, Delete, before, nil)
-		c.find(p, Create, nil, after)
+		if err = c.find(p, Delete, before, nil, true); err == nil {
+			err = c.find(p, Create, nil, after, true)
+		}
 		before = nil
 	default:
-		c.find(p, Modify, before, after) // kept if the sides differ
+		// Kept if the sides differ; before the hashes, a change for
+		// sure if anything but the content does.
+		changed := !before.equal(after) || fi.Mode().IsRegular() && fi.Size() != twin.Size()
+		err = c.find(p, Modify, before, after, changed)
 	}
-	if after.typ != TypeDir {
-		return nil
+	if err != nil || after.typ != TypeDir {
+		return nil, err
 	}
-	return c.children(p, before != nil, inOpaque || overlay.IsOpaque(c.up(p)))
+	return &dir{p: p, realDir: before != nil, opaque: inOpaque || overlay.IsOpaque(c.up(p))}, nil
 }
 
-// children compares the entries of the upper directory p. realDir tells
-// whether the real p is a directory; opaque whether the real p's content is
-// hidden, so that its children missing from the upper dir are deleted.
-func (c *comparer) children(p string, realDir, opaque bool) error {
-	ents, err := os.ReadDir(c.up(p))
+// readBatch is how many entries of a directory children reads at a time:
+// a directory costs its walk that many entries, however many it holds.
+const readBatch = 256
+
+// children compares the entries of the upper directory d. It reads them
+// readBatch at a time, and compares what lies below its subdirectories
+// once d is closed, so that a deep tree holds one directory open at a time.
+func (c *comparer) children(d dir) error {
+	f, err := os.Open(c.up(d.p))
 	if err != nil {
 		return err
 	}
-	present := map[string]bool{}
-	for _, e := range ents {
-		child := filepath.Join(p, e.Name())
-		cfi, err := e.Info()
-		if err != nil {
-			return err
-		}
-		var twin fs.FileInfo
-		if realDir && !(opaque && overlay.IsWhiteout(cfi)) {
-			if twin, err = c.realLstat(child); err != nil {
+	// present: the upper entries of an opaque d over a real directory,
+	// whose real entries not among them are deleted.
+	var present map[string]bool
+	if d.realDir && d.opaque {
+		present = map[string]bool{}
+	}
+	var subs []dir
+	for {
+		ents, rerr := f.ReadDir(readBatch)
+		for _, e := range ents {
+			sub, err := c.child(d, e, present)
+			if err != nil {
+				f.Close()
 				return err
 			}
-		}
-		if overlay.IsWhiteout(cfi) {
-			if twin != nil {
-				if err := c.deleted(child, twin); err != nil {
-					return err
-				}
+			if sub != nil {
+				subs = append(subs, *sub)
 			}
-			continue
 		}
-		present[e.Name()] = true
-		if err := c.walk(child, cfi, twin, opaque); err != nil {
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			f.Close()
+			return rerr
+		}
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, s := range subs {
+		if err := c.children(s); err != nil {
 			return err
 		}
 	}
-	if !realDir || !opaque {
+	if present == nil {
 		return nil
 	}
+	p := d.p
 	real, err := c.real.ReadDir(p)
 	if err != nil {
 		return err
@@ -381,6 +494,36 @@ func (c *comparer) children(p string, realDir, opaque bool) error {
 	return nil
 }
 
+// child compares the entry e of the upper directory d, and returns the dir
+// to compare next when e is a directory. present, if not nil, gathers the
+// entries that are not whiteouts.
+func (c *comparer) child(d dir, e fs.DirEntry, present map[string]bool) (*dir, error) {
+	if err := c.charge(int64(len(e.Name())), true); err != nil {
+		return nil, err
+	}
+	child := filepath.Join(d.p, e.Name())
+	cfi, err := e.Info()
+	if err != nil {
+		return nil, err
+	}
+	var twin fs.FileInfo
+	if d.realDir && !(d.opaque && overlay.IsWhiteout(cfi)) {
+		if twin, err = c.realLstat(child); err != nil {
+			return nil, err
+		}
+	}
+	if overlay.IsWhiteout(cfi) {
+		if twin != nil {
+			return nil, c.deleted(child, twin)
+		}
+		return nil, nil
+	}
+	if present != nil {
+		present[e.Name()] = true
+	}
+	return c.entry(child, cfi, twin, d.opaque)
+}
+
 // deleted records the deletion of the real entry twin at p. A directory is
 // one change; its contents are covered by it.
 func (c *comparer) deleted(p string, twin fs.FileInfo) error {
@@ -388,13 +531,22 @@ func (c *comparer) deleted(p string, twin fs.FileInfo) error {
 	if err != nil {
 		return err
 	}
-	c.find(p, Delete, before, nil)
-	return nil
+	return c.find(p, Delete, before, nil, true)
 }
 
-// find notes a change the walk found, made whole once its files are hashed.
-func (c *comparer) find(p string, k Kind, before, after *side) {
+// find notes a change the walk found, made whole once its files are
+// hashed. changed tells that it is a change whatever the hashes say: it
+// counts against MaxChanges at once.
+func (c *comparer) find(p string, k Kind, before, after *side, changed bool) error {
 	c.found = append(c.found, found{path: p, kind: k, before: before, after: after})
+	if !changed {
+		return nil
+	}
+	c.n++
+	if c.lim.MaxChanges > 0 && c.n > c.lim.MaxChanges {
+		return &LimitError{Limit: c.lim.MaxChanges, Seen: c.n}
+	}
+	return nil
 }
 
 // add records a change of p from before to after (either may be nil).

@@ -335,29 +335,38 @@ func (dr *Draft) run(ctx context.Context) error {
 // diff diffs the layer against the real tree and checks the changes.
 func (dr *Draft) diff() error {
 	d, opts, layer := dr.d, dr.opts, dr.layer()
-	// Extended attributes a command set are not promoted: dropped from
-	// the layer before the diff (which does not show them).
-	if err := dropXattrs(layer.UpperDir()); err != nil {
-		return fmt.Errorf("the layer's extended attributes: %w", err)
-	}
 	// The diff reads every file of the layer (below the scope paths, where
-	// all of it is): it sums the layer's size too.
-	changes, extra, err := diff.CompareExtra(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{})
-	if err != nil {
+	// all of it is): it sums the layer's size too, names included. It
+	// stops at the first entry past max_changes or max_disk_mb, so that
+	// what act holds of a layer is bounded by them, not by what a command
+	// made (docs/lifecycle.md, "Limits of a dry run").
+	limit := d.Resources.MaxDiskMB << 20
+	changes, extra, err := diff.CompareExtra(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{},
+		diff.Limits{MaxChanges: opts.Policy.MaxChanges, MaxBytes: limit})
+	var over *diff.LimitError
+	switch {
+	case errors.As(err, &over) && over.Bytes:
+		return problem.List{diskCapProblem(d, fmt.Sprintf("at least %d", over.Seen))}
+	case errors.As(err, &over):
+		return problem.List{tooManyChanges(fmt.Sprintf("at least %d", over.Seen), over.Limit)}
+	case err != nil:
 		return fmt.Errorf("diff the layer: %w", err)
 	}
 	rejected, warnings := CheckChanges(d, changes, opts.Policy)
 	if len(rejected) == 0 {
 		rejected = checkPromotable(changes, opts.StateDir)
 	}
-	if limit := d.Resources.MaxDiskMB << 20; extra.LayerBytes > limit {
-		rejected = append(rejected, problem.Problem{
-			Rule: "resources.disk-cap-exceeded", Field: "resources.max_disk_mb", Layer: problem.Rejected,
-			Message: fmt.Sprintf("the dry run wrote %d bytes, more than max_disk_mb %d (%d bytes)", extra.LayerBytes, d.Resources.MaxDiskMB, limit),
-		})
+	if extra.LayerBytes > limit {
+		rejected = append(rejected, diskCapProblem(d, fmt.Sprint(extra.LayerBytes)))
 	}
 	if len(rejected) > 0 {
 		return rejected
+	}
+	// Extended attributes a command set are not promoted: dropped from
+	// the layer (the diff neither shows nor reads them), once the diff
+	// has bounded what the layer holds.
+	if err := dropXattrs(layer.UpperDir()); err != nil {
+		return fmt.Errorf("the layer's extended attributes: %w", err)
 	}
 	if changes == nil {
 		changes = []diff.Change{}
@@ -448,12 +457,28 @@ func CheckChanges(d *descriptors.Descriptor, changes []diff.Change, pol *policy.
 	rejected = append(rejected, fx...)
 	rejected = append(rejected, checkSpecialModes(changes)...)
 	if max := pol.MaxChanges; max > 0 && int64(len(changes)) > max {
-		rejected = append(rejected, problem.Problem{
-			Rule: RuleTooManyChanges, Field: "effects", Layer: problem.Rejected,
-			Message: fmt.Sprintf("the dry run made %d changes, more than the policy's max_changes of %d", len(changes), max),
-		})
+		rejected = append(rejected, tooManyChanges(fmt.Sprint(len(changes)), max))
 	}
 	return rejected, warnings
+}
+
+// tooManyChanges is the problem of a dry run that made n changes, more
+// than the policy's max_changes of max.
+func tooManyChanges(n string, max int64) problem.Problem {
+	return problem.Problem{
+		Rule: RuleTooManyChanges, Field: "effects", Layer: problem.Rejected,
+		Message: fmt.Sprintf("the dry run made %s changes, more than the policy's max_changes of %d", n, max),
+	}
+}
+
+// diskCapProblem is the problem of a dry run whose layer holds n bytes of
+// files and names, more than d's max_disk_mb.
+func diskCapProblem(d *descriptors.Descriptor, n string) problem.Problem {
+	return problem.Problem{
+		Rule: "resources.disk-cap-exceeded", Field: "resources.max_disk_mb", Layer: problem.Rejected,
+		Message: fmt.Sprintf("the dry run wrote %s bytes (files and their names), more than max_disk_mb %d (%d bytes)",
+			n, d.Resources.MaxDiskMB, d.Resources.MaxDiskMB<<20),
+	}
 }
 
 // RuleOutsideScope: a change outside every scope path of the descriptor

@@ -266,7 +266,11 @@ steps:
 		CreatedAt: buildNow, State: lifecycle.Planned,
 		Mode: "allow", ModeSource: policy.SourceRiskDefault, Reason: p.Reason,
 		Changes: p.Changes, Warnings: []problem.Problem{},
-		LayerBytes: int64(len("1.4.0\n") + len("binary\x00\x01") + len(config)),
+		// the files' content, and the names of the layer's entries
+		// (whiteouts of a.tmp, app, b.tmp and old; config.json, release
+		// and its VERSION and app)
+		LayerBytes: int64(len("1.4.0\n") + len("binary\x00\x01") + len(config) +
+			len("a.tmp"+"app"+"b.tmp"+"old"+"config.json"+"release"+"VERSION"+"app")),
 	}
 	roots, err := ScopeRootIDs(d.Scope.Filesystem.Paths)
 	if err != nil || len(roots) < 2 || roots[0].Path != "/" || roots[len(roots)-1].Path != e.s {

@@ -31,7 +31,7 @@ func Rules() []Rule {
 		{"precondition.user-idle-unknown", "preconditions.user_idle is true and no terminal of the user shows its last input: unknown counts as failed", problem.Precondition},
 		{"effects.undeclared-change", "the dry run changed a path that no declared effect of the same kind matches", problem.Rejected},
 		{"effects.not-happened", "warning: a declared effect did not happen in the dry run", problem.Rejected},
-		{"resources.disk-cap-exceeded", "the dry run wrote more than resources.max_disk_mb", problem.Rejected},
+		{"resources.disk-cap-exceeded", "the dry run's layer (its files' content and their names) holds more than resources.max_disk_mb", problem.Rejected},
 		{RulePlanTooLarge, "the plan's record would be larger than act keeps for one plan (64 MiB)", problem.Rejected},
 		{RuleTooManyChanges, "the dry run made more changes than the policy's max_changes", problem.Rejected},
 		{RuleOutsideScope, "a saved plan's change lies outside its descriptor's scope (the plan was edited after its dry run)", problem.Rejected},
