@@ -169,13 +169,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		}
 		return gate.Approval{}, false
 	}
-	// A FILE_READ's content is read again, checked against the plan's
-	// digest of it: the plan never kept it.
-	reads, err := g.ReadBack(p)
-	if err != nil {
-		return env.finish(res, outcome.Succeeded.Status, err, nil)
-	}
-	out, err := promoteSaved(ctx, res, g, p, doc, ap, askPerson, env.progress("applying"))
+	out, reads, err := promoteSaved(ctx, res, g, p, doc, ap, askPerson, env.progress("applying"))
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
 	}
@@ -225,12 +219,16 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 // sequence (gate.Apply), its typed outcomes given their status: expired,
 // queued, reverted. res gets the policy's decision and, when queued, the
 // reasons. The CLI and the MCP server both apply through it.
-func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, doc problemLocator, ap gate.Approval, ask gate.Asker, progress rollback.Progress) (*rollback.Outcome, error) {
+func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, doc problemLocator, ap gate.Approval, ask gate.Asker, progress rollback.Progress) (*rollback.Outcome, []gate.ReadOut, error) {
 	e, err := g.EntryOf(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	adm, out, err := g.Apply(ctx, e, ap, ask, progress)
+	var reads []gate.ReadOut
+	if adm != nil {
+		reads = adm.Reads
+	}
 	if adm != nil {
 		res.Mode, res.ModeSource, res.Reason = string(adm.Decision.Mode), adm.Decision.Source, adm.Decision.Reason
 		res.Risk = &adm.Risk
@@ -245,9 +243,9 @@ func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, 
 	case errors.As(err, &probs) && probs.Layer() != problem.Conflict:
 		// A block or a change list the descriptor does not allow: placed
 		// in the descriptor. A conflict is of the tree, not of it.
-		return out, doc(probs)
+		return out, reads, doc(probs)
 	}
-	return out, err
+	return out, reads, err
 }
 
 // promotedNow is rollback.Promoted once any promotion in progress has

@@ -432,7 +432,7 @@ func (s *mcpServer) apply(ctx context.Context, _ *mcp.CallToolRequest, in planID
 		p = e.Plan
 		// The agent's approval is always the empty one: a plan that needs
 		// a person is queued, never promoted.
-		out, err = promoteSaved(ctx, res, g, p, planLocator(p), gate.Approval{}, nil, nil)
+		out, _, err = promoteSaved(ctx, res, g, p, planLocator(p), gate.Approval{}, nil, nil)
 	}
 	success := outcome.Succeeded.Status
 	if err == nil && out.AlreadyApplied {

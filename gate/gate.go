@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -356,8 +357,10 @@ func (g *Gate) Planned(ctx context.Context, p *plan.Plan) error {
 // assess grades a draft's changes: act's own risk assessment, and the
 // policy's decision with the stricter of the declared and the assessed
 // risk. A block (exit 4) is the error.
-func (g *Gate) assess(d *descriptors.Descriptor, changes []diff.Change) (plan.Assessment, error) {
-	r := Assess(d, changes, g.riskRules())
+func (g *Gate) assess(d *descriptors.Descriptor, changes []diff.Change, reads []plan.ReadResult) (plan.Assessment, error) {
+	rules := g.riskRules()
+	r := Assess(d, changes, rules)
+	AssessReads(&r, reads, rules)
 	dec := g.decide(d, r, changes)
 	a := plan.Assessment{RiskAssessed: string(r.Assessed), RiskReasons: r.Reasons, Decision: dec}
 	if len(dec.Blocked) > 0 {
@@ -403,7 +406,7 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 		}
 		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
 	}
-	a, err := g.assess(d, dr.Changes)
+	a, err := g.assess(d, dr.Changes, dr.Reads())
 	if err != nil {
 		dr.Discard()
 		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
@@ -482,6 +485,9 @@ type Admission struct {
 	Risk     Risk
 	// Confirm lists why a person must confirm; empty if no one must.
 	Confirm []string
+	// Reads are what the plan's FILE_READ operations read, read again by
+	// Apply once the plan is admitted and approved (ReadBack).
+	Reads []ReadOut
 }
 
 // Admit decides whether p may be promoted now, and on what condition. Its
@@ -522,11 +528,14 @@ func (g *Gate) Admit(e *Entry) (*Admission, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rejected, _ := plan.CheckChanges(d, p.Changes, g.Policy); len(rejected) > 0 {
+	rejected, _ := plan.CheckChanges(d, p.Changes, g.Policy)
+	if rejected = append(rejected, plan.CheckReads(d, p.Read)...); len(rejected) > 0 {
 		return nil, rejected
 	}
 	adm := &Admission{Entry: e, Plan: p, Descriptor: d}
-	adm.Risk = Assess(d, p.Changes, g.riskRules())
+	rules := g.riskRules()
+	adm.Risk = Assess(d, p.Changes, rules)
+	AssessReads(&adm.Risk, p.Read, rules)
 	p.RiskAssessed, p.RiskReasons = string(adm.Risk.Assessed), adm.Risk.Reasons
 	// The policy now, not as it was at plan time.
 	adm.Decision = g.decide(d, adm.Risk, p.Changes)
@@ -754,6 +763,11 @@ func (g *Gate) Apply(ctx context.Context, e *Entry, ap Approval, ask Asker, prog
 	} else if ap.Via == "" {
 		ap = NewApproval(ViaNone)
 	}
+	// A FILE_READ's content is read again only now, admitted (the reads
+	// are its descriptor's) and approved: the plan never kept it.
+	if adm.Reads, err = g.ReadBack(p); err != nil {
+		return adm, nil, g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), err)
+	}
 	out, err := g.Promote(ctx, adm, ap, progress)
 	var probs problem.List
 	if errors.As(err, &probs) {
@@ -938,6 +952,12 @@ type ReadOut struct {
 func (g *Gate) ReadBack(p *plan.Plan) ([]ReadOut, error) {
 	var out []ReadOut
 	for _, r := range p.Read {
+		// The file read is where the named path leads now, never what
+		// plan.json says it led to.
+		if now, err := filepath.EvalSymlinks(r.Path); err == nil && now != r.Resolved {
+			return nil, problem.List{{Rule: rollback.RuleStale, Field: r.Path, Layer: problem.Conflict,
+				Message: fmt.Sprintf("%s leads to %s now, not to %s as when the plan read it; plan again", r.Path, now, r.Resolved)}}
+		}
 		data, sum, err := readBack(r.Resolved)
 		if err != nil {
 			return nil, problem.List{{Rule: rollback.RuleStale, Field: r.Path, Layer: problem.Conflict,

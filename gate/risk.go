@@ -7,6 +7,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/pathglob"
+	"github.com/act-project/act/plan"
 )
 
 // Risk is act's own grading of a plan beside the agent's (docs/risk.md):
@@ -232,4 +233,35 @@ func onPath(path string, homes, dirs []string) bool {
 		}
 	}
 	return false
+}
+
+// AssessReads grades what a plan's FILE_READ operations read, adding to r
+// (docs/risk.md): a read is LOW only inside a workspace; elsewhere it is
+// MEDIUM, so that a person approves it before its content is shown; a
+// credential store or a system secret is HIGH.
+func AssessReads(r *Risk, reads []plan.ReadResult, rules RiskRules) {
+	var outside, secrets []string
+	for _, rd := range reads {
+		for _, p := range []string{rd.Path, rd.Resolved} {
+			if plan.IsCredentialStore(p, rules.Homes) {
+				secrets = append(secrets, rd.Path)
+				break
+			}
+		}
+		if rules.InWorkspace == nil || !rules.InWorkspace(rd.Resolved) {
+			outside = append(outside, rd.Path)
+		}
+	}
+	raise := func(to descriptors.RiskLevel, why string) {
+		if to.Rank() > r.Assessed.Rank() {
+			r.Assessed = to
+		}
+		r.Reasons = append(r.Reasons, why+" ("+string(to)+")")
+	}
+	if len(outside) > 0 {
+		raise(descriptors.RiskMedium, "it reads "+shownPaths(outside)+", outside every workspace: a person sees it first")
+	}
+	if len(secrets) > 0 {
+		raise(descriptors.RiskHigh, "it reads a credential store or a system secret: "+shownPaths(secrets))
+	}
 }

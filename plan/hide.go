@@ -15,6 +15,9 @@ var credentialStores = []string{
 	".docker/config.json", ".kube", ".azure", ".config/gcloud", ".password-store",
 	".local/share/keyrings", ".pypirc", ".npmrc", ".vault-token",
 	".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+	".pgpass", ".config/git/credentials", ".my.cnf", ".config/rclone", ".cargo/credentials",
+	".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json", ".config/op", ".m2/settings.xml",
+	".config/containers/auth.json", ".local/share/containers/auth.json",
 }
 
 // HidePaths returns what the sandbox hides from commands: act's state dir,
