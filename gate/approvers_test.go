@@ -21,16 +21,7 @@ import (
 // in the user's policy and signs the plan's digest with it does not
 // approve the plan: only the system's approvers count, and it names none.
 func TestSelfAppointedApprover(t *testing.T) {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, _ := ssh.NewPublicKey(pub)
-	line := "agent@example.org " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k)))
+	signer, line := newSigner(t, "agent@example.org")
 
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
@@ -74,4 +65,23 @@ func TestSelfAppointedApprover(t *testing.T) {
 	if _, err := g.Approve([]string{"the policy mode is confirm"}, p, ap); err != nil {
 		t.Fatalf("Approve() with the user's own approvers and no system policy: %v", err)
 	}
+}
+
+// newSigner makes a fresh ed25519 key: its signer, and its allowed_signers
+// line for principal.
+func newSigner(t *testing.T, principal string) (ssh.Signer, string) {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer, principal + " " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k)))
 }

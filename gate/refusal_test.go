@@ -302,16 +302,7 @@ func TestConfirmationKind(t *testing.T) {
 		w.wantFile("proj/setting.txt", on)
 	})
 
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, _ := ssh.NewPublicKey(pub)
-	approver := "alice@example.org " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k)))
+	signer, approver := newSigner(t, "alice@example.org")
 	signed := func(t *testing.T, digest string) Approval {
 		sig, err := sshsig.Sign(signer, sshsig.Message(digest), sshsig.Namespace)
 		if err != nil {
