@@ -21,6 +21,8 @@ func newGCCommand(env *Env) *cli.Command {
    - plans made before it, with their layers, and the backups of actions
      applied or rolled back before it (such an action can then no longer be
      rolled back);
+   - whatever their age, the layers of planned plans that expired: they can
+     no longer be applied, and their records stay until retention;
    - the bodies of older audit records, keeping their leaf hashes, so act
      audit verify still proves the whole log and says how many records were
      pruned and up to when;
@@ -65,6 +67,9 @@ func renderGC(w io.Writer, c *gate.Collected) {
 	}
 	for _, id := range c.Backups {
 		fmt.Fprintf(w, "  removed the backups of action %s: it can no longer be rolled back\n", escapeLine(id))
+	}
+	for _, id := range c.Layers {
+		fmt.Fprintf(w, "  removed the layer of plan %s: expired, it can no longer be applied (its record stays)\n", escapeLine(id))
 	}
 	if c.Temp > 0 {
 		what := "directories"

@@ -31,6 +31,10 @@ type Collected struct {
 	Before time.Time `json:"before"`
 	// Plans are the plans removed, with their layers.
 	Plans []string `json:"plans"`
+	// Layers are the plans whose layer alone was removed: planned, never
+	// waiting for a person, and expired, they can no longer be applied;
+	// their records stay until retention.
+	Layers []string `json:"layers"`
 	// Backups are the actions whose backups were removed: they can no
 	// longer be rolled back.
 	Backups []string `json:"backups"`
@@ -46,7 +50,10 @@ type Collected struct {
 // GC removes what is past the host policy's retention (audit.retain_days)
 // at before: the bodies of older audit records (audit.Log.GC), the plans
 // made before it with their layers, and the backups of actions applied or
-// rolled back before it. It never removes a pending plan, a plan that can
+// rolled back before it. It also removes, whatever their age, the layers
+// of the planned plans that expired (they can no longer be applied; their
+// records stay until retention), so that they stop holding room under the
+// policy's max_layers_mb. It never removes a pending plan, a plan that can
 // still be applied, or the plan and backups of the newest applied action:
 // those are listed in Kept. It removes nothing that is not act's own: only
 // plan directories named by a plan id, backups of an action id that has an
@@ -59,8 +66,9 @@ func (g *Gate) GC(ctx context.Context, before time.Time) (*Collected, error) {
 	}
 	ev := audit.Event{Name: audit.EventGC, Status: outcome.OK.Status,
 		Removed: &audit.GCRemoved{Plans: c.Plans, Backups: c.Backups, Kept: c.Kept},
-		Reason: fmt.Sprintf("removed %s and the backups of %s past retention (before %s)",
-			plural(len(c.Plans), "plan"), plural(len(c.Backups), "action"), before.UTC().Format(time.RFC3339))}
+		Reason: fmt.Sprintf("removed %s and the backups of %s past retention (before %s), and the layers of %s",
+			plural(len(c.Plans), "plan"), plural(len(c.Backups), "action"), before.UTC().Format(time.RFC3339),
+			plural(len(c.Layers), "expired plan"))}
 	l, err := auditLog(g.Home)
 	if err != nil {
 		return c, err
@@ -76,7 +84,7 @@ func (g *Gate) GC(ctx context.Context, before time.Time) (*Collected, error) {
 // collect removes the plans and backups past retention, under the state
 // directory's lock (promotions, rollbacks and denials hold it too).
 func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error) {
-	c := &Collected{Before: before.UTC(), Plans: []string{}, Backups: []string{}, Kept: []string{}}
+	c := &Collected{Before: before.UTC(), Plans: []string{}, Layers: []string{}, Backups: []string{}, Kept: []string{}}
 	unlock, err := g.Home.Lock(ctx)
 	if err != nil {
 		return c, err
@@ -155,6 +163,15 @@ func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error
 				continue
 			}
 		} else {
+			if st == lifecycle.Expired && p.State == lifecycle.Planned {
+				removed, err := g.removeLayer(id)
+				if err != nil {
+					return c, err
+				}
+				if removed {
+					c.Layers = append(c.Layers, id)
+				}
+			}
 			if !p.CreatedAt.Before(before) {
 				continue
 			}
@@ -222,7 +239,19 @@ func (g *Gate) actions() ([]*rollback.Action, error) {
 // removeDir removes dir, whatever modes a command left inside it: renamed
 // to a .gc-* name first, then removed. It reports whether dir existed.
 func removeDir(dir string) (bool, error) {
-	tmp := filepath.Join(filepath.Dir(dir), gcPrefix+filepath.Base(dir))
+	return removeAs(dir, filepath.Join(filepath.Dir(dir), gcPrefix+filepath.Base(dir)))
+}
+
+// removeLayer removes the layer of plan id, as removeDir does, by way of
+// plans/.gc-<id>.layer: a crash in between leaves a leftover the next gc
+// removes.
+func (g *Gate) removeLayer(id string) (bool, error) {
+	return removeAs(plan.LayerDir(g.Home.Root, id), filepath.Join(g.Home.Plans(), gcPrefix+id+".layer"))
+}
+
+// removeAs removes dir by way of tmp (renamed, then removed). It reports
+// whether dir existed.
+func removeAs(dir, tmp string) (bool, error) {
 	if err := os.Rename(dir, tmp); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
