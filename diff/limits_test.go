@@ -212,3 +212,28 @@ func modes(ns []node, m os.FileMode) []node {
 	}
 	return ns
 }
+
+// TestLayerSize: LayerSize of a scope's upper directory is CompareExtra's
+// LayerBytes (names, whiteouts' too, and file sizes); it stops past its
+// limit, and a missing directory holds nothing.
+func TestLayerSize(t *testing.T) {
+	s := filepath.Join(t.TempDir(), "scope")
+	mk(t, s, []node{file("old", 0o644, "old"), dir("d", 0o755)})
+	upper := filepath.Join(t.TempDir(), "upper")
+	mk(t, upper+s, append([]node{file("new", 0o644, "12345"), whiteout("old"), dir("d", 0o755), dir("d/e", 0o700),
+		file("d/e/deep", 0o600, strings.Repeat("x", 1000)), symlink("l", "/nowhere")}, files("f", 300, "y")...))
+	_, x, err := diff.CompareExtra(upper, []string{s}, sandbox.RealSystem{}, diff.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := diff.LayerSize(upper+s, 0)
+	if err != nil || got != x.LayerBytes {
+		t.Errorf("LayerSize() = %d, %v; want CompareExtra's LayerBytes %d", got, err, x.LayerBytes)
+	}
+	if got, err := diff.LayerSize(upper+s, 100); err != nil || got <= 100 || got > 100+1000+4 {
+		t.Errorf("LayerSize(limit 100) = %d, %v; want just past 100", got, err)
+	}
+	if got, err := diff.LayerSize(filepath.Join(t.TempDir(), "missing"), 0); err != nil || got != 0 {
+		t.Errorf("LayerSize(missing) = %d, %v; want 0, nil", got, err)
+	}
+}

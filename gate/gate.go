@@ -59,6 +59,7 @@ func Rules() []plan.Rule {
 		{ID: RuleExpired, Summary: "the plan is older than the policy's plan expiry: plan again", Layer: problem.Conflict},
 		{ID: RuleDenied, Summary: "a person denied the plan", Layer: problem.Conflict},
 		{ID: RuleMaxPending, Summary: "as many plans as the policy allows already wait for a person", Layer: problem.Policy},
+		{ID: RuleMaxLayers, Summary: "the layers of the plans not yet applied would hold more than the policy's max_layers_mb", Layer: problem.Policy},
 	}
 }
 
@@ -407,6 +408,9 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
 	}
 	a, err := g.assess(d, dr.Changes, dr.Reads())
+	if err == nil {
+		err = g.layersLimit(dr.LayerBytes())
+	}
 	if err != nil {
 		dr.Discard()
 		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)

@@ -375,6 +375,10 @@ func (dr *Draft) diff() error {
 	return nil
 }
 
+// LayerBytes is what the draft's layer holds, as the plan records it
+// (layer_bytes): its entries' names and its files' sizes.
+func (dr *Draft) LayerBytes() int64 { return dr.extra.LayerBytes }
+
 // Discard removes the draft's directory and layer.
 func (dr *Draft) Discard() {
 	if dr.tmp != "" {

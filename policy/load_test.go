@@ -41,6 +41,7 @@ func defaultPolicy() *Policy {
 		Audit:        Audit{RetainDays: 90},
 		MaxChanges:   100000,
 		MaxPending:   50,
+		MaxLayersMB:  2048,
 		Risk:         Risk{MaxDeletes: 20, SensitivePaths: []string{}},
 		Sandbox:      SandboxPolicy{HidePaths: []string{}},
 		Confirmation: Confirmation{Via: ViaFlag, Approvers: []string{}},

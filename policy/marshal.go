@@ -65,6 +65,7 @@ func (p *Policy) Marshal() []byte {
 		pair("idle_period", strNode(FormatDuration(p.IdlePeriod)), "The user_idle precondition: no terminal input for this long."),
 		pair("max_changes", intNode(p.MaxChanges), "The most changes one plan may hold; a dry run that makes more is rejected."),
 		pair("max_pending", intNode(p.MaxPending), "The most plans that may wait for a person."),
+		pair("max_layers_mb", intNode(p.MaxLayersMB), "The most MiB the layers of plans not yet applied may hold together."),
 		pair("risk", mapping(
 			pair("max_deletes", intNode(p.Risk.MaxDeletes), ""),
 			pair("sensitive_paths", strList(p.Risk.SensitivePaths), ""),

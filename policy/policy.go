@@ -99,6 +99,9 @@ type Policy struct {
 	MaxChanges int64 `json:"max_changes"`
 	// MaxPending is the most plans that may wait for a person.
 	MaxPending int64 `json:"max_pending"`
+	// MaxLayersMB is the most MiB the layers of the plans not yet applied
+	// may hold together.
+	MaxLayersMB int64 `json:"max_layers_mb"`
 	// Risk tunes act's own risk assessment.
 	Risk Risk `json:"risk"`
 	// Redact says what else is redacted from captured output.
@@ -282,6 +285,7 @@ type policyJSON struct {
 	Audit        Audit         `json:"audit"`
 	MaxChanges   int64         `json:"max_changes"`
 	MaxPending   int64         `json:"max_pending"`
+	MaxLayersMB  int64         `json:"max_layers_mb"`
 	Risk         Risk          `json:"risk"`
 	Redact       Redact        `json:"redact"`
 	Sandbox      SandboxPolicy `json:"sandbox"`
@@ -303,6 +307,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		Audit:        p.Audit,
 		MaxChanges:   p.MaxChanges,
 		MaxPending:   p.MaxPending,
+		MaxLayersMB:  p.MaxLayersMB,
 		Risk:         Risk{MaxDeletes: p.Risk.MaxDeletes, SensitivePaths: nonNil(p.Risk.SensitivePaths)},
 		Redact:       p.Redact,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths), Loopback: p.Sandbox.Loopback},
@@ -340,6 +345,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		Audit:        j.Audit,
 		MaxChanges:   j.MaxChanges,
 		MaxPending:   j.MaxPending,
+		MaxLayersMB:  j.MaxLayersMB,
 		Risk:         Risk{MaxDeletes: j.Risk.MaxDeletes, SensitivePaths: nonNil(j.Risk.SensitivePaths)},
 		Redact:       j.Redact,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths), Loopback: j.Sandbox.Loopback},

@@ -124,6 +124,10 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 		p.MaxPending = sys.MaxPending
 		set("max_pending", true)
 	}
+	if sys.MaxLayersMB < p.MaxLayersMB {
+		p.MaxLayersMB = sys.MaxLayersMB
+		set("max_layers_mb", true)
+	}
 	if sys.Risk.MaxDeletes < p.Risk.MaxDeletes {
 		p.Risk.MaxDeletes = sys.Risk.MaxDeletes
 		set("risk.max_deletes", true)
@@ -198,7 +202,7 @@ var settingNames = func() []string {
 	names := []string{"allowed_roots", "workspaces",
 		"resource_caps.max_cpu_ms", "resource_caps.max_memory_mb", "resource_caps.max_disk_mb", "resource_caps.max_duration_ms",
 		"network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
-		"max_changes", "max_pending", "risk.max_deletes", "risk.sensitive_paths", "redact.pii",
+		"max_changes", "max_pending", "max_layers_mb", "risk.max_deletes", "risk.sensitive_paths", "redact.pii",
 		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.loopback"}
 	for _, r := range descriptors.RiskLevels {
 		names = append(names, "modes.risk."+string(r))

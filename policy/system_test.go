@@ -23,6 +23,7 @@ idle_period: 10m
 audit: {retain_days: 365}
 confirmation: {via: terminal}
 sandbox: {hide_paths: [/srv/secret]}
+max_layers_mb: 100
 state_dir: /var/lib/act
 user_policy: true
 `), homeOf("/home/u"), true)
@@ -39,6 +40,7 @@ plan_expiry: 9999h
 idle_period: 1s
 audit: {retain_days: 1}
 confirmation: {via: flag}
+max_layers_mb: 99999
 `), "/home/u")
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +55,7 @@ confirmation: {via: flag}
 		"idle period":                           p.IdlePeriod == 10*time.Minute,
 		"sandbox network":                       !p.Network.SandboxNetwork,
 		"retention":                             p.Audit.RetainDays == 365,
+		"layers":                                p.MaxLayersMB == 100 && p.Sources["max_layers_mb"] == OriginSystem,
 		"confirmation":                          p.Confirmation.Via == ViaTerminal,
 		"hide paths":                            len(p.Sandbox.HidePaths) == 1 && p.Sandbox.HidePaths[0] == "/srv/secret",
 		"root outside":                          !p.UnderAllowedRoot("/etc"),

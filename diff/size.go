@@ -1,0 +1,84 @@
+package diff
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// LayerSize measures the directory dir (a plan's layer) as
+// [Extra.LayerBytes] counts a layer: the name of every entry below dir and
+// the size of every regular file. It stops once the count passes limit (0:
+// no limit), returning the count so far; so it reads no more than limit
+// allows, a directory [readBatch] entries at a time. A missing dir holds 0
+// bytes.
+func LayerSize(dir string, limit int64) (int64, error) {
+	s := &sizer{limit: limit}
+	err := s.dir(dir)
+	if errors.Is(err, errOverLimit) {
+		err = nil
+	}
+	if errors.Is(err, fs.ErrNotExist) && s.n == 0 {
+		err = nil
+	}
+	return s.n, err
+}
+
+// errOverLimit stops a LayerSize past its limit.
+var errOverLimit = errors.New("over the limit")
+
+// A sizer is one LayerSize.
+type sizer struct {
+	limit, n int64
+}
+
+func (s *sizer) add(n int64) error {
+	s.n += n
+	if s.limit > 0 && s.n > s.limit {
+		return errOverLimit
+	}
+	return nil
+}
+
+// dir adds what the directory p holds.
+func (s *sizer) dir(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for {
+		ents, rerr := f.ReadDir(readBatch)
+		for _, e := range ents {
+			if err := s.entry(filepath.Join(p, e.Name()), e); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// entry adds the entry e at p, and what lies below it.
+func (s *sizer) entry(p string, e fs.DirEntry) error {
+	if err := s.add(int64(len(e.Name()))); err != nil {
+		return err
+	}
+	switch {
+	case e.IsDir():
+		return s.dir(p)
+	case e.Type().IsRegular():
+		fi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		return s.add(fi.Size())
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/plan"
+)
+
+// RuleMaxLayers: the layers of the plans not yet applied would hold more
+// than the policy's max_layers_mb (exit 4).
+const RuleMaxLayers = "policy.max-layers"
+
+// DefaultMaxLayersMB is the bound on the plans' layers when the policy
+// sets none.
+const DefaultMaxLayersMB = 2048
+
+// layersLimit refuses (exit 4) a plan whose layer, of size bytes, would
+// take the layers of the plans not yet applied past the policy's
+// max_layers_mb (docs/lifecycle.md, "Limits of a dry run").
+//
+// The layers are measured on disk (diff.LayerSize), never taken from the
+// layer_bytes plan.json records: plan.json is the agent's to edit, and a
+// layer holds what it holds whatever its record says. Measuring stops
+// once past the bound, so it costs no more than the bound allows. A plan
+// not yet applied is planned, pending or expired (its layer stays until
+// act gc or act deny removes it); the states are read (each plan.json
+// loaded) only when every layer there is would pass the bound, to leave
+// out the plans applied, rolled back or denied.
+func (g *Gate) layersLimit(bytes int64) error {
+	mb := g.Policy.MaxLayersMB
+	if mb <= 0 {
+		mb = DefaultMaxLayersMB
+	}
+	limit := mb << 20
+	if bytes > limit {
+		return problem.List{{
+			Rule: RuleMaxLayers, Field: "resources.max_disk_mb", Layer: problem.Policy,
+			Message: fmt.Sprintf("this plan's layer alone holds %s, more than the policy's max_layers_mb of %d MiB", mib(bytes), mb),
+		}}
+	}
+	ids, err := plan.List(g.Home.Root)
+	if err != nil {
+		return err
+	}
+	held, err := g.layersHeld(ids, nil, limit-bytes)
+	if err != nil || held+bytes <= limit {
+		return err
+	}
+	held, err = g.layersHeld(ids, g.applied, limit-bytes)
+	if err != nil || held+bytes <= limit {
+		return err
+	}
+	return problem.List{{
+		Rule: RuleMaxLayers, Field: "resources.max_disk_mb", Layer: problem.Policy,
+		Message: fmt.Sprintf("the layers of the plans not yet applied hold at least %s, and this plan's %s would take them past the policy's max_layers_mb of %d MiB: "+
+			"apply or deny some (act history lists them; act deny PLAN_ID removes a layer), or remove the expired ones with act gc",
+			mib(held), mib(bytes), mb),
+	}}
+}
+
+// layersHeld measures the layers of the plans ids, but of those skip says
+// to leave out, stopping once past budget (at least 0).
+func (g *Gate) layersHeld(ids []string, skip func(id string) bool, budget int64) (int64, error) {
+	var held int64
+	for _, id := range ids {
+		dir := plan.LayerDir(g.Home.Root, id)
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if skip != nil && skip(id) {
+			continue
+		}
+		// budget-held is at least 0 here; LayerSize's 0 is no limit.
+		n, err := diff.LayerSize(dir, max(budget-held, 1))
+		if err != nil {
+			return held, fmt.Errorf("measure the layer of plan %s: %w", id, err)
+		}
+		if held += n; held > budget {
+			break
+		}
+	}
+	return held, nil
+}
+
+// applied reports whether plan id is no longer waiting to be applied:
+// applied, rolled back or denied. A plan whose record does not load is
+// counted as waiting: its layer may hold anything.
+func (g *Gate) applied(id string) bool {
+	e, err := g.Load(id)
+	if err != nil {
+		return false
+	}
+	switch e.State {
+	case lifecycle.Planned, lifecycle.Pending, lifecycle.Expired:
+		return false
+	}
+	return true
+}
+
+// mib shows n bytes in MiB, to one decimal.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
