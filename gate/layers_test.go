@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/sandbox"
 )
 
 // bigWrite is a FILE_WRITE creating proj/name with 600 KiB: two such
@@ -114,5 +116,91 @@ func TestMaxLayersExpired(t *testing.T) {
 	// A second gc finds nothing more to do.
 	if c, err := w.g.GC(context.Background(), w.now.Add(-90*24*time.Hour)); err != nil || len(c.Layers) != 0 {
 		t.Errorf("a second gc removed the layers of %v (%v), want none", c.Layers, err)
+	}
+}
+
+// TestGCExpiredLayerModes: gc removes an expired plan's layer whatever
+// modes were left on its directories (000, 555), keeping its record. As
+// root no mode stops a removal; TestGCExpiredLayerModesNobody runs it as
+// an ordinary user, whom they do stop.
+func TestGCExpiredLayerModes(t *testing.T) {
+	const a = "5a000000-0000-4000-8000-0000000000f4"
+	w := newWorld(t, nil)
+	id := w.plan(bigWrite(a, "a.bin")).Plan.ID
+	upper := filepath.Join(plan.LayerDir(w.g.Home.Root, id), "upper")
+	for _, d := range []string{"locked/inner", "readonly"} {
+		if err := os.MkdirAll(filepath.Join(upper, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(upper, "readonly", "f"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for d, m := range map[string]os.FileMode{"locked": 0, "readonly": 0o555} {
+		if err := os.Chmod(filepath.Join(upper, d), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.advance(w.g.Policy.PlanExpiry + time.Minute)
+	c, err := w.g.GC(context.Background(), w.now.Add(-90*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Layers, " ") != id {
+		t.Errorf("gc removed the layers of %v, want %s's", c.Layers, id)
+	}
+	ents, err := os.ReadDir(w.g.Home.Plans())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != id {
+		t.Errorf("plans/ holds %v after gc, want only %s", ents, id)
+	}
+	if _, err := os.Stat(plan.LayerDir(w.g.Home.Root, id)); !os.IsNotExist(err) {
+		t.Errorf("the expired plan's layer: %v, want it gone", err)
+	}
+	w.wantState(id, lifecycle.Expired)
+}
+
+// TestGCExpiredLayerModesNobody runs TestGCExpiredLayerModes as uid and
+// gid 65534, in a directory of its own (its TMPDIR and HOME).
+func TestGCExpiredLayerModesNobody(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: TestGCExpiredLayerModes runs as this user already")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv (util-linux) is not installed: cannot switch to an ordinary user")
+	}
+	dir, err := os.MkdirTemp("", "act-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sandbox.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "gate.test") // the test binary's own directory may be closed to nobody
+	if err := sandbox.CopyTree(exe, bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+		bin, "-test.run=^TestGCExpiredLayerModes$", "-test.count=1", "-test.v")
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); name != "TMPDIR" && name != "HOME" && name != "GOCOVERDIR" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "TMPDIR="+dir, "HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestGCExpiredLayerModes") {
+		t.Fatalf("TestGCExpiredLayerModes as nobody: %v\n%s", err, out)
 	}
 }
