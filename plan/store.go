@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,12 +74,31 @@ func save(tmp, plans string, p *Plan, record func(*Plan) error) error {
 	return nil
 }
 
+// readRecord reads the plan record name, no more of it than save writes
+// (MaxPlanRecord and a newline): plan.json is the agent's to write, and a
+// larger one is refused before act holds it.
+func readRecord(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxPlanRecord+2))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxPlanRecord+1 {
+		return nil, fmt.Errorf("its record is more than act writes for one plan (%d bytes): it was not written by act", MaxPlanRecord+1)
+	}
+	return b, nil
+}
+
 // Load reads the saved plan id from stateDir.
 func Load(stateDir, id string) (*Plan, error) {
 	if !IsID(id) {
 		return nil, fmt.Errorf("plan %s: %w", id, ErrNotFound)
 	}
-	b, err := os.ReadFile(state.Dir{Root: stateDir}.PlanRecord(id))
+	b, err := readRecord(state.Dir{Root: stateDir}.PlanRecord(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("plan %s: %w", id, ErrNotFound)
 	}

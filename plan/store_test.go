@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/act-project/act/internal/lifecycle"
@@ -48,5 +49,27 @@ func TestLoadTornPlan(t *testing.T) {
 	}
 	if _, err := Load(state, id); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing plan.json: Load error %v, want ErrNotFound", err)
+	}
+}
+
+// TestLoadHugePlan: plan.json is the agent's to write, so Load reads no
+// more of it than a plan act saved can hold (MaxPlanRecord and its
+// newline): a larger one is refused, saying so, before it is read.
+func TestLoadHugePlan(t *testing.T) {
+	state := t.TempDir()
+	const id = "0123456789abcdef"
+	if err := os.MkdirAll(Dir(state, id), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: 128 MiB that take no room.
+	if err := os.WriteFile(filepath.Join(Dir(state, id), "plan.json"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(Dir(state, id), "plan.json"), 2*MaxPlanRecord); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(state, id)
+	if err == nil || !strings.Contains(err.Error(), "more than act writes") {
+		t.Errorf("Load of a 128 MiB plan.json = %v, %v; want an error saying it is larger than act writes", got, err)
 	}
 }
