@@ -47,6 +47,12 @@
 // 000) and nothing else runs by then. The layer on disk is the same as if
 // the overlays had written it in place (TestDiskCapLayerAsInPlace).
 //
+// With Spec.Discard (a verification command) nothing is copied back: the
+// tmpfs uppers vanish with the sandbox and the layer is only read. Where
+// the copy would be, init compares each tmpfs upper with the layer it was
+// seeded from and reports the paths that differ, the first MaxWrote named
+// and all counted (Result.Wrote, Result.WroteCount; TestDiscard).
+//
 // # Caps
 //
 // Each cap in [Limits] is enforced by the kernel where it can be, and the
