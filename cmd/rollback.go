@@ -54,8 +54,8 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 	g := env.gate(pol)
 	if plan.IsID(id) {
 		// A plan id where an action id belongs: say which one it is.
-		if p, perr := plan.Load(g.Home.Root, id); perr == nil {
-			return env.finish(res, outcome.RolledBack.Status, fmt.Errorf("%s is a plan id, not an action id; its action id is %s: act rollback %s: %w", id, p.ActionID, p.ActionID, plan.ErrNotFound), nil)
+		if e, perr := g.Load(id); perr == nil {
+			return env.finish(res, outcome.RolledBack.Status, fmt.Errorf("%s is a plan id, not an action id; its action id is %s: act rollback %s: %w", id, e.Plan.ActionID, e.Plan.ActionID, plan.ErrNotFound), nil)
 		}
 	}
 	ap := gate.Approval{}

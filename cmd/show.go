@@ -108,7 +108,14 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 	if a.Approval != nil {
 		data["approval"] = a.Approval
 	}
-	p, perr := plan.Load(stateDir, a.PlanID) // the plan may be gone (gc)
+	var p *plan.Plan
+	g, perr := env.newGate(res)
+	if perr == nil {
+		var e *gate.Entry
+		if e, perr = g.Load(a.PlanID); perr == nil { // the plan may be gone (gc)
+			p = e.Plan
+		}
+	}
 	var intent string
 	if perr == nil {
 		res.Commands = p.Commands
