@@ -226,14 +226,29 @@ func TestLayerSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := diff.LayerSize(upper+s, 0)
-	if err != nil || got != x.LayerBytes {
-		t.Errorf("LayerSize() = %d, %v; want CompareExtra's LayerBytes %d", got, err, x.LayerBytes)
+	got, whole, err := diff.LayerSize(upper+s, 0)
+	if err != nil || got != x.LayerBytes || !whole {
+		t.Errorf("LayerSize() = %d, %v, %v; want CompareExtra's LayerBytes %d, whole", got, whole, err, x.LayerBytes)
 	}
-	if got, err := diff.LayerSize(upper+s, 100); err != nil || got <= 100 || got > 100+1000+4 {
+	if got, _, err := diff.LayerSize(upper+s, 100); err != nil || got <= 100 || got > 100+1000+4 {
 		t.Errorf("LayerSize(limit 100) = %d, %v; want just past 100", got, err)
 	}
-	if got, err := diff.LayerSize(filepath.Join(t.TempDir(), "missing"), 0); err != nil || got != 0 {
-		t.Errorf("LayerSize(missing) = %d, %v; want 0, nil", got, err)
+	if got, whole, err := diff.LayerSize(filepath.Join(t.TempDir(), "missing"), 0); err != nil || got != 0 || !whole {
+		t.Errorf("LayerSize(missing) = %d, %v, %v; want 0, whole, nil", got, whole, err)
+	}
+	// A directory it cannot read (mode 000, as an ordinary user) is not
+	// counted, and said so; as root every directory reads.
+	if err := os.Chmod(upper+s+"/d/e", 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(upper+s+"/d/e", 0o700) })
+	got, whole, err = diff.LayerSize(upper+s, 0)
+	switch {
+	case err != nil:
+		t.Errorf("LayerSize() over a mode 000 directory: %v", err)
+	case os.Geteuid() == 0 && (got != x.LayerBytes || !whole):
+		t.Errorf("LayerSize() as root over a mode 000 directory = %d, %v; want %d, whole", got, whole, x.LayerBytes)
+	case os.Geteuid() != 0 && (got != x.LayerBytes-int64(len("deep")+1000) || whole):
+		t.Errorf("LayerSize() over a mode 000 directory = %d, %v; want %d, not whole", got, whole, x.LayerBytes-int64(len("deep")+1000))
 	}
 }

@@ -13,17 +13,16 @@ import (
 // the size of every regular file. It stops once the count passes limit (0:
 // no limit), returning the count so far; so it reads no more than limit
 // allows, a directory [readBatch] entries at a time. A missing dir holds 0
-// bytes.
-func LayerSize(dir string, limit int64) (int64, error) {
-	s := &sizer{limit: limit}
-	err := s.dir(dir)
-	if errors.Is(err, errOverLimit) {
+// bytes, and so does an entry gone while it reads. whole is false when a
+// directory below dir could not be read (a command may leave one with
+// mode 000, which only root reads): what it holds is not counted.
+func LayerSize(dir string, limit int64) (n int64, whole bool, err error) {
+	s := &sizer{limit: limit, whole: true}
+	err = s.dir(dir)
+	if errors.Is(err, errOverLimit) || errors.Is(err, fs.ErrNotExist) {
 		err = nil
 	}
-	if errors.Is(err, fs.ErrNotExist) && s.n == 0 {
-		err = nil
-	}
-	return s.n, err
+	return s.n, s.whole, err
 }
 
 // errOverLimit stops a LayerSize past its limit.
@@ -32,6 +31,7 @@ var errOverLimit = errors.New("over the limit")
 // A sizer is one LayerSize.
 type sizer struct {
 	limit, n int64
+	whole    bool
 }
 
 func (s *sizer) add(n int64) error {
@@ -45,6 +45,10 @@ func (s *sizer) add(n int64) error {
 // dir adds what the directory p holds.
 func (s *sizer) dir(p string) error {
 	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrPermission) {
+		s.whole = false
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -52,7 +56,11 @@ func (s *sizer) dir(p string) error {
 	for {
 		ents, rerr := f.ReadDir(readBatch)
 		for _, e := range ents {
-			if err := s.entry(filepath.Join(p, e.Name()), e); err != nil {
+			err := s.entry(filepath.Join(p, e.Name()), e)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // gone since: it holds nothing now
+			}
+			if err != nil {
 				return err
 			}
 		}

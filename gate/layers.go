@@ -26,7 +26,9 @@ const DefaultMaxLayersMB = 2048
 //
 // The layers are measured on disk (diff.LayerSize), never taken from the
 // layer_bytes plan.json records: plan.json is the agent's to edit, and a
-// layer holds what it holds whatever its record says. Measuring stops
+// layer holds what it holds whatever its record says. Only a layer with a
+// directory act cannot read (a command's mode 000, as an ordinary user)
+// counts the larger of what was measured and what its record says. Measuring stops
 // once past the bound, so it costs no more than the bound allows. A plan
 // not yet applied is planned, pending or expired (its layer stays until
 // act gc or act deny removes it); the states are read (each plan.json
@@ -77,9 +79,16 @@ func (g *Gate) layersHeld(ids []string, skip func(id string) bool, budget int64)
 			continue
 		}
 		// budget-held is at least 0 here; LayerSize's 0 is no limit.
-		n, err := diff.LayerSize(dir, max(budget-held, 1))
+		n, whole, err := diff.LayerSize(dir, max(budget-held, 1))
 		if err != nil {
 			return held, fmt.Errorf("measure the layer of plan %s: %w", id, err)
+		}
+		if !whole {
+			// A directory act cannot read (mode 000, as an ordinary
+			// user): what the diff counted there is in the record.
+			if p, err := plan.Load(g.Home.Root, id); err == nil {
+				n = max(n, p.LayerBytes)
+			}
 		}
 		if held += n; held > budget {
 			break
