@@ -8,8 +8,8 @@ package plan
 // then runs the plan's diff stage (Draft.diff, as act plan runs it after
 // the command) in a child process and reads the child's peak RSS (VmHWM).
 // Before the diff stopped at the limits the child's peak was about
-// 420 MiB for max_changes and 400 MiB for the disk cap (which then did not
-// count names, and let the plan through); now it is about 12 MiB.
+// 400 MiB for max_changes and 390 MiB for the disk cap (which then did not
+// count names, and let the plan through); now it is about 26–29 MiB.
 
 import (
 	"bufio"
@@ -36,7 +36,7 @@ const (
 	// boundsFiles is how many files the attack's layer holds.
 	boundsFiles = 200_000
 	// boundsPeakMiB bounds the child's peak RSS: generous against the
-	// ~12 MiB it needs, far below the hundreds it took before.
+	// ~26–29 MiB it needs, far below the ~400 it took before.
 	boundsPeakMiB = 128
 )
 
