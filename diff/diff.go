@@ -73,7 +73,7 @@ type Change struct {
 	// after, a modified or created entry is owned by the user act runs as
 	// (docs/sandbox-promotion.md).
 	OwnerBefore *uint32 `json:"owner_before,omitempty"`
-	LinkAfter  *string `json:"link_after,omitempty"`
+	LinkAfter   *string `json:"link_after,omitempty"`
 }
 
 // Summary counts changes by kind, for the line "Plan: 2 to create, 1 to
