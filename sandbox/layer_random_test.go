@@ -135,7 +135,7 @@ func TestLayerRandom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(oracle(c.r, snapshot(t, sandbox.RealSystem{}, c.r, false), merged), changes); d != "" {
+			if d := cmp.Diff(oracle(c.r, snapshot(t, sandbox.RealSystem{}, c.r, false), merged), changes, ignoreOwner); d != "" {
 				t.Fatalf("Compare() mismatch with the oracle (-want +got):\n%s\nsequence: %q", d, log)
 			}
 			if overlay {
