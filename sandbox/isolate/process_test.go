@@ -629,7 +629,8 @@ func TestProcessAsNobody(t *testing.T) {
 	if err != nil {
 		t.Fatalf("as uid 65534: %v", err)
 	}
-	if bytes.Contains(out, []byte("--- SKIP")) {
+	// A kernel with no i386 system calls skips that one case, as root too.
+	if bytes.Contains(bytes.ReplaceAll(out, []byte("--- SKIP: TestSeccompFilter/i386"), nil), []byte("--- SKIP")) {
 		t.Errorf("tests skipped as uid 65534")
 	}
 }
