@@ -47,6 +47,9 @@ var (
 const (
 	// RuleDenied: a person denied the plan (exit 8).
 	RuleDenied = "apply.denied"
+	// RuleNotAllowed: the lifecycle does not allow the move, e.g. to
+	// deny an applied plan (exit 8).
+	RuleNotAllowed = "plan.not-allowed"
 	// RuleMaxRuns: the sandbox already ran the action id's commands
 	// sandbox.max_runs times (exit 4).
 	RuleMaxRuns = "sandbox.max-runs"
@@ -58,6 +61,7 @@ func Rules() []plan.Rule {
 		{ID: RuleMaxRuns, Summary: "the sandbox already ran this action id's commands sandbox.max_runs times", Layer: problem.Policy},
 		{ID: RuleExpired, Summary: "the plan is older than the policy's plan expiry: plan again", Layer: problem.Conflict},
 		{ID: RuleDenied, Summary: "a person denied the plan", Layer: problem.Conflict},
+		{ID: RuleNotAllowed, Summary: "a plan's state does not allow the move (deny an applied plan, say)", Layer: problem.Conflict},
 		{ID: RuleMaxPending, Summary: "as many plans as the policy allows already wait for a person", Layer: problem.Policy},
 		{ID: RuleMaxLayers, Summary: "the layers of the plans not yet applied would hold more than the policy's max_layers_mb", Layer: problem.Policy},
 	}
@@ -718,7 +722,7 @@ func (g *Gate) Queue(ctx context.Context, e *Entry, why []string) error {
 	ev := planEvent(audit.EventQueued, p)
 	setOutcome(&ev, outcome.Queued)
 	ev.Reason, ev.Rules = strings.Join(why, "; "), nil
-	if err := g.transition(ctx, e, lifecycle.Queue, RuleDenied, g.save(p), &ev); err != nil {
+	if err := g.transition(ctx, e, lifecycle.Queue, RuleNotAllowed, g.save(p), &ev); err != nil {
 		p.ConfirmReasons = old
 		return err
 	}
@@ -829,7 +833,7 @@ func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progres
 		_, err := rollback.Promoted(g.Home, adm.Plan.ActionID, adm.Plan.DescriptorDigest)
 		return nil, err
 	}
-	err := g.transition(ctx, adm.Entry, lifecycle.Apply, RuleDenied, func(lifecycle.State) (err error) {
+	err := g.transition(ctx, adm.Entry, lifecycle.Apply, RuleNotAllowed, func(lifecycle.State) (err error) {
 		out, err = g.promote(ctx, adm, ap, host, progress)
 		return err
 	}, nil)

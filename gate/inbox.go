@@ -98,7 +98,7 @@ func (g *Gate) Deny(ctx context.Context, id, reason string) (*plan.Plan, error) 
 	now := g.Now().UTC()
 	oldAt, oldReason := p.DeniedAt, p.DenyReason
 	p.DeniedAt, p.DenyReason = &now, reason
-	err = g.transition(ctx, e, lifecycle.Deny, RuleDenied, g.save(p), nil)
+	err = g.transition(ctx, e, lifecycle.Deny, RuleNotAllowed, g.save(p), nil)
 	if err != nil {
 		p.DeniedAt, p.DenyReason = oldAt, oldReason
 		unlock()

@@ -134,25 +134,25 @@ func TestLifecycleGate(t *testing.T) {
 		{lifecycle.Pending, lifecycle.Rollback, lifecycle.Pending, notFound, outcome.NotFound, nil, off},
 		{lifecycle.Pending, lifecycle.Expire, lifecycle.Expired, "", outcome.OK, nil, off},
 
-		{lifecycle.Applied, lifecycle.Queue, lifecycle.Applied, RuleDenied, outcome.Conflict, nil, on},
+		{lifecycle.Applied, lifecycle.Queue, lifecycle.Applied, RuleNotAllowed, outcome.Conflict, nil, on},
 		{lifecycle.Applied, lifecycle.Apply, lifecycle.Applied, "", outcome.OK, nil, on}, // already applied
-		{lifecycle.Applied, lifecycle.Deny, lifecycle.Applied, RuleDenied, outcome.Conflict, nil, on},
+		{lifecycle.Applied, lifecycle.Deny, lifecycle.Applied, RuleNotAllowed, outcome.Conflict, nil, on},
 		{lifecycle.Applied, lifecycle.Rollback, lifecycle.RolledBack, "", outcome.OK, []string{audit.EventRolledBack}, off},
 		{lifecycle.Applied, lifecycle.Expire, lifecycle.Applied, unmoved, outcome.OK, nil, on},
 
-		{lifecycle.RolledBack, lifecycle.Queue, lifecycle.RolledBack, RuleDenied, outcome.Conflict, nil, off},
+		{lifecycle.RolledBack, lifecycle.Queue, lifecycle.RolledBack, RuleNotAllowed, outcome.Conflict, nil, off},
 		{lifecycle.RolledBack, lifecycle.Apply, lifecycle.RolledBack, rollback.RuleWasRolledBack, outcome.Conflict, []string{audit.EventApplyRefused}, off},
-		{lifecycle.RolledBack, lifecycle.Deny, lifecycle.RolledBack, RuleDenied, outcome.Conflict, nil, off},
+		{lifecycle.RolledBack, lifecycle.Deny, lifecycle.RolledBack, RuleNotAllowed, outcome.Conflict, nil, off},
 		{lifecycle.RolledBack, lifecycle.Rollback, lifecycle.RolledBack, rollback.RuleAlreadyRolled, outcome.Conflict, []string{audit.EventRollbackRefused}, off},
 		{lifecycle.RolledBack, lifecycle.Expire, lifecycle.RolledBack, unmoved, outcome.OK, nil, off},
 
-		{lifecycle.Denied, lifecycle.Queue, lifecycle.Denied, RuleDenied, outcome.Conflict, nil, off},
+		{lifecycle.Denied, lifecycle.Queue, lifecycle.Denied, RuleNotAllowed, outcome.Conflict, nil, off},
 		{lifecycle.Denied, lifecycle.Apply, lifecycle.Denied, RuleDenied, outcome.Conflict, []string{audit.EventApplyRefused}, off},
-		{lifecycle.Denied, lifecycle.Deny, lifecycle.Denied, RuleDenied, outcome.Conflict, nil, off},
+		{lifecycle.Denied, lifecycle.Deny, lifecycle.Denied, RuleNotAllowed, outcome.Conflict, nil, off},
 		{lifecycle.Denied, lifecycle.Rollback, lifecycle.Denied, notFound, outcome.NotFound, nil, off},
 		{lifecycle.Denied, lifecycle.Expire, lifecycle.Denied, unmoved, outcome.OK, nil, off},
 
-		{lifecycle.Expired, lifecycle.Queue, lifecycle.Expired, RuleDenied, outcome.Conflict, nil, off},
+		{lifecycle.Expired, lifecycle.Queue, lifecycle.Expired, RuleNotAllowed, outcome.Conflict, nil, off},
 		{lifecycle.Expired, lifecycle.Apply, lifecycle.Expired, expired, outcome.Expired, []string{audit.EventExpired}, off},
 		{lifecycle.Expired, lifecycle.Deny, lifecycle.Denied, "", outcome.OK, []string{audit.EventDenied}, off},
 		{lifecycle.Expired, lifecycle.Rollback, lifecycle.Expired, notFound, outcome.NotFound, nil, off},
@@ -382,7 +382,7 @@ func TestDeny(t *testing.T) {
 
 	before := w.events(settingID)
 	_, err = w.g.Deny(context.Background(), id, "again")
-	wantRule(t, err, RuleDenied, outcome.Conflict)
+	wantRule(t, err, RuleNotAllowed, outcome.Conflict)
 	if e := w.load(id); e.State != lifecycle.Denied || e.Plan.DenyReason != "not this week" {
 		t.Errorf("after a refused deny: %s, %q", e.State, e.Plan.DenyReason)
 	}
