@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -69,6 +70,11 @@ func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan
 	p, pre, err := planWith(ctx, env, res, ck, false)
 	if err != nil {
 		return nil, err
+	}
+	if pre.Reuse != nil {
+		res.Warnings = append(res.Warnings, jsonProblem{Rule: "plan.reused", Message: fmt.Sprintf(
+			"the sandbox already ran this action's commands sandbox.max_runs times; this is plan %s, made of this same descriptor at %s",
+			p.ID, p.CreatedAt.UTC().Format(time.RFC3339))})
 	}
 	for _, why := range pre.Refusals {
 		res.Warnings = append(res.Warnings, jsonProblem{Rule: gate.RuleConfirmationRequired, Field: "action_id", Message: "apply will need a person's confirmation: " + why})

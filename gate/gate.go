@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -179,6 +180,9 @@ type PrePlan struct {
 	// Refusals are the id's earlier refusals that make a person's
 	// confirmation necessary now.
 	Refusals []string
+	// Reserved: a run of the sandbox was counted ahead, given back by
+	// Plan if no command runs.
+	Reserved bool
 }
 
 // BeforePlan applies the rules that come before a dry run of d (digest
@@ -218,21 +222,8 @@ func (g *Gate) beforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 	}
 	pre.Refusals = refusalReasons(at.Refusals, digest)
 	if reuse {
-		// A plan made before the last promotion or rollback (each writes
-		// an action record) dry-ran another tree: not fresh.
-		var epoch time.Time
-		if fi, err := os.Stat(g.Home.Actions()); err == nil {
-			epoch = fi.ModTime()
-		}
-		for i := len(at.Plans) - 1; i >= 0; i-- {
-			e, err := g.Load(at.Plans[i])
-			if err != nil || e.Plan.DescriptorDigest != digest {
-				continue
-			}
-			if e.State.Waiting() && e.Plan.CreatedAt.After(epoch) {
-				pre.Reuse = e
-				return pre, nil
-			}
+		if pre.Reuse = g.freshPlan(at, digest); pre.Reuse != nil {
+			return pre, nil
 		}
 	}
 	if !plan.NeedsSandbox(d) {
@@ -240,6 +231,11 @@ func (g *Gate) beforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 	}
 	err = updateAttempts(ctx, g.Home, d.ActionID, func(at *attempts) error {
 		if max := int(d.Sandbox.MaxRuns); at.Runs >= max {
+			// Planning again what was planned already is a look at that
+			// plan, not a run: a fresh one is shown instead of refusing.
+			if pre.Reuse = g.freshPlan(at, digest); pre.Reuse != nil {
+				return errReused
+			}
 			return problem.List{{
 				Rule: RuleMaxRuns, Field: "sandbox.max_runs", Layer: problem.Policy,
 				Message: fmt.Sprintf("the sandbox already ran the commands of action %s %s, its max_runs is %d: give a new action a new action_id", d.ActionID, plural(at.Runs, "time"), max),
@@ -248,7 +244,44 @@ func (g *Gate) beforePlan(ctx context.Context, d *descriptors.Descriptor, digest
 		at.Runs++
 		return nil
 	})
+	pre.Reserved = err == nil
 	return pre, err
+}
+
+// errReused stops a dry run whose action's fresh saved plan BeforePlan
+// found instead (PrePlan.Reuse): nothing of it runs.
+var errReused = errors.New("a fresh saved plan of this descriptor is reused")
+
+// freshPlan is the newest saved plan of at's action id and digest that may
+// still be applied and was made after the last promotion or rollback in
+// the state dir (each writes an action record; a plan made before dry-ran
+// another tree), or nil.
+func (g *Gate) freshPlan(at *attempts, digest string) *Entry {
+	var epoch time.Time
+	if fi, err := os.Stat(g.Home.Actions()); err == nil {
+		epoch = fi.ModTime()
+	}
+	for i := len(at.Plans) - 1; i >= 0; i-- {
+		e, err := g.Load(at.Plans[i])
+		if err != nil || e.Plan.DescriptorDigest != digest {
+			continue
+		}
+		if e.State.Waiting() && e.Plan.CreatedAt.After(epoch) {
+			return e
+		}
+	}
+	return nil
+}
+
+// releaseRun gives back the run of the sandbox BeforePlan counted ahead
+// for action id, when no command ran.
+func (g *Gate) releaseRun(ctx context.Context, id string) error {
+	return updateAttempts(ctx, g.Home, id, func(at *attempts) error {
+		if at.Runs > 0 {
+			at.Runs--
+		}
+		return nil
+	})
 }
 
 // refusalReasons says why earlier refusals need a person now: after a
@@ -402,7 +435,23 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 	} else {
 		opts.Ahead.Check = plan.StartCheck(before)
 	}
+	// A run of the sandbox is reserved by the check (so that plans of one
+	// id at once cannot pass max_runs together) and counts only once a
+	// command has run: a plan refused or stopped before that gives it back.
+	var started atomic.Bool
+	opts.Ahead.Started = func() { started.Store(true) }
 	dr, err := plan.DryRun(ctx, d, opts)
+	if errors.Is(opts.Ahead.Check.Wait(), errReused) {
+		if err == nil {
+			dr.Discard()
+		}
+		return pre.Reuse.Plan, pre, nil
+	}
+	if !started.Load() && plan.NeedsSandbox(d) && opts.Ahead.Check.Wait() == nil && (pre == nil || pre.Reserved) {
+		if rerr := g.releaseRun(ctx, d.ActionID); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
 	if err != nil {
 		// The gate's own refusal comes first, as if it had been checked
 		// before the dry run began.

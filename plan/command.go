@@ -67,6 +67,9 @@ type Wrote struct {
 // the sandbox's tmpfs of that size, seeded from the layer and copied back
 // to it after the run: no work dir is needed here then.
 type sandboxCommander struct {
+	// started, if not nil, is called once a command has run (Ahead.Started),
+	// the first time only.
+	started func()
 	warm    *isolate.Warm // for the first command only
 	before  func() error  // isolate.Spec.Before of each run (Build's ready: once)
 	layer   *sandbox.LayerSystem
@@ -145,6 +148,10 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.started != nil {
+		s.started()
+		s.started = nil
 	}
 	out := &CommandResult{
 		Field: problem.FieldPath(f...), Argv: s.redactArgv(argv), ExitCode: res.ExitCode,

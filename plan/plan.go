@@ -160,6 +160,10 @@ type Ahead struct {
 	// Dirs, if not nil, hands out a plan directory made ahead for the
 	// plan's scope roots.
 	Dirs Spares
+	// Started, if not nil, is called when the first command the sandbox
+	// ran has run (failed or not): the gate counts a run of the action
+	// only then (sandbox.max_runs).
+	Started func()
 	// Refill, if not nil, is called once the dry run's operations (and
 	// their commands) have run: the caller makes the next spares then.
 	Refill func()
@@ -313,6 +317,7 @@ func (dr *Draft) run(ctx context.Context) error {
 			pii:      opts.Policy.Redact.PII,
 			limits:   limits(d),
 			warm:     opts.Ahead.Warm,
+			started:  opts.Ahead.Started,
 		}
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
