@@ -591,7 +591,7 @@ func (g *Gate) Admit(e *Entry) (*Admission, error) {
 	}
 	adm := &Admission{Entry: e, Plan: p, Descriptor: d}
 	rules := g.riskRules()
-	adm.Risk = Assess(d, p.Changes, rules)
+	adm.Risk = Assess(d, ownersNow(p.Changes), rules)
 	AssessReads(&adm.Risk, p.Read, rules)
 	p.RiskAssessed, p.RiskReasons = string(adm.Risk.Assessed), adm.Risk.Reasons
 	// The policy now, not as it was at plan time.

@@ -2,7 +2,10 @@ package gate
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
+	"syscall"
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
@@ -264,4 +267,26 @@ func AssessReads(r *Risk, reads []plan.ReadResult, rules RiskRules) {
 	if len(secrets) > 0 {
 		raise(descriptors.RiskHigh, "it reads a credential store or a system secret: "+shownPaths(secrets))
 	}
+}
+
+// ownersNow is changes with each existing entry's owner read again from
+// the real tree: plan.json, which the agent may write, can drop or change
+// owner_before, and a change of another user's file must not grade LOW
+// for that. An entry that cannot be read keeps what the plan says (apply's
+// stale check refuses it anyway). The plan's own changes are not altered:
+// they are what a signed approval and the action record hold.
+func ownersNow(changes []diff.Change) []diff.Change {
+	out := slices.Clone(changes)
+	for i, c := range out {
+		if c.Kind == diff.Create {
+			continue
+		}
+		if fi, err := os.Lstat(c.Path); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				uid := st.Uid
+				out[i].OwnerBefore = &uid
+			}
+		}
+	}
+	return out
 }
