@@ -34,7 +34,9 @@ var codeLater = []struct {
 		"/**/.vscode/tasks.json", "/**/.vscode/settings.json", "/**/.idea/**",
 		"/**/.pre-commit-config.yaml", "/**/.husky/**", "/**/.envrc",
 	}},
-	{"a program on the user's PATH", []string{"~/.local/bin/**", "~/bin/**"}},
+	{"a program on PATH", []string{"~/.local/bin/**", "~/bin/**", "~/.cargo/bin/**", "~/go/bin/**",
+		"~/.pyenv/shims/**", "~/.pyenv/bin/**", "~/.rbenv/shims/**", "~/.nvm/**/bin/**", "~/.npm-global/bin/**",
+		"~/.deno/bin/**", "~/.bun/bin/**", "~/.volta/bin/**", "~/.asdf/shims/**"}},
 	{"an SSH client setting or key", []string{"~/.ssh/**"}},
 	{"a tool's credentials or configuration", []string{
 		"~/.aws/**", "~/.kube/**", "~/.docker/**", "~/.npmrc", "~/.yarnrc", "~/.config/pip/**",
@@ -71,13 +73,41 @@ func PersistenceTable() []PersistenceEntry {
 // list, refused or asked about — and names its kind. homes are the user's
 // home directories ("~/" entries are relative to each).
 func RunsCodeLater(path string, homes []string) (kind string, ok bool) {
+	return NewCodeLater(homes).Match(path)
+}
+
+// CodeLater is RunsCodeLater with the list expanded for its homes once,
+// for grading many paths (a plan's changes).
+type CodeLater struct {
+	pats []codeLaterPattern
+}
+
+type codeLaterPattern struct {
+	kind, pat, prefix string
+}
+
+// NewCodeLater expands the list for homes ("~/" entries are relative to
+// each).
+func NewCodeLater(homes []string) *CodeLater {
+	m := &CodeLater{}
 	for _, e := range PersistenceTable() {
 		for _, q := range e.Paths {
 			for _, pat := range expandTilde(q, homes) {
-				if pathglob.Match(pat, path) {
-					return e.Kind, true
-				}
+				m.pats = append(m.pats, codeLaterPattern{e.Kind, pat, pathglob.Prefix(pat)})
 			}
+		}
+	}
+	return m
+}
+
+// Match reports whether a change to the file at path plants something
+// that runs code later, and names its kind.
+func (m *CodeLater) Match(path string) (kind string, ok bool) {
+	for _, p := range m.pats {
+		// The pattern's literal leading directories first: most paths
+		// are under none of a home's, and this costs no allocation.
+		if pathglob.Within(path, p.prefix) && pathglob.Match(p.pat, path) {
+			return p.kind, true
 		}
 	}
 	return "", false

@@ -45,14 +45,11 @@ type RiskRules struct {
 	// UID is the user act runs as: a changed entry another user owns would
 	// be promoted as this user's.
 	UID uint32
-	// PathDirs are directories whose programs run by name ($PATH's), beside
-	// the usual ones under each home (binDirs).
+	// PathDirs are directories whose programs run by name ($PATH's); the
+	// usual ones under each home are in the list of files that run code
+	// later (descriptors.RunsCodeLater).
 	PathDirs []string
 }
-
-// binDirs are the directories under a home whose programs run by name.
-var binDirs = []string{".local/bin", "bin", ".cargo/bin", "go/bin", ".pyenv/shims", ".pyenv/bin",
-	".rbenv/shims", ".nvm/**/bin", ".npm-global/bin", ".deno/bin", ".bun/bin", ".volta/bin", ".asdf/shims"}
 
 // DefaultMaxDeletes is MaxDeletes when the policy sets none.
 const DefaultMaxDeletes = 20
@@ -115,6 +112,7 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 		}
 		findings = append(findings, &finding{what, []string{path}})
 	}
+	codeLater, homeDots := descriptors.NewCodeLater(rules.Homes), homeDotPatterns(rules.Homes)
 	var outside, links, owners []string
 	for _, c := range changes {
 		if rules.InWorkspace == nil || !rules.InWorkspace(c.Path) {
@@ -147,13 +145,13 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 				add("makes a new executable", c.Path)
 			}
 		}
-		if why, ok := descriptors.RunsCodeLater(c.Path, rules.Homes); ok {
+		if why, ok := codeLater.Match(c.Path); ok {
 			add("changes a file that runs code later ("+why+")", c.Path)
 		}
-		if homeDotFile(c.Path, rules.Homes) {
+		if homeDotFile(c.Path, homeDots) {
 			add("changes a home directory's dot-file", c.Path)
 		}
-		if onPath(c.Path, rules.Homes, rules.PathDirs) {
+		if onPath(c.Path, rules.PathDirs) {
 			add("changes a program on PATH", c.Path)
 		}
 		for _, g := range rules.SensitivePaths {
@@ -207,32 +205,35 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// homeDotFile reports whether path is a dot-file or dot-directory right
-// under a home, or below one: where shells, editors and tools read their
-// start-up files.
-func homeDotFile(path string, homes []string) bool {
+// homeDotPatterns are the patterns of the dot-files and dot-directories
+// right under each of homes, and what is below them: where shells,
+// editors and tools read their start-up files.
+func homeDotPatterns(homes []string) []string {
+	var out []string
 	for _, h := range homes {
-		if pathglob.Match(h+"/.*", path) || pathglob.Match(h+"/.*/**", path) {
+		out = append(out, h+"/.*", h+"/.*/**")
+	}
+	return out
+}
+
+// homeDotFile reports whether path matches one of patterns
+// (homeDotPatterns), looking at the literal prefix first.
+func homeDotFile(path string, patterns []string) bool {
+	for _, p := range patterns {
+		if pathglob.Within(path, pathglob.Prefix(p)) && pathglob.Match(p, path) {
 			return true
 		}
 	}
 	return false
 }
 
-// onPath reports whether path is a program in a directory whose programs
-// run by name: one of dirs, or one of binDirs under a home.
-func onPath(path string, homes, dirs []string) bool {
+// onPath reports whether path is a program right in one of dirs, whose
+// programs run by name.
+func onPath(path string, dirs []string) bool {
 	dir := filepath.Dir(path)
 	for _, d := range dirs {
 		if filepath.IsAbs(d) && filepath.Clean(d) == dir {
 			return true
-		}
-	}
-	for _, h := range homes {
-		for _, b := range binDirs {
-			if pathglob.Match(h+"/"+b, dir) {
-				return true
-			}
 		}
 	}
 	return false
