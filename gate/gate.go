@@ -441,23 +441,27 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 	var started atomic.Bool
 	opts.Ahead.Started = func() { started.Store(true) }
 	dr, err := plan.DryRun(ctx, d, opts)
-	if errors.Is(opts.Ahead.Check.Wait(), errReused) {
+	cerr := opts.Ahead.Check.Wait() // done by now, or nil: with reuse it ran first
+	switch {
+	case errors.Is(cerr, errReused):
 		if err == nil {
 			dr.Discard()
 		}
 		return pre.Reuse.Plan, pre, nil
+	case cerr != nil:
+		// The gate's own refusal comes first, as if it had been checked
+		// before the dry run began.
+		if err == nil {
+			dr.Discard()
+		}
+		return nil, pre, cerr
 	}
-	if !started.Load() && plan.NeedsSandbox(d) && opts.Ahead.Check.Wait() == nil && (pre == nil || pre.Reserved) {
+	if pre.Reserved && !started.Load() {
 		if rerr := g.releaseRun(ctx, d.ActionID); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
 	}
 	if err != nil {
-		// The gate's own refusal comes first, as if it had been checked
-		// before the dry run began.
-		if cerr := opts.Ahead.Check.Wait(); cerr != nil {
-			return nil, pre, cerr
-		}
 		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
 	}
 	a, err := g.assess(d, dr.Changes, dr.Reads())
