@@ -23,7 +23,7 @@ var credentialStores = []string{
 // HidePaths returns what the sandbox hides from commands: act's state dir,
 // the credential stores under each of homes (the user's, by $HOME and by
 // the passwd database: an agent that sets HOME cannot move them out of
-// view), /etc/shadow and /etc/gshadow when act runs as root, and extra
+// view), the host's secrets (systemSecrets) when act runs as root, and extra
 // (the policy's sandbox.hide_paths) — except, the state dir apart, what is
 // inside a declared scope or holds one: a scope the descriptor names stays
 // visible.
@@ -56,8 +56,11 @@ func HidePaths(stateDir string, homes, extra, scopes []string) []string {
 		}
 	}
 	if os.Geteuid() == 0 {
-		add("/etc/shadow")
-		add("/etc/gshadow")
+		// Root's own secrets, by the one list risk grading uses too:
+		// the shadow files and their backups, host keys, private keys.
+		for _, s := range systemSecretPaths() {
+			add(s)
+		}
 	}
 	for _, e := range extra {
 		add(e)

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -71,6 +72,32 @@ func IsCredentialStore(path string, homes []string) bool {
 		}
 	}
 	return false
+}
+
+// systemSecretPaths are the existing paths of systemSecrets the sandbox
+// can hide: each literal path, the directory of a "dir/**" entry, and what
+// a glob in a fixed directory matches now (a "/**/" pattern names no place
+// to hide: it is graded, not hidden).
+func systemSecretPaths() []string {
+	var out []string
+	for _, s := range systemSecrets {
+		prefix := pathglob.Prefix(s)
+		var found []string
+		switch {
+		case !pathglob.HasMeta(s):
+			found = []string{s}
+		case s == prefix+"/**" && prefix != "/":
+			found = []string{prefix}
+		case prefix != "/":
+			found, _ = filepath.Glob(s)
+		}
+		for _, f := range found {
+			if _, err := os.Lstat(f); err == nil {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // systemSecrets are the host's own secrets outside any home.
