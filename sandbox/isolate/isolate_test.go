@@ -26,6 +26,21 @@ func requireIsolation(t testing.TB) {
 	}
 }
 
+// lookPathEnv finds name in pathEnv's PATH, the command's, not the test's
+// own (a toolchain under root's home is closed to the sandbox's identity),
+// and skips the test where it is not there.
+func lookPathEnv(t testing.TB, name string) string {
+	t.Helper()
+	for _, d := range filepath.SplitList(strings.TrimPrefix(pathEnv[0], "PATH=")) {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	t.Skipf("%s is not installed in %s", name, pathEnv[0])
+	return ""
+}
+
 // newScope makes a scope dir holding the given files, and its empty upper
 // and work dirs, under base.
 func newScope(t testing.TB, base string, files map[string]string) Scope {

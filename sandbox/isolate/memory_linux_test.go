@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,10 +71,7 @@ func TestMemoryCapRootWithoutCgroup(t *testing.T) {
 // TestDelegatedCgroupV1) the cgroup must hold it.
 func TestMemoryAttack(t *testing.T) {
 	requireIsolation(t)
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
+	py := lookPathEnv(t, "python3")
 	delegated := os.Getenv("ACT_ISOLATE_TEST_DELEGATED") != ""
 	res, err := Run(context.Background(), Spec{Argv: []string{py, "-c", cgrouptest.MemoryAttack}, Env: pathEnv,
 		Limits: Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000}})

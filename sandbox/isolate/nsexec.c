@@ -60,10 +60,16 @@
 #include <sys/sendfile.h>
 #include <sys/statfs.h>
 #include <sys/xattr.h>
+#include <grp.h>
 
 #define MARKER "_ACT_SANDBOX_FD"
 #define MARKER_NET "_ACT_SANDBOX_NET"
 #define MARKER_EARLY "_ACT_SANDBOX_EARLY" // "1": started ahead of its spec: premount
+#define MARKER_IDMAP "_ACT_SANDBOX_IDMAP" // act runs as root: the first host uid and gid of the sandbox's own identity
+#define IDMAP_COUNT 65536
+#define MAX_RIGHTS (MAX_CGROUPS + 2 * 256 + MAX_BINDS)
+#define MAX_BINDS 256
+#define STAGE "/dev/.act-stage"
 #define SETUP_FAILED 125
 #define MAX_SPEC (64 << 20)
 #define MAX_ITEMS 16384
@@ -139,6 +145,7 @@ __attribute__((noreturn, format(printf, 1, 2))) static void fail(const char *fmt
 
 struct scope {
 	const char *path, *lower, *upper, *work;
+	const char *layer; // as root: the directory whose idmapped mount holds upper (and work)
 	int lowerfd, upperfd, workfd;
 	int upperrw; // with a disk cap: a writable detached clone of upper's mount; with discard, upper read-only
 	int index;
@@ -159,15 +166,35 @@ struct spec {
 	const char *hostname;
 	int net, loopback, probe;
 	int discard; // the tmpfs uppers are not copied back: what changed is reported (report_writes)
+	int rights[MAX_RIGHTS]; // descriptors received with the spec: the cgroups' tasks files, then (as root) the mounts
+	int nrights;
 	int cgroups[MAX_CGROUPS]; // tasks files received with the spec
 	int ncgroups;
-	long long want_cgroups;
+	long long want_cgroups, want_mounts;
+	const char *binds[MAX_BINDS]; // read-only views of what builds need, under the masked homes
+	int nbinds;
+	const char *mask[16]; // the home roots masked by an empty tmpfs (docs/sandbox-filesystem.md)
+	int nmask;
 	long long cpu_s, nproc, disk_bytes;
 	const char *hide[MAX_HIDE]; // paths to mask (docs/sandbox-filesystem.md)
 	int nhide;
 };
 
 static struct spec sp;
+
+// idmap: act runs as root, and the sandbox has an identity of its own,
+// host uids and gids idmap_base … idmap_base+65535 (docs/sandbox.md): the
+// parent sends the scopes and layers as idmapped mounts.
+static int idmap;
+static unsigned long idmap_base;
+
+// under says whether path is dir or below it.
+static int under(const char *path, const char *dir) {
+	size_t n = strlen(dir);
+	if (n == 1)
+		return path[0] == '/';
+	return !strncmp(path, dir, n) && (path[n] == 0 || path[n] == '/');
+}
 
 static long long num(const char *key, const char *v) {
 	char *end;
@@ -221,7 +248,7 @@ static void spec_recv(int fd, enum part part) {
 	struct iovec iov = {.iov_base = specbuf + speclen, .iov_len = speccap - speclen};
 	union {
 		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int) * MAX_CGROUPS)];
+		char b[CMSG_SPACE(sizeof(int) * 253)]; // SCM_MAX_FD: the most one message carries
 	} cm;
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof cm.b};
 	ssize_t n;
@@ -236,11 +263,11 @@ static void spec_recv(int fd, enum part part) {
 		for (int j = 0; j < k; j++) {
 			int cfd;
 			memcpy(&cfd, CMSG_DATA(c) + j * sizeof(int), sizeof cfd);
-			if (sp.ncgroups == MAX_CGROUPS || part != MOUNT_PART) {
+			if (sp.nrights == MAX_RIGHTS || part != MOUNT_PART) {
 				errno = 0;
-				fail(part != MOUNT_PART ? "spec: descriptors after the mount part" : "spec: too many cgroups");
+				fail(part != MOUNT_PART ? "spec: descriptors after the mount part" : "spec: too many descriptors");
 			}
-			sp.cgroups[sp.ncgroups++] = cfd;
+			sp.rights[sp.nrights++] = cfd;
 		}
 	}
 	if (msg.msg_flags & MSG_CTRUNC) {
@@ -286,7 +313,7 @@ static int is_key(const char *key, const char *const *keys) {
 	return 0;
 }
 
-static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "hide", "net", "loopback", "disk", "discard", "cgroups", NULL};
+static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
 static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", NULL};
 
 // read_spec reads one part of the spec into sp.
@@ -328,6 +355,24 @@ static void read_spec(int fd, enum part part) {
 			s->upper = keep(val);
 		else if (!strcmp(key, "work") && s)
 			s->work = keep(val);
+		else if (!strcmp(key, "layer") && s)
+			s->layer = keep(val);
+		else if (!strcmp(key, "bind") || !strcmp(key, "mask")) {
+			int bind = key[0] == 'b';
+			if (bind ? sp.nbinds == MAX_BINDS : sp.nmask == 16) {
+				errno = 0;
+				fail("spec: too many %s paths", key);
+			}
+			if (val[0] != '/') {
+				errno = 0;
+				fail("spec: %s %s: not absolute", key, val);
+			}
+			if (bind)
+				sp.binds[sp.nbinds++] = keep(val);
+			else
+				sp.mask[sp.nmask++] = keep(val);
+		} else if (!strcmp(key, "fds"))
+			; // a message that carries descriptors (counted as they come)
 		else if (!strcmp(key, "hide")) {
 			if (sp.nhide == MAX_HIDE) {
 				errno = 0;
@@ -354,6 +399,8 @@ static void read_spec(int fd, enum part part) {
 			sp.disk_bytes = num(key, val);
 		else if (!strcmp(key, "cgroups"))
 			sp.want_cgroups = num(key, val);
+		else if (!strcmp(key, "mountfds"))
+			sp.want_mounts = num(key, val);
 		else {
 			errno = 0;
 			fail("spec: %s before a scope", key);
@@ -370,14 +417,22 @@ static void read_spec(int fd, enum part part) {
 			errno = 0;
 			fail("spec: discard without a disk cap");
 		}
-		if (sp.want_cgroups != sp.ncgroups) {
+		// The descriptors: the cgroups' tasks files, then, as root, per
+		// scope its lower and its layer as idmapped mounts, then one
+		// mount per bind.
+		long long want_mounts = idmap ? 2 * sp.nscopes + sp.nbinds : 0;
+		if (sp.want_cgroups > MAX_CGROUPS || sp.want_cgroups + sp.want_mounts != sp.nrights || sp.want_mounts != want_mounts) {
 			errno = 0;
-			fail("spec: %lld cgroups announced, %d received", sp.want_cgroups, sp.ncgroups);
+			fail("spec: %lld cgroups and %lld mounts announced (%lld mounts expected), %d descriptors received",
+			     sp.want_cgroups, sp.want_mounts, want_mounts, sp.nrights);
 		}
+		sp.ncgroups = (int)sp.want_cgroups;
+		memcpy(sp.cgroups, sp.rights, sizeof(int) * sp.ncgroups);
 		for (int k = 0; k < sp.nscopes; k++) {
 			struct scope *s = &sp.scopes[k];
 			s->index = k;
-			if (!s->lower || !s->upper || (!s->work && !sp.disk_bytes) || s->path[0] != '/') {
+			if (!s->lower || !s->upper || (!s->work && !sp.disk_bytes) || s->path[0] != '/' ||
+			    (idmap && !(s->layer && under(s->upper, s->layer) && (sp.disk_bytes || under(s->work, s->layer))))) {
 				errno = 0;
 				fail("spec: incomplete scope %s", s->path);
 			}
@@ -1196,11 +1251,154 @@ static void premount(void) {
 	premounted = 1;
 }
 
+// bindfd are the mounts of sp.binds: clones made here, or as root sent by
+// the parent (-1: not there).
+static int bindfd[MAX_BINDS];
+
+// stage_path is the staged form of path, which lies under dir, whose
+// mount is staged at the directory stage.
+static const char *stage_path(const char *stage, const char *path, const char *dir) {
+	char buf[PATH_MAX];
+	const char *rel = strlen(dir) == 1 ? path : path + strlen(dir);
+	if (snprintf(buf, sizeof buf, "%s%s", stage, rel) >= (int)sizeof buf) {
+		errno = ENAMETOOLONG;
+		fail("stage %s", path);
+	}
+	return keep(buf);
+}
+
+// stage_mounts attaches the mounts the parent sent, as root, where
+// setup_mounts opens them: each scope's lower and the directory that
+// holds its layer, idmapped (host uid and gid k is k inside, so the
+// sandbox's root owns what host root owns there and nowhere else), under
+// STAGE on /dev's tmpfs. The overlays keep private clones of them, and
+// the stage is detached once they are mounted (unstage). The command
+// reaches no host path by name that its own identity could not.
+static void stage_mounts(void) {
+	char dir[64];
+	if (mkdir(STAGE, 0700) < 0)
+		fail("mkdir %s", STAGE);
+	int *m = sp.rights + sp.ncgroups;
+	for (int k = 0; k < sp.nscopes; k++) {
+		struct scope *s = &sp.scopes[k];
+		for (int j = 0; j < 2; j++) {
+			snprintf(dir, sizeof dir, "%s/%d%c", STAGE, k, j ? 'u' : 'l');
+			if (mkdir(dir, 0700) < 0)
+				fail("mkdir %s", dir);
+			if (move_mount(m[2 * k + j], "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				fail("attach the idmapped mount of %s", j ? s->layer : s->lower);
+			close(m[2 * k + j]);
+		}
+		snprintf(dir, sizeof dir, "%s/%dl", STAGE, k);
+		s->lower = keep(dir);
+		snprintf(dir, sizeof dir, "%s/%du", STAGE, k);
+		s->upper = stage_path(dir, s->upper, s->layer);
+		if (!sp.disk_bytes)
+			s->work = stage_path(dir, s->work, s->layer);
+	}
+	for (int i = 0; i < sp.nbinds; i++)
+		bindfd[i] = m[2 * sp.nscopes + i];
+}
+
+static void unstage(void) {
+	char dir[64];
+	for (int k = 0; k < sp.nscopes; k++)
+		for (int j = 0; j < 2; j++) {
+			snprintf(dir, sizeof dir, "%s/%d%c", STAGE, k, j ? 'u' : 'l');
+			if (umount2(dir, MNT_DETACH) < 0 || rmdir(dir) < 0)
+				fail("detach %s", dir);
+		}
+	if (rmdir(STAGE) < 0)
+		fail("rmdir %s", STAGE);
+}
+
+// mask_homes hides the home roots (sp.mask) behind empty tmpfs mounts
+// and shows in them only the read-only views of what builds need
+// (sp.binds); the scopes below them are mounted after, on directories
+// made here. docs/sandbox-filesystem.md.
+static void mask_homes(void) {
+	for (int i = 0; i < sp.nmask; i++) {
+		if (!is_dir(sp.mask[i]))
+			continue;
+		if (mount("tmpfs", sp.mask[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=256k,nr_inodes=8192") < 0)
+			fail("mask %s", sp.mask[i]);
+	}
+	for (int i = 0; i < sp.nbinds; i++) {
+		if (bindfd[i] < 0)
+			continue;
+		struct stat st;
+		if (fstat(bindfd[i], &st) < 0)
+			fail("stat %s", sp.binds[i]);
+		if (S_ISDIR(st.st_mode))
+			mkdir_p(sp.binds[i]);
+		else {
+			char *parent = strdup(sp.binds[i]);
+			if (!parent)
+				fail("out of memory");
+			*strrchr(parent, '/') = 0;
+			if (*parent)
+				mkdir_p(parent);
+			free(parent);
+			int fd = open(sp.binds[i], O_CREAT | O_WRONLY | O_CLOEXEC, 0444);
+			if (fd < 0)
+				fail("create %s", sp.binds[i]);
+			close(fd);
+		}
+		if (move_mount(bindfd[i], "", AT_FDCWD, sp.binds[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			fail("show %s", sp.binds[i]);
+		close(bindfd[i]);
+	}
+}
+
+// open_closed makes path reachable, as root, where a directory above it
+// is closed to the sandbox's identity (it may not search it: /var/tmp's
+// 0700 directories, say): the highest such directory is masked by an
+// empty tmpfs, as a home is, and the path is rebuilt below it for its
+// scope's overlay. Nothing of the closed directory was readable to the
+// command before, and nothing is now.
+static void open_closed(const char *path) {
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+	if (n >= sizeof buf) {
+		errno = ENAMETOOLONG;
+		fail("scope %s", path);
+	}
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != 0)
+			continue;
+		char c = *p;
+		*p = 0;
+		if (faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS) < 0) {
+			if (errno != EACCES)
+				fail("scope %s: %s", path, buf);
+			if (mount("tmpfs", buf, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k,nr_inodes=4096") < 0)
+				fail("scope %s: mask %s, which is closed to the sandbox's identity", path, buf);
+			return;
+		}
+		*p = c;
+		if (c == 0)
+			return;
+	}
+}
+
 static void setup_mounts(void) {
 	char opts[512];
 
 	if (!premounted)
 		mount_private();
+	if (idmap) {
+		if (!premounted)
+			mount_host_views();
+		stage_mounts();
+	} else {
+		// What builds need under the homes, cloned before they are
+		// masked.
+		for (int i = 0; i < sp.nbinds; i++)
+			if ((bindfd[i] = open_tree(AT_FDCWD, sp.binds[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0 &&
+			    errno != ENOENT && errno != EACCES)
+				fail("clone %s", sp.binds[i]);
+	}
 	// Everything that a later mount may hide is opened first: the scope's
 	// lower, upper and work dirs (they may sit under /tmp, or, without
 	// premount, under /dev or /run).
@@ -1225,7 +1423,7 @@ static void setup_mounts(void) {
 		} else if ((s->workfd = open(s->work, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 			fail("open work dir %s", s->work);
 	}
-	if (!premounted)
+	if (!premounted && !idmap)
 		mount_host_views();
 
 	// Private /tmp: with a disk cap, a directory of the sized tmpfs that
@@ -1244,16 +1442,21 @@ static void setup_mounts(void) {
 	} else if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
 		fail("mount tmpfs on /dev/shm");
 
-	// Scopes: overlays at their real paths, after /tmp so that a scope under
-	// /tmp shows. The paths are given as /proc/self/fd links because the
-	// tmpfs may hide them (and the links need no escaping).
+	mask_homes();
+
+	// Scopes: overlays at their real paths, after /tmp and the masked
+	// homes so that a scope under them shows. The paths are given as
+	// /proc/self/fd links because the tmpfs may hide them (and the links
+	// need no escaping).
 	for (int k = 0; k < sp.nscopes; k++) {
 		struct scope *s = &sp.scopes[k];
 		struct stat st;
+		if (stat(s->path, &st) < 0 && errno == EACCES && idmap)
+			open_closed(s->path);
 		if (stat(s->path, &st) < 0) {
 			if (errno != ENOENT)
 				fail("stat %s", s->path);
-			mkdir_p(s->path); // only possible in a fresh tmpfs: /tmp, /dev, /run
+			mkdir_p(s->path); // only possible in a fresh tmpfs: /tmp, /dev, /run, a masked home
 		}
 		if (sp.disk_bytes)
 			snprintf(opts, sizeof opts,
@@ -1272,6 +1475,8 @@ static void setup_mounts(void) {
 			close(s->workfd);
 	}
 
+	if (idmap)
+		unstage();
 	hide_paths();
 
 	// Then everything read-only, recursively (a remount would not be),
@@ -1723,6 +1928,52 @@ static void write_proc(const char *path, const char *s) {
 // (PID 1 of the new PID namespace) as a child of the parent (CLONE_PARENT):
 // the parent waits for init, and kills it, directly. It tells the parent
 // init's PID ("P<pid>") and exits; init returns.
+// enter_namespaces_idmap is enter_namespaces as root: the first process
+// clones init into the new namespaces straight away, stays in the host's
+// user namespace, and maps init's uids and gids 0 … 65535 to the host's
+// idmap_base … idmap_base+65535 (a privileged writer may map a range). init
+// waits for the maps, then takes uid and gid 0 of its namespace — host uid
+// idmap_base, no supplementary groups — before it touches anything: from
+// there on it is root only over what is mapped (the idmapped scopes and
+// layers, its own mounts), and like any other user elsewhere.
+static void enter_namespaces_idmap(int flags) {
+	char map[64];
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		fail("pipe");
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | flags | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0)
+		fail("start the sandbox (new user, mount, PID, IPC, UTS, network namespaces)");
+	if (pid == 0) {
+		fail_kind = MSG_SETUP;
+		close(p[1]);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+			fail("set the parent-death signal");
+		char c;
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(p[0]);
+		// Without the maps (the first process failed) these fail.
+		if (setresgid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresuid(0, 0, 0) < 0)
+			fail("take the sandbox's own identity");
+		return;
+	}
+	close(p[0]);
+	static const char *const files[] = {"uid_map", "gid_map"};
+	for (int i = 0; i < 2; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, files[i]);
+		snprintf(map, sizeof map, "0 %lu %d", idmap_base, IDMAP_COUNT);
+		write_proc(path, map);
+	}
+	close(p[1]);
+	fail_kind = MSG_SETUP;
+	int n = snprintf(map, sizeof map, "%c%d\n", MSG_PID, (int)pid);
+	if (write(sock, map, n) != n)
+		_exit(SETUP_FAILED);
+	_exit(0);
+}
+
 static void enter_namespaces(int keep_net) {
 	char map[64];
 	uid_t uid = getuid();
@@ -1732,6 +1983,10 @@ static void enter_namespaces(int keep_net) {
 		flags |= CLONE_NEWNET;
 	// MSG_UNAVAILABLE: isolation is unavailable here (user namespaces refused, …).
 	fail_kind = MSG_UNAVAILABLE;
+	if (idmap) {
+		enter_namespaces_idmap(flags); // returns in init
+		return;
+	}
 	if (unshare(flags) < 0)
 		fail("start the sandbox (new user, mount, PID, IPC, UTS, network namespaces)");
 	int fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
@@ -1770,9 +2025,19 @@ __attribute__((constructor)) static void act_nsexec(void) {
 	int keep_net = net && !strcmp(net, "1");
 	const char *early = getenv(MARKER_EARLY);
 	int ahead = early && !strcmp(early, "1");
+	const char *base = getenv(MARKER_IDMAP);
+	if (base) {
+		char *e;
+		errno = 0;
+		idmap_base = strtoul(base, &e, 10);
+		idmap = !errno && !*e && idmap_base >= IDMAP_COUNT && idmap_base <= 0xFFFFFFFEUL - IDMAP_COUNT;
+		if (!idmap)
+			idmap = -1; // refused once the socket is known
+	}
 	unsetenv(MARKER);
 	unsetenv(MARKER_NET);
 	unsetenv(MARKER_EARLY);
+	unsetenv(MARKER_IDMAP);
 
 	char *end;
 	long fd = strtol(m, &end, 10);
@@ -1783,6 +2048,10 @@ __attribute__((constructor)) static void act_nsexec(void) {
 	close_inherited(sock);
 	if (fcntl(sock, F_SETFD, FD_CLOEXEC) < 0)
 		fail("spec socket");
+	if (idmap < 0) {
+		errno = 0;
+		fail("bad %s", MARKER_IDMAP);
+	}
 	enter_namespaces(keep_net);
 	if (getpid() != 1) {
 		errno = 0;

@@ -89,14 +89,17 @@ func TestSpecKeysAgree(t *testing.T) {
 		return keys
 	}
 	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true, Loopback: true,
-		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}, Discard: true, Limits: Limits{DiskMB: 1}}
+		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}, Discard: true, Limits: Limits{DiskMB: 1},
+		Mask: []string{"/home"}, Binds: []string{"/home/a/.gitconfig"}}
 	p, err := encode(spec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p = rlimits{cpuS: 1, nproc: 1}.add(p, 1)
 	mount := read(p.mount)
-	mount["cgroups"] = true // sendMounts' head
+	mount["cgroups"] = true  // sendMounts' head
+	mount["mountfds"] = true // sendRights' heads
+	mount["fds"] = true
 	for _, c := range []struct {
 		name   string
 		goSide map[string]bool

@@ -91,6 +91,7 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	if err := canRun(); err != nil {
 		return nil, err
 	}
+	spec.Binds = existing(spec.Binds)
 	parts, err := encode(spec, probe)
 	if err != nil {
 		return nil, err
@@ -152,7 +153,17 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	st := <-sb.firstDone
 	sb.firstDone <- st
 	parts = rl.add(parts, l.DiskMB<<20)
-	sb.sendMounts(parts.mount, cg)
+	var mounts []*os.File
+	if sb.identity {
+		if mounts, err = identityMounts(initProc.Pid, spec); err != nil {
+			sb.abort(initProc)
+			return nil, err
+		}
+	}
+	sb.sendMounts(parts.mount, cg, mounts)
+	for _, f := range mounts {
+		f.Close()
+	}
 	if spec.Before != nil {
 		// init mounts meanwhile; it runs nothing before the command's
 		// part of the spec.
@@ -213,6 +224,7 @@ type started struct {
 	copies         sync.WaitGroup // the output copies, done at EOF
 	firstDone      chan *os.ProcessState
 	pidCh          chan int      // init's PID, from msgPID
+	identity       bool          // the sandbox has an identity of its own (act runs as root)
 	msgs           chan []string // every other line, at EOF
 }
 
@@ -254,6 +266,10 @@ func start(spec Spec, early bool) (*started, error) {
 	}
 	if early {
 		env = append(env, markerEarly+"=1")
+	}
+	if ownIdentity() {
+		env = append(env, markerIdmap+"="+strconv.Itoa(IdentityBase))
+		sb.identity = true
 	}
 	sb.start = time.Now()
 	sb.first, err = os.StartProcess("/proc/self/exe", []string{"act-sandbox"}, &os.ProcAttr{
@@ -432,20 +448,16 @@ func (sb *started) abort(initProc *os.Process) {
 }
 
 // sendMounts sends init the cgroups' tasks files, which it joins before it
-// forks the command (nothing runs outside them), then the mount part of
+// forks the command (nothing runs outside them), as root the mounts it
+// attaches (identityMounts), then the mount part of
 // the spec (the parent keeps its copies of the files until the cgroups
 // are removed: a pooled cgroup's are sent again). A lost
 // descriptor fails the run (init checks the count); so does a short write
 // (init refuses a truncated spec, or a key in the wrong part).
-func (sb *started) sendMounts(mount []byte, cg *cgroups) {
-	var err error
-	if len(cg.join) > 0 {
-		rights := make([]int, len(cg.join))
-		for i, f := range cg.join {
-			rights[i] = int(f.Fd())
-		}
-		head := put(nil, "cgroups", strconv.Itoa(len(rights)))
-		err = syscall.Sendmsg(sb.parentFD, head, syscall.UnixRights(rights...), nil, 0)
+func (sb *started) sendMounts(mount []byte, cg *cgroups, mounts []*os.File) {
+	err := sb.sendRights("cgroups", cg.join)
+	if err == nil {
+		err = sb.sendRights("mountfds", mounts)
 	}
 	if err == nil {
 		_, _ = sb.parent.Write(append(mount, endMounts...))

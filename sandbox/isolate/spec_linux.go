@@ -67,6 +67,22 @@ func encode(spec Spec, probe bool) (specParts, error) {
 		if work {
 			mnt("work", s.Work)
 		}
+		mnt("layer", layerRoot(s, spec.Limits.DiskMB > 0))
+	}
+	if len(spec.Mask) > 16 {
+		return p, errors.New("sandbox: more than 16 home roots to mask")
+	}
+	for _, m := range spec.Mask {
+		if !abs(m) || m == "/" {
+			return p, bad("home root to mask", m)
+		}
+		mnt("mask", m)
+	}
+	for _, b := range spec.Binds {
+		if !abs(b) || !underAny(b, spec.Mask) {
+			return p, fmt.Errorf("sandbox: bind %q: not an absolute clean path below a masked home root", b)
+		}
+		mnt("bind", b)
 	}
 	for _, h := range spec.Hide {
 		if !abs(h) {
@@ -111,4 +127,14 @@ func (r rlimits) add(p specParts, diskBytes int64) specParts {
 	p.command = num(p.command, "nproc", r.nproc)
 	p.mount = num(p.mount, "disk", diskBytes)
 	return p
+}
+
+// underAny says whether p lies strictly below one of dirs.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -36,6 +36,14 @@ type Spec struct {
 	// is masked by an empty tmpfs, each file by an empty file. Paths that
 	// do not exist are skipped.
 	Hide []string
+	// Mask are home roots (/home, /root) the command sees as empty
+	// read-only directories, but for the scopes below them and Binds
+	// (docs/sandbox-filesystem.md, "What the command reads").
+	Mask []string
+	// Binds are paths below Mask the command sees read-only as they are:
+	// what builds need (a git config, toolchains, module caches). A path
+	// that is not there is skipped.
+	Binds []string
 	// Warm, if not nil, is a sandbox started ahead ([Prestart]) that Run
 	// uses instead of starting one, when it suits the Spec.
 	Warm *Warm
