@@ -485,7 +485,7 @@ func TestDeps(t *testing.T) {
 		"internal/atomicfile":   {},
 		"internal/digest":       {"golang.org/x/sys/unix"},
 		"internal/parallel":     {},
-		"sandbox/isolate":       {"internal/cgroupfs", "internal/rmtree"},
+		"sandbox/isolate":       {"internal/cgroupfs", "internal/rmtree", "golang.org/x/sys/unix"},
 		"internal/rmtree":       {},
 		"internal/redact":       {},
 		"internal/overlay":      {"golang.org/x/sys/unix"},

@@ -99,6 +99,7 @@ func planWith(ctx context.Context, env *Env, res *result, ck *checked, reuse boo
 		NewID:     env.NewID,
 		Host:      plan.DefaultHost(),
 		Homes:     []string{env.homeDir(), env.UserHome()},
+		UserHome:  env.UserHome(),
 		Canonical: canon,
 		Digest:    digest,
 		Ahead:     plan.Ahead{Warm: ck.warm, Dirs: env.planDirs, Refill: func() { env.spare.refill(ck.d) }},

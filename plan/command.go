@@ -81,6 +81,9 @@ type sandboxCommander struct {
 	loopback bool
 	limits   isolate.Limits
 	hide     []string
+	mask     []string // home roots the command sees empty (isolate.Spec.Mask)
+	binds    []string // below them, what builds need, read-only (isolate.Spec.Binds)
+	reads    []string // the system trees files may be read in (isolate.Spec.Reads)
 	// pii also redacts e-mail addresses and phone numbers (redact.pii).
 	pii bool
 }
@@ -142,7 +145,7 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	s.warm = nil
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envList(env), Stdin: []byte(stdin),
-		Scopes: scopes, AllowNetwork: s.network, Loopback: s.loopback, Limits: s.limits, Hide: s.hide,
+		Scopes: scopes, AllowNetwork: s.network, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before,
 		Discard: discard,
 	})

@@ -67,3 +67,61 @@ func HidePaths(stateDir string, homes, extra, scopes []string) []string {
 	}
 	return out
 }
+
+// BuildReads are what builds need below the user's home, shown to
+// commands read-only while the rest of every home is masked: git's
+// configuration, toolchains and read-only module caches — never a
+// credential store (docs/sandbox-filesystem.md, "What the command reads").
+var BuildReads = []string{
+	".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
+	"go/pkg/mod", "sdk", ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup",
+	".pyenv", ".nvm", ".local/bin", ".m2/repository",
+}
+
+// SystemReads are the system trees commands may open files in for
+// reading, besides the scopes, BuildReads and the sandbox's own /tmp,
+// /dev and /proc (isolate.Spec.Reads, enforced by Landlock): a host FIFO,
+// socket or file elsewhere (/var/tmp, /srv, /mnt) gives them nothing.
+var SystemReads = []string{
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+	"/var/lib", "/var/cache", "/nix", "/snap", "/sys",
+}
+
+// homeRoots are where the homes of every user are: masked in the sandbox.
+var homeRoots = []string{"/home", "/root"}
+
+// HomeView returns what the sandbox masks (the home roots, and realHome,
+// the password database's home of the user act runs as, where it lies
+// elsewhere) and what it shows below them read-only: reads (paths
+// relative to realHome) but a credential store or a path of hide. The
+// scopes show whatever the masks: their overlays are mounted on top.
+// $HOME plays no part: an agent that sets it moves nothing into view.
+func HomeView(realHome string, reads, hide []string) (mask, binds []string) {
+	mask = slices.Clone(homeRoots)
+	if filepath.IsAbs(realHome) {
+		realHome = filepath.Clean(realHome)
+		if realHome != "/" && !pathglob.Within(realHome, "/home") && !pathglob.Within(realHome, "/root") {
+			mask = append(mask, realHome)
+		}
+	} else {
+		return mask, nil
+	}
+	if realHome == "/" {
+		return mask, nil
+	}
+	homes := []string{realHome}
+next:
+	for _, r := range reads {
+		p := filepath.Join(realHome, r)
+		if !pathglob.Within(p, realHome) || p == realHome || IsCredentialStore(p, homes) {
+			continue
+		}
+		for _, h := range hide {
+			if pathglob.Within(p, h) || pathglob.Within(h, p) {
+				continue next
+			}
+		}
+		binds = append(binds, p)
+	}
+	return mask, binds
+}

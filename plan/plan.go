@@ -133,6 +133,9 @@ type Options struct {
 	// Homes are the user's home directories ($HOME and the passwd
 	// entry's), whose credential stores the sandbox hides.
 	Homes []string
+	// UserHome is the password database's home of the user act runs as:
+	// below it, commands see BuildReads (HomeView).
+	UserHome string
 	// Canonical and Digest, if set, are Canonical(d), which the caller
 	// has computed already.
 	Canonical json.RawMessage
@@ -308,12 +311,17 @@ func (dr *Draft) run(ctx context.Context) error {
 		// Fail closed: where isolation is missing the first command's run
 		// says so (isolate.ErrUnavailable) and the plan fails with exit 1;
 		// probing ahead would build a whole extra sandbox per act process.
+		hide := HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths)
+		mask, binds := HomeView(opts.UserHome, BuildReads, hide)
 		runOpts.Exec = &sandboxCommander{
 			before: ready,
 			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, "work"),
 			network:  d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
 			loopback: opts.Policy.Sandbox.Loopback,
-			hide:     HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths),
+			hide:     hide,
+			mask:     mask,
+			binds:    binds,
+			reads:    SystemReads,
 			pii:      opts.Policy.Redact.PII,
 			limits:   limits(d),
 			warm:     opts.Ahead.Warm,

@@ -1,6 +1,7 @@
 package isolate
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,5 +69,62 @@ func TestOwnIdentity(t *testing.T) {
 				t.Errorf("layer own = %q", got)
 			}
 		})
+	}
+}
+
+// TestReadAllowList: with Reads, a file outside the scopes, the binds and
+// the named trees cannot be opened for reading — a host FIFO whose mode
+// lets anyone read it, holding a writer's bytes, gives the command
+// nothing; a masked home shows its binds and nothing else.
+func TestReadAllowList(t *testing.T) {
+	requireIsolation(t)
+	base, err := os.MkdirTemp("/var/tmp", "act-reads-")
+	if err != nil {
+		t.Skipf("no writable /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home")
+	user := filepath.Join(home, "user")
+	if err := os.MkdirAll(user, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"user/.gitconfig": "[user]\n", "user/notes": "home secret\n", "../plain": "plain secret\n"} {
+		if err := os.WriteFile(filepath.Join(home, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo := filepath.Join(base, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0) // never blocks; holds the bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteString("fifo secret\n"); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`cat %[1]s/.gitconfig; cat %[1]s/notes; cat %[2]s/plain; timeout 2 cat %[2]s/fifo; head -c5 /etc/passwd`, user, base)
+	res, err := Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", script}, Env: pathEnv,
+		Mask: []string{home}, Binds: []string{filepath.Join(user, ".gitconfig")},
+		Reads: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}, Limits: Limits{WallMs: 20_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs := string(res.Stdout), string(res.Stderr)
+	if out != "[user]\nroot:" {
+		t.Errorf("stdout %q, want the bind and /etc/passwd only", out)
+	}
+	for _, want := range []string{"notes: No such file", "plain: Permission denied", "fifo: Permission denied"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
 	}
 }

@@ -175,6 +175,8 @@ struct spec {
 	int nbinds;
 	const char *mask[16]; // the home roots masked by an empty tmpfs (docs/sandbox-filesystem.md)
 	int nmask;
+	const char *reads[MAX_BINDS]; // with any: files open for reading only beneath these (and the sandbox's own)
+	int nreads;
 	long long cpu_s, nproc, disk_bytes;
 	const char *hide[MAX_HIDE]; // paths to mask (docs/sandbox-filesystem.md)
 	int nhide;
@@ -313,7 +315,7 @@ static int is_key(const char *key, const char *const *keys) {
 	return 0;
 }
 
-static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
+static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "read", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
 static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", NULL};
 
 // read_spec reads one part of the spec into sp.
@@ -357,9 +359,9 @@ static void read_spec(int fd, enum part part) {
 			s->work = keep(val);
 		else if (!strcmp(key, "layer") && s)
 			s->layer = keep(val);
-		else if (!strcmp(key, "bind") || !strcmp(key, "mask")) {
-			int bind = key[0] == 'b';
-			if (bind ? sp.nbinds == MAX_BINDS : sp.nmask == 16) {
+		else if (!strcmp(key, "bind") || !strcmp(key, "mask") || !strcmp(key, "read")) {
+			int bind = key[0] == 'b', rd = key[0] == 'r';
+			if (bind ? sp.nbinds == MAX_BINDS : rd ? sp.nreads == MAX_BINDS : sp.nmask == 16) {
 				errno = 0;
 				fail("spec: too many %s paths", key);
 			}
@@ -369,6 +371,8 @@ static void read_spec(int fd, enum part part) {
 			}
 			if (bind)
 				sp.binds[sp.nbinds++] = keep(val);
+			else if (rd)
+				sp.reads[sp.nreads++] = keep(val);
 			else
 				sp.mask[sp.nmask++] = keep(val);
 		} else if (!strcmp(key, "fds"))
@@ -1344,6 +1348,9 @@ static void mask_homes(void) {
 				fail("create %s", sp.binds[i]);
 			close(fd);
 		}
+		struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+		if (mount_setattr(bindfd[i], "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
+			fail("make %s read-only", sp.binds[i]);
 		if (move_mount(bindfd[i], "", AT_FDCWD, sp.binds[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			fail("show %s", sp.binds[i]);
 		close(bindfd[i]);
@@ -1688,39 +1695,50 @@ static void install_inet_filter(void) {
 #endif
 }
 
-// ---- Writes only where the command may write --------------------------
+// ---- Writes and reads only where the command may ----------------------
 //
 // The read-only mounts stop writes to regular files and directories
 // outside the scopes, but a FIFO (or a socket file) is opened for writing
 // whatever the mount says: a host FIFO anywhere in the tree would carry
 // the command's bytes to its reader. A Landlock ruleset allows opening a
 // file for writing only beneath the scopes, /tmp, /dev (its own minimal
-// nodes, /dev/shm) and /proc (docs/sandbox-filesystem.md). Without
-// Landlock the parent refuses to start a sandbox at all.
+// nodes, /dev/shm) and /proc. Where the spec names what may be read
+// (sp.reads: the system trees), it allows opening a file for reading only
+// beneath those, the scopes, the binds and the sandbox's own /tmp, /dev
+// and /proc too: a host FIFO elsewhere (/var/tmp, /srv) gives the command
+// nothing, whatever its mode (docs/sandbox-filesystem.md). Without Landlock
+// the parent refuses to start a sandbox at all.
 
-static void allow_writes_beneath(int rs, const char *p) {
+static void allow_beneath(int rs, const char *p, __u64 access) {
 	int fd = open(p, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return;
-		fail("open %s (to allow writes beneath it)", p);
+		fail("open %s (to allow access beneath it)", p);
 	}
-	struct landlock_path_beneath_attr pb = {.allowed_access = LANDLOCK_ACCESS_FS_WRITE_FILE, .parent_fd = fd};
+	struct landlock_path_beneath_attr pb = {.allowed_access = access, .parent_fd = fd};
 	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
-		fail("landlock: allow writes beneath %s", p);
+		fail("landlock: allow access beneath %s", p);
 	close(fd);
 }
 
-static void restrict_writes(void) {
-	struct landlock_ruleset_attr ra = {.handled_access_fs = LANDLOCK_ACCESS_FS_WRITE_FILE};
+static void restrict_access(void) {
+	__u64 rw = LANDLOCK_ACCESS_FS_WRITE_FILE | (sp.nreads ? LANDLOCK_ACCESS_FS_READ_FILE : 0);
+	struct landlock_ruleset_attr ra = {.handled_access_fs = rw};
 	int rs = syscall(SYS_landlock_create_ruleset, &ra, sizeof ra, 0);
 	if (rs < 0)
 		fail("landlock: create a ruleset");
-	allow_writes_beneath(rs, "/tmp");
-	allow_writes_beneath(rs, "/dev");
-	allow_writes_beneath(rs, "/proc");
+	allow_beneath(rs, "/tmp", rw);
+	allow_beneath(rs, "/dev", rw);
+	allow_beneath(rs, "/proc", rw);
 	for (int k = 0; k < sp.nscopes; k++)
-		allow_writes_beneath(rs, sp.scopes[k].path);
+		allow_beneath(rs, sp.scopes[k].path, rw);
+	if (sp.nreads) {
+		for (int i = 0; i < sp.nreads; i++)
+			allow_beneath(rs, sp.reads[i], LANDLOCK_ACCESS_FS_READ_FILE);
+		for (int i = 0; i < sp.nbinds; i++)
+			allow_beneath(rs, sp.binds[i], LANDLOCK_ACCESS_FS_READ_FILE);
+	}
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
 		fail("landlock: restrict the command");
 	close(rs);
@@ -1821,7 +1839,7 @@ __attribute__((noreturn)) static void run_command(void) {
 	cloexec_all();
 	join_session_keyring();
 	drop_privileges();
-	restrict_writes();
+	restrict_access();
 	install_seccomp();
 	if (!sp.net && !sp.loopback)
 		install_inet_filter();

@@ -84,6 +84,12 @@ func encode(spec Spec, probe bool) (specParts, error) {
 		}
 		mnt("bind", b)
 	}
+	for _, r := range spec.Reads {
+		if !abs(r) {
+			return p, bad("path to read", r)
+		}
+		mnt("read", r)
+	}
 	for _, h := range spec.Hide {
 		if !abs(h) {
 			return p, bad("path to hide", h)

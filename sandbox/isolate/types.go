@@ -44,6 +44,11 @@ type Spec struct {
 	// what builds need (a git config, toolchains, module caches). A path
 	// that is not there is skipped.
 	Binds []string
+	// Reads, if any, are the only trees (besides the scopes, Binds and the
+	// sandbox's own /tmp, /dev and /proc) beneath which the command may
+	// open a file for reading, by Landlock: a host FIFO elsewhere gives it
+	// nothing. Empty: reads are bounded by the mounts and permissions only.
+	Reads []string
 	// Warm, if not nil, is a sandbox started ahead ([Prestart]) that Run
 	// uses instead of starting one, when it suits the Spec.
 	Warm *Warm
