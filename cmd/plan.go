@@ -309,10 +309,18 @@ func describe(c diff.Change) string {
 		if c.LinkAfter != nil {
 			parts = append(parts, "→ "+escapeLine(*c.LinkAfter))
 		}
-		if o := c.OwnerBefore; o != nil && *o != uint32(os.Geteuid()) {
-			// Promoted, it is the user act runs as's (docs/sandbox-promotion.md).
-			parts = append(parts, fmt.Sprintf("owner uid %d → uid %d", *o, os.Geteuid()))
+	}
+	// Promoted, a modified entry keeps its owner and a new one takes its
+	// directory's (docs/sandbox-promotion.md): shown where that is not the
+	// user act runs as.
+	if o := c.OwnerAfter; o != nil && *o != uint32(os.Geteuid()) {
+		how := "kept"
+		if c.Kind == diff.Create {
+			how = "its directory's"
 		}
+		parts = append(parts, fmt.Sprintf("owner uid %d (%s)", *o, how))
+	} else if o := c.OwnerBefore; o != nil && c.OwnerAfter != nil && *o != *c.OwnerAfter {
+		parts = append(parts, fmt.Sprintf("owner uid %d → uid %d", *o, *c.OwnerAfter))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -24,6 +24,14 @@
 // Package diff only reads. It imports no other package of act.
 package diff
 
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
 // Kind is what happened to a path: [Create], [Modify] or [Delete].
 type Kind string
 
@@ -69,10 +77,12 @@ type Change struct {
 	SHA256After  *string `json:"sha256_after"`
 	// LinkBefore and LinkAfter are symlink targets. Symlinks only.
 	LinkBefore *string `json:"link_before,omitempty"`
-	// OwnerBefore is the uid that owns the real entry before the change;
-	// after, a modified or created entry is owned by the user act runs as
-	// (docs/sandbox-promotion.md).
+	// OwnerBefore is the uid that owns the real entry before the change.
+	// OwnerAfter is the uid that owns a created or modified entry once
+	// promoted (PromotedOwner): a modified entry keeps its owner, a
+	// created one takes its directory's (docs/sandbox-promotion.md).
 	OwnerBefore *uint32 `json:"owner_before,omitempty"`
+	OwnerAfter  *uint32 `json:"owner_after,omitempty"`
 	LinkAfter   *string `json:"link_after,omitempty"`
 }
 
@@ -90,4 +100,44 @@ func Summary(changes []Change) (create, modify, delete int) {
 		}
 	}
 	return create, modify, delete
+}
+
+// PromotedOwner is who a promoted entry of c belongs to, read from the
+// real tree now: a modified entry keeps its owner; a created one takes
+// the owner of the directory it is made in (the nearest that exists: a
+// directory the same promotion makes takes it too). ok is false for a
+// deletion, or where nothing can be read. docs/sandbox-promotion.md.
+func PromotedOwner(c Change) (uid, gid uint32, ok bool) {
+	if c.Kind == Delete {
+		return 0, 0, false
+	}
+	p := c.Path
+	if c.Kind == Create {
+		p = filepath.Dir(p)
+	}
+	for {
+		fi, err := os.Lstat(p)
+		if err == nil && (c.Kind != Create || fi.IsDir()) {
+			st, isStat := fi.Sys().(*syscall.Stat_t)
+			if !isStat {
+				return 0, 0, false
+			}
+			return st.Uid, st.Gid, true
+		}
+		if c.Kind != Create || p == "/" || !errors.Is(err, fs.ErrNotExist) {
+			return 0, 0, false
+		}
+		p = filepath.Dir(p)
+	}
+}
+
+// SetOwnersAfter sets each change's OwnerAfter from the real tree
+// (PromotedOwner).
+func SetOwnersAfter(changes []Change) {
+	for i := range changes {
+		changes[i].OwnerAfter = nil
+		if uid, _, ok := PromotedOwner(changes[i]); ok {
+			changes[i].OwnerAfter = &uid
+		}
+	}
 }

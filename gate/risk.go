@@ -127,6 +127,8 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 		}
 		if c.OwnerBefore != nil && *c.OwnerBefore != rules.UID {
 			owners = append(owners, fmt.Sprintf("%s (uid %d)", c.Path, *c.OwnerBefore))
+		} else if c.OwnerAfter != nil && *c.OwnerAfter != rules.UID {
+			owners = append(owners, fmt.Sprintf("%s (uid %d, its directory's)", c.Path, *c.OwnerAfter))
 		}
 		if c.Type == diff.TypeFile {
 			before, after := uint32(0), uint32(0)
@@ -167,7 +169,7 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 	}{
 		{"it changes %s, outside every workspace", outside},
 		{"it makes or changes the symlink %s", links},
-		{"it changes %s, owned by another user: promoted, it would be owned by the user act runs as", owners},
+		{"it changes %s, another user's: promoted, it stays theirs", owners},
 	} {
 		if len(m.paths) > 0 {
 			raise(descriptors.RiskMedium, m.what, shownPaths(m.paths))
@@ -278,6 +280,7 @@ func AssessReads(r *Risk, reads []plan.ReadResult, rules RiskRules) {
 // they are what a signed approval and the action record hold.
 func ownersNow(changes []diff.Change) []diff.Change {
 	out := slices.Clone(changes)
+	diff.SetOwnersAfter(out)
 	for i, c := range out {
 		if c.Kind == diff.Create {
 			continue

@@ -47,7 +47,7 @@ func TestAssess(t *testing.T) {
 		{"a sensitive path", descriptors.FileWrite, []diff.Change{file("/p/secret/x", "create", "", "0644")}, descriptors.RiskHigh, "sensitive"},
 		{"outside every workspace", descriptors.FileWrite, []diff.Change{file("/q/a.txt", "create", "", "0644")}, descriptors.RiskMedium, "outside every workspace"},
 		{"a symlink", descriptors.FileWrite, []diff.Change{{Path: "/p/l", Kind: diff.Create, Type: diff.TypeSymlink}}, descriptors.RiskMedium, "symlink"},
-		{"another user's file", descriptors.FileWrite, []diff.Change{owned(file("/p/theirs", "modify", "0644", "0644"), 1234)}, descriptors.RiskMedium, "owned by another user"},
+		{"another user's file", descriptors.FileWrite, []diff.Change{owned(file("/p/theirs", "modify", "0644", "0644"), 1234)}, descriptors.RiskMedium, "another user's: promoted, it stays theirs"},
 		{"an existing setuid file written", descriptors.FileWrite, []diff.Change{file("/p/su", "modify", "4755", "0755")}, descriptors.RiskHigh, "setuid"},
 		{"an executable replaced", descriptors.FileWrite, []diff.Change{file("/p/tool", "modify", "0755", "0644")}, descriptors.RiskHigh, "replaces an executable"},
 		{"a home dot-file", descriptors.FileWrite, []diff.Change{file("/home/u/.config/app.toml", "modify", "0644", "0644")}, descriptors.RiskHigh, "dot-file"},

@@ -365,6 +365,7 @@ func (dr *Draft) diff() error {
 	case err != nil:
 		return fmt.Errorf("diff the layer: %w", err)
 	}
+	diff.SetOwnersAfter(changes)
 	rejected, warnings := CheckChanges(d, changes, opts.Policy)
 	if len(rejected) == 0 {
 		rejected = checkPromotable(changes, opts.StateDir)

@@ -363,9 +363,13 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 	})
 	var early, ops, late []Op
 	var probs problem.List
+	root := os.Geteuid() == 0
 	for i, c := range p.Changes {
 		n := strconv.Itoa(i)
 		op := Op{Path: c.Path, Change: i}
+		if root && c.Kind != diff.Delete {
+			op.Owner = OwnerOf(c)
+		}
 		if c.Kind != diff.Create {
 			op.Backup = filepath.Join(bdir, n)
 			cross, err := fsOf.differ(filepath.Dir(c.Path), bdir)
@@ -664,4 +668,13 @@ func layerIdentity(name string) (string, error) {
 		return fmt.Sprintf("it has extended attributes the plan did not (%s)", strings.Join(names, ", ")), nil
 	}
 	return "", nil
+}
+
+// OwnerOf is diff.PromotedOwner as an Op's Owner.
+func OwnerOf(c diff.Change) *Owner {
+	uid, gid, ok := diff.PromotedOwner(c)
+	if !ok {
+		return nil
+	}
+	return &Owner{UID: uid, GID: gid}
 }

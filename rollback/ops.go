@@ -58,8 +58,30 @@ type Op struct {
 	// mode OpChmod found. Four-digit octal, as in plans.
 	Mode       string `json:"mode,omitempty"`
 	ModeBefore string `json:"mode_before,omitempty"`
+	// Owner, when act runs as root, is who OpPut's and OpMkdir's entry
+	// belongs to once in place: a modified entry keeps its owner, a new
+	// one takes its directory's (docs/sandbox-promotion.md). Set on the
+	// entry before it is renamed into place.
+	Owner *Owner `json:"owner,omitempty"`
 	// Change is the index of the plan change the op carries out.
 	Change int `json:"change"`
+}
+
+// An Owner is a uid and a gid.
+type Owner struct {
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
+}
+
+// chown gives the entry name in dfd o's owner, if o has one.
+func (o *Op) chown(dfd int, name string) error {
+	if o.Owner == nil {
+		return nil
+	}
+	if err := unix.Fchownat(dfd, name, int(o.Owner.UID), int(o.Owner.GID), unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &fs.PathError{Op: "chown", Path: o.Path, Err: err}
+	}
+	return nil
 }
 
 // from is where an OpPut's new entry is renamed from.
@@ -131,6 +153,9 @@ func (o *Op) do(d *dirs) error {
 		if err := unix.Mkdirat(dfd, base, 0o700); err != nil {
 			return &fs.PathError{Op: "mkdir", Path: o.Path, Err: err}
 		}
+		if err := o.chown(dfd, base); err != nil {
+			return err
+		}
 		return chmodAt(dfd, base, mode) // exact, whatever the umask
 	case OpRemove:
 		// Absent already: only a forced rollback of a path deleted since
@@ -165,6 +190,9 @@ func (o *Op) source(d *dirs) (int, string, error) {
 func (o *Op) put(d *dirs, dfd int, base string) error {
 	sfd, sname, err := o.source(d)
 	if err != nil {
+		return err
+	}
+	if err := o.chown(sfd, sname); err != nil {
 		return err
 	}
 	if o.Backup == "" {
