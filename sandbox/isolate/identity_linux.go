@@ -1,8 +1,11 @@
 package isolate
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -141,4 +144,76 @@ func existing(ps []string) []string {
 		}
 	}
 	return out
+}
+
+// rightsReader reads the sandbox's messages from its socket, keeping the
+// descriptors that come with them (msgListener's) in files.
+type rightsReader struct {
+	f     *os.File
+	files []*os.File
+}
+
+func (r *rightsReader) Read(p []byte) (int, error) {
+	rc, err := r.f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var rerr error
+	oob := make([]byte, syscall.CmsgSpace(4*4))
+	err = rc.Read(func(fd uintptr) bool {
+		var oobn int
+		n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, oob, syscall.MSG_CMSG_CLOEXEC)
+		if rerr == syscall.EAGAIN {
+			return false
+		}
+		if rerr == nil && oobn > 0 {
+			msgs, _ := syscall.ParseSocketControlMessage(oob[:oobn])
+			for _, m := range msgs {
+				fds, _ := syscall.ParseUnixRights(&m)
+				for _, fd := range fds {
+					r.files = append(r.files, os.NewFile(uintptr(fd), "sandbox-listener"))
+				}
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	if rerr != nil {
+		return 0, rerr
+	}
+	if n == 0 && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// serveProxy serves proxy on the listener init sends, until the returned
+// stop is called (the run has ended).
+func serveProxy(sb *started, proxy func(context.Context, net.Listener)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case f := <-sb.listener:
+			ln, err := net.FileListener(f)
+			f.Close()
+			if err != nil {
+				return
+			}
+			go func() {
+				<-ctx.Done()
+				ln.Close()
+			}()
+			proxy(ctx, ln)
+		case <-ctx.Done():
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }

@@ -1,8 +1,10 @@
 package isolate
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +128,60 @@ func TestReadAllowList(t *testing.T) {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
+	}
+}
+
+// TestProxy: with Spec.Proxy the command's only way out is the listener
+// the parent serves; a service on the host's loopback, reachable with the
+// host's network namespace, is not reachable from the sandbox's own.
+func TestProxy(t *testing.T) {
+	requireIsolation(t)
+	bash := lookPathEnv(t, "bash")
+	host, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	go func() {
+		for {
+			c, err := host.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("host service\n"))
+			c.Close()
+		}
+	}()
+	served := make(chan string, 4)
+	proxy := func(ctx context.Context, ln net.Listener) {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			served <- strings.TrimSpace(line)
+			c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nfrom the proxy\n"))
+			c.Close()
+		}
+	}
+	port := host.Addr().(*net.TCPAddr).Port
+	script := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && printf 'GET http://example.org/ HTTP/1.0\r\n\r\n' >&3 && cat <&3
+(exec 4<>/dev/tcp/127.0.0.1/%d && cat <&4) || echo host loopback unreachable`, ProxyPort, port)
+	res, err := Run(context.Background(), Spec{Argv: []string{bash, "-c", script}, Env: pathEnv, Proxy: proxy, Limits: Limits{WallMs: 20_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Stdout)
+	if !strings.Contains(out, "from the proxy") || strings.Contains(out, "host service") || !strings.Contains(out, "host loopback unreachable") {
+		t.Errorf("stdout %q; stderr %q", out, res.Stderr)
+	}
+	select {
+	case got := <-served:
+		if got != "GET http://example.org/ HTTP/1.0" {
+			t.Errorf("the proxy read %q", got)
+		}
+	default:
+		t.Error("the proxy served nothing")
 	}
 }

@@ -31,6 +31,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -85,6 +87,7 @@
 #define MSG_USAGE 'R'       // init: its own and its children's CPU time and peak RSS, after a run with a disk cap
 #define MSG_WROTE_PATH 'w'  // init: a path a run that discards its layers wrote, in hex (the first MAX_WROTE_NAMED)
 #define MSG_WROTE 'W'       // init: how many paths a run that discards its layers wrote
+#define MSG_LISTENER 'L'    // init: the egress proxy's listener in the sandbox's network namespace (SCM_RIGHTS)
 
 extern char **environ;
 
@@ -165,6 +168,7 @@ struct spec {
 	const char *dir;
 	const char *hostname;
 	int net, loopback, probe;
+	int proxy; // the port of the egress proxy's listener on the sandbox's own loopback (0: none)
 	int discard; // the tmpfs uppers are not copied back: what changed is reported (report_writes)
 	int rights[MAX_RIGHTS]; // descriptors received with the spec: the cgroups' tasks files, then (as root) the mounts
 	int nrights;
@@ -315,7 +319,7 @@ static int is_key(const char *key, const char *const *keys) {
 	return 0;
 }
 
-static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "read", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
+static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "read", "proxy", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
 static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", NULL};
 
 // read_spec reads one part of the spec into sp.
@@ -391,6 +395,14 @@ static void read_spec(int fd, enum part part) {
 			sp.net = 1;
 		else if (!strcmp(key, "loopback"))
 			sp.loopback = 1;
+		else if (!strcmp(key, "proxy")) {
+			long long port = num(key, val);
+			if (port < 1 || port > 65535) {
+				errno = 0;
+				fail("spec: bad proxy port %s", val);
+			}
+			sp.proxy = (int)port;
+		}
 		else if (!strcmp(key, "discard"))
 			sp.discard = 1;
 		else if (!strcmp(key, "probe"))
@@ -1841,7 +1853,7 @@ __attribute__((noreturn)) static void run_command(void) {
 	drop_privileges();
 	restrict_access();
 	install_seccomp();
-	if (!sp.net && !sp.loopback)
+	if (!sp.net && !sp.loopback && !sp.proxy)
 		install_inet_filter();
 	if (sp.probe)
 		_exit(0);
@@ -1927,6 +1939,38 @@ __attribute__((noreturn)) static void init(void) {
 			_exit(WEXITSTATUS(st));
 		_exit(128 + WTERMSIG(st));
 	}
+}
+
+// send_listener listens on 127.0.0.1:sp.proxy in the sandbox's own
+// network namespace, whose only interface is its loopback, and sends the
+// socket to the parent, which serves the egress proxy on it
+// (docs/sandbox.md, "Network"). A connection made before the parent
+// accepts waits in the backlog.
+static void send_listener(void) {
+	if (sp.net) {
+		errno = 0;
+		fail("spec: the egress proxy needs the sandbox's own network namespace");
+	}
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(sp.proxy), .sin_addr = {htonl(INADDR_LOOPBACK)}};
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 128) < 0)
+		fail("listen on 127.0.0.1:%d for the egress proxy", sp.proxy);
+	char line[2] = {MSG_LISTENER, '\n'};
+	struct iovec iov = {.iov_base = line, .iov_len = 2};
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	memset(&cm, 0, sizeof cm);
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof cm.b};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &l, sizeof l);
+	if (sendmsg(sock, &msg, 0) != 2)
+		fail("send the egress proxy's listener");
+	close(l);
 }
 
 // write_proc writes s to the /proc file path, for the namespace's ID maps.
@@ -2088,6 +2132,8 @@ __attribute__((constructor)) static void act_nsexec(void) {
 		errno = 0;
 		fail("spec: the network setting differs from the namespaces'");
 	}
+	if (sp.proxy)
+		send_listener();
 	join_cgroups();
 	setup_mounts();
 	read_spec(sock, COMMAND_PART);

@@ -38,7 +38,7 @@ func TestProtocolAgrees(t *testing.T) {
 	goSide := map[string]byte{
 		"PID": msgPID, "UNAVAILABLE": msgUnavailable, "SETUP": msgSetup,
 		"COPY": msgCopy, "DISK": msgDisk, "STATUS": msgStatus, "USAGE": msgUsage,
-		"WROTE_PATH": msgWrotePath, "WROTE": msgWrote,
+		"WROTE_PATH": msgWrotePath, "WROTE": msgWrote, "LISTENER": msgListener,
 	}
 	if len(c) != len(goSide) {
 		t.Errorf("nsexec.c defines %d messages %v, run_linux.go %d", len(c), c, len(goSide))
@@ -97,6 +97,13 @@ func TestSpecKeysAgree(t *testing.T) {
 	}
 	p = rlimits{cpuS: 1, nproc: 1}.add(p, 1)
 	mount := read(p.mount)
+	pp, err := encode(Spec{Argv: []string{"a"}, Proxy: func(context.Context, net.Listener) {}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range read(pp.mount) {
+		mount[k] = true
+	}
 	mount["cgroups"] = true  // sendMounts' head
 	mount["mountfds"] = true // sendRights' heads
 	mount["fds"] = true

@@ -43,6 +43,7 @@ const (
 	msgUsage       = 'R' // init: its own and its children's CPU time and peak RSS, after a run with a disk cap
 	msgWrotePath   = 'w' // init: a path a run that discards its layers wrote, in hex (the first MaxWrote)
 	msgWrote       = 'W' // init: how many paths a run that discards its layers wrote
+	msgListener    = 'L' // init: the egress proxy's listener (SCM_RIGHTS)
 )
 
 // filterArchs are the architectures nsexec.c has a seccomp filter for;
@@ -164,6 +165,10 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	for _, f := range mounts {
 		f.Close()
 	}
+	if spec.Proxy != nil {
+		stop := serveProxy(sb, spec.Proxy)
+		defer stop()
+	}
 	if spec.Before != nil {
 		// init mounts meanwhile; it runs nothing before the command's
 		// part of the spec.
@@ -224,6 +229,7 @@ type started struct {
 	copies         sync.WaitGroup // the output copies, done at EOF
 	firstDone      chan *os.ProcessState
 	pidCh          chan int      // init's PID, from msgPID
+	listener       chan *os.File // the egress proxy's listener, from msgListener
 	identity       bool          // the sandbox has an identity of its own (act runs as root)
 	msgs           chan []string // every other line, at EOF
 }
@@ -242,6 +248,7 @@ func start(spec Spec, early bool) (*started, error) {
 		stderr:    &capped{max: orDefault(spec.MaxStderr)},
 		firstDone: make(chan *os.ProcessState, 1),
 		pidCh:     make(chan int, 1),
+		listener:  make(chan *os.File, 1),
 		msgs:      make(chan []string, 1),
 	}
 	child := os.NewFile(uintptr(fds[1]), "sandbox-spec-child")
@@ -303,7 +310,8 @@ func start(spec Spec, early bool) (*started, error) {
 	}()
 	go func() {
 		var out []string
-		sc := bufio.NewScanner(sb.parent)
+		rr := &rightsReader{f: sb.parent}
+		sc := bufio.NewScanner(rr)
 		for sc.Scan() {
 			m := sc.Text()
 			if kind, text := message(m); kind == msgPID && len(sb.pidCh) == 0 {
@@ -311,8 +319,15 @@ func start(spec Spec, early bool) (*started, error) {
 					sb.pidCh <- pid
 					continue
 				}
+			} else if kind == msgListener && len(rr.files) > 0 && len(sb.listener) == 0 {
+				sb.listener <- rr.files[0]
+				rr.files = rr.files[1:]
+				continue
 			}
 			out = append(out, m)
+		}
+		for _, f := range rr.files {
+			f.Close()
 		}
 		sb.msgs <- out
 	}()

@@ -102,6 +102,12 @@ func encode(spec Spec, probe bool) (specParts, error) {
 	if spec.Loopback {
 		mnt("loopback", "1")
 	}
+	if spec.Proxy != nil {
+		if spec.AllowNetwork {
+			return p, errors.New("sandbox: an egress proxy needs the sandbox's own network namespace, not the host's")
+		}
+		mnt("proxy", strconv.Itoa(ProxyPort))
+	}
 	if spec.Discard {
 		if spec.Limits.DiskMB <= 0 {
 			return p, errors.New("sandbox: a run that discards its changes needs a disk cap: without one the layers are written in place")

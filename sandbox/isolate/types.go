@@ -1,8 +1,10 @@
 package isolate
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"syscall"
 	"time"
 )
@@ -27,6 +29,13 @@ type Spec struct {
 	// a test suite's local server). Without either, socket(AF_INET or
 	// AF_INET6) fails with EACCES.
 	Loopback bool
+	// Proxy, if not nil, is the command's only way out: it gets the
+	// sandbox's own network namespace (its loopback only, IPv4 and IPv6
+	// sockets allowed), in which init listens on 127.0.0.1:ProxyPort, and
+	// Proxy serves that listener from the parent until the run ends (ctx
+	// is then cancelled). The caller points the command at it
+	// (HTTP_PROXY, HTTPS_PROXY). docs/sandbox.md, "Network".
+	Proxy func(ctx context.Context, ln net.Listener)
 	// Limits are the hard caps.
 	Limits Limits
 	// MaxStdout and MaxStderr cap the captured output, in bytes
@@ -65,6 +74,10 @@ type Spec struct {
 	// returns nil. Its error is Run's, and nothing has run.
 	Before func() error
 }
+
+// ProxyPort is the port of Spec.Proxy's listener on the sandbox's own
+// loopback.
+const ProxyPort = 3128
 
 // DefaultMaxOutput is the capture cap of each output stream when the Spec
 // sets none.
