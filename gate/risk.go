@@ -184,6 +184,13 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 	for _, f := range findings {
 		raise(descriptors.RiskHigh, "it %s: %s", f.what, shownPaths(f.paths))
 	}
+	if plan.NeedsSandbox(d) {
+		// A scope that is or holds a credential store un-hides it for
+		// the commands, which may print it.
+		if s := plan.ScopeSecrets(d.Scope.Filesystem.Paths, rules.Homes); len(s) > 0 {
+			raise(descriptors.RiskHigh, "its commands see %s, a credential store the sandbox hides otherwise", shownPaths(s))
+		}
+	}
 	return r
 }
 

@@ -145,3 +145,35 @@ func testPolicy(t *testing.T) *policy.Policy {
 	}
 	return p
 }
+
+// TestAssessScopeSecrets: a command whose scope is a credential store, or
+// holds one, sees it (the sandbox hides it otherwise): HIGH. A file
+// operation in the same scope is not.
+func TestAssessScopeSecrets(t *testing.T) {
+	home := "/home/u"
+	rules := RiskRules{Homes: []string{home}, UID: 0}
+	for _, tt := range []struct {
+		scope string
+		cmd   bool
+		high  bool
+	}{
+		{"/home/u/.ssh", true, true},
+		{"/home/u", true, true},
+		{"/home/u/proj", true, false},
+		{"/home/u/.ssh", false, false},
+	} {
+		d := &descriptors.Descriptor{ActionType: descriptors.FileWrite}
+		if tt.cmd {
+			d.ActionType = descriptors.CommandExecution
+		}
+		d.Scope.Filesystem.Paths = []string{tt.scope}
+		r := Assess(d, nil, rules)
+		got := false
+		for _, why := range r.Reasons {
+			got = got || strings.Contains(why, "a credential store the sandbox hides otherwise")
+		}
+		if got != tt.high || (tt.high && r.Assessed != descriptors.RiskHigh) {
+			t.Errorf("scope %s, command %v: %s %q, want HIGH %v", tt.scope, tt.cmd, r.Assessed, r.Reasons, tt.high)
+		}
+	}
+}

@@ -125,3 +125,31 @@ next:
 	}
 	return mask, binds
 }
+
+// ScopeSecrets are the credential stores under homes (and, as root, the
+// host's secrets) that scopes un-hide: a store that a scope holds or lies
+// in. Commands see them, so such a plan is HIGH (docs/risk.md).
+func ScopeSecrets(scopes, homes []string) []string {
+	var stores []string
+	for _, h := range homes {
+		if h == "" || h == "/" || !filepath.IsAbs(h) {
+			continue
+		}
+		for _, c := range credentialStores {
+			stores = append(stores, filepath.Join(h, c))
+		}
+	}
+	if os.Geteuid() == 0 {
+		stores = append(stores, systemSecretPaths()...)
+	}
+	var out []string
+	for _, st := range stores {
+		for _, sc := range scopes {
+			root := pathglob.Prefix(filepath.Clean(sc))
+			if (pathglob.Within(st, root) || pathglob.Within(root, st)) && !slices.Contains(out, st) {
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
