@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestOwnIdentity: as root, the command runs as the sandbox's own
@@ -184,4 +185,33 @@ func TestProxy(t *testing.T) {
 	default:
 		t.Error("the proxy served nothing")
 	}
+}
+
+// BenchmarkRunProxy: the cost of Spec.Proxy to a run — the sandbox's own
+// network namespace with a listener handed to the parent, and the proxy's
+// goroutine — against the same run without, interleaved.
+func BenchmarkRunProxy(b *testing.B) {
+	requireIsolation(b)
+	ctx := context.Background()
+	plain := Spec{Argv: []string{"/bin/true"}, Limits: Limits{WallMs: 10_000, DiskMB: 100}}
+	proxied := plain
+	proxied.Proxy = func(ctx context.Context, ln net.Listener) { <-ctx.Done() }
+	var tPlain, tProxy time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, s := range []struct {
+			spec Spec
+			t    *time.Duration
+		}{{plain, &tPlain}, {proxied, &tProxy}} {
+			t0 := time.Now()
+			res, err := Run(ctx, s.spec)
+			if err != nil || res.ExitCode != 0 {
+				b.Fatal(res, err)
+			}
+			*s.t += time.Since(t0)
+		}
+	}
+	b.ReportMetric(float64(tPlain.Microseconds())/float64(b.N), "run-µs/op")
+	b.ReportMetric(float64(tProxy.Microseconds())/float64(b.N), "proxy-µs/op")
+	b.ReportMetric(float64(tProxy)/float64(tPlain), "proxy/run")
 }
