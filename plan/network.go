@@ -8,16 +8,19 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"time"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/egress"
 	"github.com/act-project/act/internal/problem"
 )
 
 // A Fetcher performs the GET or HEAD of a NETWORK_REQUEST. act performs the
-// request itself (no command runs), so the host allow-list and the refusal
-// of redirects elsewhere are enforced here, not by a sandbox.
+// request itself (no command runs), so the host allow-list, the check of
+// the addresses a host resolves to and the refusal of redirects elsewhere
+// are enforced here, not by a sandbox.
 type Fetcher interface {
 	Fetch(ctx context.Context, method, rawURL string, headers map[string]string, max int64) (*Response, error)
 }
@@ -43,12 +46,21 @@ type FetchResult struct {
 }
 
 // HTTPFetcher is the real Fetcher: an HTTP client that follows a redirect
-// only to a host Allowed accepts.
+// only to a host Allowed accepts, and connects only through egress's
+// dialer, which checks every address a host resolves to after resolving
+// it (a loopback, link-local, private or cloud metadata address only if
+// Named holds it) and dials the address it checked.
 type HTTPFetcher struct {
 	// Allowed reports whether the policy's network.allowed_hosts holds host.
 	Allowed func(host string) bool
+	// Named are the address ranges the policy names
+	// (policy.Policy.NamedRanges).
+	Named []netip.Prefix
 	// Timeout bounds the whole request.
 	Timeout time.Duration
+	// LookupNetIP resolves host names; nil: the system's resolver. For
+	// tests.
+	LookupNetIP func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Fetch implements Fetcher.
@@ -63,8 +75,18 @@ func (h HTTPFetcher) Fetch(ctx context.Context, method, rawURL string, headers m
 	if !h.Allowed(u.Hostname()) {
 		return nil, &hostError{host: u.Hostname()}
 	}
+	dial := egress.Policy{HostAllowed: h.Allowed, Named: h.Named, LookupNetIP: h.LookupNetIP}
 	client := &http.Client{
 		Timeout: h.Timeout,
+		// No proxy from the environment: the request goes out from act,
+		// to the address the policy checked.
+		Transport: &http.Transport{
+			Proxy:                 nil,
+			DialContext:           dial.DialContext,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: h.Timeout,
+			DisableKeepAlives:     true,
+		},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 10 {
 				return errors.New("more than 10 redirects")
@@ -83,7 +105,12 @@ func (h HTTPFetcher) Fetch(ctx context.Context, method, rawURL string, headers m
 		req.Header.Set(k, v)
 	}
 	resp, err := client.Do(req)
-	if err != nil {
+	var he *hostError
+	var refused *egress.RefusedError
+	switch {
+	case err != nil && !errors.As(err, &he) && errors.As(err, &refused):
+		return nil, &hostError{host: refused.Host, refused: refused}
+	case err != nil:
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -98,13 +125,18 @@ func (h HTTPFetcher) Fetch(ctx context.Context, method, rawURL string, headers m
 	return out, nil
 }
 
-// hostError is a request or redirect to a host the policy does not allow.
+// hostError is a request or redirect to a host the policy does not allow,
+// or to one that resolves to an address it does not allow (refused).
 type hostError struct {
 	host     string
 	redirect bool
+	refused  *egress.RefusedError
 }
 
 func (e *hostError) Error() string {
+	if e.refused != nil && e.refused.Addr.IsValid() {
+		return e.refused.Error()
+	}
 	if e.redirect {
 		return fmt.Sprintf("redirect to %s, which the host policy's network.allowed_hosts does not list", e.host)
 	}

@@ -3,8 +3,10 @@ package plan
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +33,7 @@ func TestNetworkRequest(t *testing.T) {
 	})
 	mux.HandleFunc("/hop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusFound) })
 
-	fetch := HTTPFetcher{Allowed: func(h string) bool { return h == "127.0.0.1" }}
+	fetch := HTTPFetcher{Allowed: func(h string) bool { return h == "127.0.0.1" }, Named: loopbackNamed}
 	for _, tt := range []struct {
 		name, method, path, saveTo string
 		wantRule, wantBody         string
@@ -81,6 +83,59 @@ func TestNetworkRequest(t *testing.T) {
 	}
 }
 
+// loopbackNamed names 127.0.0.1, where the tests' servers listen: without
+// it the fetcher refuses them as loopback.
+var loopbackNamed = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+
+// TestNetworkRequestChecksAddresses: a host on the allow-list is refused
+// when it resolves to (or is) an address in a range the policy does not
+// name — loopback by the real resolver ("localhost"), a private address
+// among public ones, cloud metadata — and the server sees nothing.
+func TestNetworkRequestChecksAddresses(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	lookup := func(ctx context.Context, host string) ([]netip.Addr, error) {
+		switch host {
+		case "mirror.test":
+			return []netip.Addr{netip.MustParseAddr("93.184.215.14"), netip.MustParseAddr("10.0.0.5")}, nil
+		case "metadata.test":
+			return []netip.Addr{netip.MustParseAddr("169.254.169.254")}, nil
+		}
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	}
+	for _, tt := range []struct {
+		host  string
+		named []netip.Prefix
+		want  string
+	}{
+		{host: "localhost", want: "localhost resolves to "},
+		{host: "localhost", named: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, want: "a loopback address"},
+		{host: "127.0.0.1", want: "127.0.0.1 is a loopback address (127.0.0.0/8) the policy does not name"},
+		{host: "mirror.test", want: "mirror.test resolves to 10.0.0.5, a private address (10.0.0.0/8) the policy does not name"},
+		{host: "metadata.test", want: "metadata.test resolves to 169.254.169.254, a cloud metadata address"},
+	} {
+		fetch := HTTPFetcher{Allowed: func(string) bool { return true }, Named: tt.named, LookupNetIP: lookup}
+		d := &descriptors.Descriptor{ActionType: descriptors.NetworkRequest}
+		d.Op = descriptors.NetworkRequestOp{Method: "GET", URL: "http://" + net.JoinHostPort(tt.host, port) + "/x"}
+		layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, t.TempDir())
+		_, err := RunOpsWith(context.Background(), d, layer, RunOptions{Fetch: fetch, MaxBody: 1024})
+		var oe *OpError
+		if !errors.As(err, &oe) || oe.Rule != "op.network-host-not-allowed" || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("GET %s (named %v): %v, want op.network-host-not-allowed saying %q", tt.host, tt.named, err, tt.want)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the server had %d requests", n)
+	}
+	// Named, the same loopback name goes through.
+	fetch := HTTPFetcher{Allowed: func(h string) bool { return h == "localhost" }, Named: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
+	if resp, err := fetch.Fetch(context.Background(), "GET", "http://localhost:"+port+"/", nil, 10); err != nil || resp.Status != 200 {
+		t.Errorf("localhost with loopback named: %+v, %v", resp, err)
+	}
+}
+
 // TestNetworkRequestWithoutFetcher: plain RunOps does not reach the network.
 func TestNetworkRequestWithoutFetcher(t *testing.T) {
 	d := &descriptors.Descriptor{ActionType: descriptors.NetworkRequest, Op: descriptors.NetworkRequestOp{Method: "GET", URL: "http://127.0.0.1/"}}
@@ -100,7 +155,7 @@ func TestNetworkRequestAfterReady(t *testing.T) {
 	d := &descriptors.Descriptor{ActionType: descriptors.NetworkRequest}
 	d.Scope.Filesystem = descriptors.FilesystemScope{Paths: []string{real}, Recursive: true}
 	d.Op = descriptors.NetworkRequestOp{Method: "GET", URL: srv.URL + "/x"}
-	fetch := HTTPFetcher{Allowed: func(h string) bool { return h == "127.0.0.1" }}
+	fetch := HTTPFetcher{Allowed: func(h string) bool { return h == "127.0.0.1" }, Named: loopbackNamed}
 	for _, ready := range []error{refused, nil} {
 		layer := sandbox.NewLayerSystem(sandbox.RealSystem{}, t.TempDir())
 		_, err := RunOpsWith(context.Background(), d, layer, RunOptions{Fetch: fetch, MaxBody: 1024, Ready: func() error { return ready }})

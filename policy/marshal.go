@@ -57,7 +57,10 @@ func (p *Policy) Marshal() []byte {
 			pair("types", types, "By action type (FILE_WRITE, COMMAND_EXECUTION, ...); overrides the risk default.\nOne mode, or one a risk level: FILE_WRITE: {LOW: allow, HIGH: deny}."+p.droppedTypes()),
 		), "The mode of an action: allow, confirm or deny."),
 		pair("network", mapping(
-			pair("allowed_hosts", strList(p.Network.AllowedHosts), "Hosts NETWORK_REQUEST may reach: an exact host or \"*.example.org\"."),
+			pair("allowed_hosts", strList(p.Network.AllowedHosts), "Hosts NETWORK_REQUEST may reach: an exact host or \"*.example.org\".\n"+
+				"An IP address or CIDR range (127.0.0.1, ::1, 10.0.0.0/8) names that range:\n"+
+				"names are checked after they resolve, and a loopback, link-local, private\n"+
+				"or cloud metadata address is reached only where an entry names its range."),
 			pair("sandbox_network", boolNode(p.Network.SandboxNetwork), "Whether sandboxed commands (and so PACKAGE_INSTALL/PACKAGE_REMOVE) may use the network."),
 		), ""),
 		pair("cooldown", strNode(FormatDuration(p.Cooldown)), "Refuse the same action for this long after a rollback (Go duration)."),

@@ -124,6 +124,9 @@ modes:
   types: {}
 network:
   # Hosts NETWORK_REQUEST may reach: an exact host or "*.example.org".
+  # An IP address or CIDR range (127.0.0.1, ::1, 10.0.0.0/8) names that range:
+  # names are checked after they resolve, and a loopback, link-local, private
+  # or cloud metadata address is reached only where an entry names its range.
   allowed_hosts: []
   # Whether sandboxed commands (and so PACKAGE_INSTALL/PACKAGE_REMOVE) may use the network.
   sandbox_network: false

@@ -32,6 +32,8 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -259,7 +261,12 @@ func (m ModeTable) mode(t descriptors.ActionType, r descriptors.RiskLevel) Mode 
 type Network struct {
 	// AllowedHosts are the hosts NETWORK_REQUEST may reach: an exact host,
 	// or "*.example.org" for any subdomain of example.org (not example.org
-	// itself). Matching ignores case.
+	// itself). Matching ignores case. An entry that is an IP address or a
+	// CIDR range ("127.0.0.1", "::1", "10.0.0.0/8") allows the IP literals
+	// in it and names its range ([Policy.NamedRanges]): a host's addresses
+	// are checked after its name is resolved, and a loopback, link-local,
+	// private or cloud metadata address is reached only where such an
+	// entry names it (docs/sandbox.md, "Network: the egress proxy").
 	AllowedHosts []string `json:"allowed_hosts"`
 	// SandboxNetwork is whether commands in the sandbox may have network
 	// access; without it, PACKAGE_INSTALL and PACKAGE_REMOVE are blocked.
@@ -391,7 +398,8 @@ func (p *Policy) underOwnRoot(path string) bool {
 }
 
 // HostAllowed reports whether NETWORK_REQUEST may reach host, per
-// network.allowed_hosts.
+// network.allowed_hosts: host matches an entry by name, or host is an IP
+// address (or a CIDR range) that an IP or CIDR entry holds.
 func (p *Policy) HostAllowed(host string) bool {
 	if p.floor != nil && !p.floor.HostAllowed(host) {
 		return false
@@ -404,6 +412,13 @@ func (p *Policy) ownHostAllowed(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	if host == "" {
 		return false
+	}
+	if r, ok := parseRange(host); ok {
+		for _, h := range p.Network.AllowedHosts {
+			if e, ok := parseRange(h); ok && e.Bits() <= r.Bits() && e.Contains(r.Addr()) {
+				return true
+			}
+		}
 	}
 	for _, h := range p.Network.AllowedHosts {
 		h = strings.ToLower(strings.TrimSuffix(h, "."))
@@ -418,6 +433,50 @@ func (p *Policy) ownHostAllowed(host string) bool {
 		}
 	}
 	return false
+}
+
+// NamedRanges are the address ranges network.allowed_hosts names: each
+// entry that is an IP address (a range of one) or a CIDR range, masked,
+// IPv4-mapped ranges as IPv4. Under a system policy a range counts only if
+// the system layer allows it too (it names a range holding it). Only these
+// may be loopback, link-local, private or cloud metadata addresses when a
+// host's addresses are checked (internal/egress, Policy.Named).
+func (p *Policy) NamedRanges() []netip.Prefix {
+	out := []netip.Prefix{}
+	for _, h := range p.Network.AllowedHosts {
+		r, ok := parseRange(h)
+		if !ok || slices.Contains(out, r) {
+			continue
+		}
+		if p.floor != nil && !p.floor.HostAllowed(r.String()) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// parseRange reads an allowed_hosts entry, or a host, that is an IP
+// address ("10.0.0.5", "::1", "[::1]") or a CIDR range ("10.0.0.0/8") as a
+// masked range, an IPv4-mapped one as IPv4.
+func parseRange(s string) (netip.Prefix, bool) {
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	var r netip.Prefix
+	if a, err := netip.ParseAddr(s); err == nil {
+		if a.Zone() != "" {
+			return netip.Prefix{}, false
+		}
+		r = netip.PrefixFrom(a, a.BitLen())
+	} else if r, err = netip.ParsePrefix(s); err != nil {
+		return netip.Prefix{}, false
+	}
+	if a := r.Addr(); a.Is4In6() {
+		if r.Bits() < 96 {
+			return netip.Prefix{}, false
+		}
+		r = netip.PrefixFrom(a.Unmap(), r.Bits()-96)
+	}
+	return r.Masked(), true
 }
 
 // FormatDuration renders d the way a policy file writes durations: "1h",
