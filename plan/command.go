@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/egress"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/redact"
 	"github.com/act-project/act/sandbox"
@@ -38,7 +42,22 @@ type CommandResult struct {
 	WallMs    int64             `json:"wall_ms"`
 	CPUMs     int64             `json:"cpu_ms"`
 	Caps      map[string]string `json:"caps,omitempty"`
+	// Egress is what the command asked of the egress proxy, one line a
+	// request ("CONNECT proxy.golang.org:443 allowed", or refused and
+	// why), the first maxEgressLog of them.
+	Egress []string `json:"egress,omitempty"`
 }
+
+// maxEgressLog is how many of a command's requests to the egress proxy
+// its result names.
+const maxEgressLog = 64
+
+// ProxyURL is the egress proxy as a command reaches it.
+var ProxyURL = fmt.Sprintf("http://127.0.0.1:%d", isolate.ProxyPort)
+
+// proxyEnv are the variables that point HTTP clients (Go, npm, pip, curl)
+// at the egress proxy; the sandbox has no other way out.
+var proxyEnv = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}
 
 // A Commander runs a command over the layer. Build's is the namespace
 // sandbox; nil refuses commands.
@@ -75,7 +94,9 @@ type sandboxCommander struct {
 	layer   *sandbox.LayerSystem
 	scopes  []string
 	workDir string
-	network bool
+	// egress, if not nil, is the proxy that is a command's only way out
+	// (the descriptor asks for the network, and the policy allows it).
+	egress *egress.Proxy
 	// loopback: IPv4/IPv6 sockets on the sandbox's own loopback without
 	// the network (the policy's sandbox.loopback).
 	loopback bool
@@ -143,9 +164,37 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	}
 	warm := s.warm
 	s.warm = nil
+	envl := envList(env)
+	var (
+		proxy func(context.Context, net.Listener)
+		mu    sync.Mutex
+		egLog []string
+	)
+	if s.egress != nil {
+		p := *s.egress
+		p.Log = func(e egress.Event) {
+			line := e.Method + " " + e.Target + " allowed"
+			if !e.Allowed || e.Err != "" {
+				line = e.Method + " " + e.Target + " refused: " + e.Err
+			}
+			mu.Lock()
+			if len(egLog) < maxEgressLog {
+				egLog = append(egLog, line)
+			}
+			mu.Unlock()
+		}
+		proxy = func(ctx context.Context, ln net.Listener) { _ = p.Serve(ctx, ln) }
+		envl = slices.DeleteFunc(envl, func(kv string) bool {
+			k, _, _ := strings.Cut(kv, "=")
+			return slices.Contains(proxyEnv, k) || k == "NO_PROXY" || k == "no_proxy"
+		})
+		for _, k := range proxyEnv {
+			envl = append(envl, k+"="+ProxyURL)
+		}
+	}
 	res, err := isolate.Run(ctx, isolate.Spec{
-		Argv: argv, Workdir: workdir, Env: envList(env), Stdin: []byte(stdin),
-		Scopes: scopes, AllowNetwork: s.network, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads,
+		Argv: argv, Workdir: workdir, Env: envl, Stdin: []byte(stdin), Proxy: proxy,
+		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before,
 		Discard: discard,
 	})
@@ -163,6 +212,11 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		WallMs: res.Usage.Wall.Milliseconds(), CPUMs: res.Usage.CPU.Milliseconds(),
 		Caps: map[string]string{},
 	}
+	mu.Lock()
+	for _, l := range egLog {
+		out.Egress = append(out.Egress, s.redact(l))
+	}
+	mu.Unlock()
 	if res.Signal != 0 {
 		out.Signal = res.Signal.String()
 	}

@@ -68,18 +68,8 @@ func HidePaths(stateDir string, homes, extra, scopes []string) []string {
 	return out
 }
 
-// BuildReads are what builds need below the user's home, shown to
-// commands read-only while the rest of every home is masked: git's
-// configuration, toolchains and read-only module caches — never a
-// credential store (docs/sandbox-filesystem.md, "What the command reads").
-var BuildReads = []string{
-	".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
-	"go/pkg/mod", "sdk", ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup",
-	".pyenv", ".nvm", ".local/bin", ".m2/repository",
-}
-
 // SystemReads are the system trees commands may open files in for
-// reading, besides the scopes, BuildReads and the sandbox's own /tmp,
+// reading, besides the scopes, the policy's sandbox.home_visible and the sandbox's own /tmp,
 // /dev and /proc (isolate.Spec.Reads, enforced by Landlock): a host FIFO,
 // socket or file elsewhere (/var/tmp, /srv, /mnt) gives them nothing.
 var SystemReads = []string{
@@ -92,28 +82,25 @@ var homeRoots = []string{"/home", "/root"}
 
 // HomeView returns what the sandbox masks (the home roots, and realHome,
 // the password database's home of the user act runs as, where it lies
-// elsewhere) and what it shows below them read-only: reads (paths
-// relative to realHome) but a credential store or a path of hide. The
-// scopes show whatever the masks: their overlays are mounted on top.
-// $HOME plays no part: an agent that sets it moves nothing into view.
-func HomeView(realHome string, reads, hide []string) (mask, binds []string) {
+// elsewhere) and what it shows below them read-only: visible (the
+// policy's sandbox.home_visible, absolute) that lies below realHome, but a
+// credential store or a path of hide. The scopes show whatever the
+// masks: their overlays are mounted on top. $HOME plays no part: an agent
+// that sets it moves nothing into view.
+func HomeView(realHome string, visible, hide []string) (mask, binds []string) {
 	mask = slices.Clone(homeRoots)
-	if filepath.IsAbs(realHome) {
-		realHome = filepath.Clean(realHome)
-		if realHome != "/" && !pathglob.Within(realHome, "/home") && !pathglob.Within(realHome, "/root") {
-			mask = append(mask, realHome)
-		}
-	} else {
+	if !filepath.IsAbs(realHome) || filepath.Clean(realHome) == "/" {
 		return mask, nil
 	}
-	if realHome == "/" {
-		return mask, nil
+	realHome = filepath.Clean(realHome)
+	if !pathglob.Within(realHome, "/home") && !pathglob.Within(realHome, "/root") {
+		mask = append(mask, realHome)
 	}
 	homes := []string{realHome}
 next:
-	for _, r := range reads {
-		p := filepath.Join(realHome, r)
-		if !pathglob.Within(p, realHome) || p == realHome || IsCredentialStore(p, homes) {
+	for _, p := range visible {
+		p = filepath.Clean(p)
+		if !filepath.IsAbs(p) || !pathglob.Within(p, realHome) || p == realHome || IsCredentialStore(p, homes) {
 			continue
 		}
 		for _, h := range hide {

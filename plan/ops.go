@@ -179,7 +179,7 @@ var opRules = []descriptors.Rule{
 	{ID: "op.command-not-started", Summary: "a command could not be started in the sandbox (e.g. the program does not exist)"},
 	{ID: "op.cap-exceeded", Summary: "a command was stopped by a resources cap (wall clock, CPU, memory, disk, processes), named with its figure and mechanism"},
 	{ID: "op.verification-failed", Summary: "a verification command exited with a non-zero status"},
-	{ID: "op.network-host-not-allowed", Summary: "a NETWORK_REQUEST, or a redirect it was given, goes to a host the host policy's network.allowed_hosts does not list"},
+	{ID: "op.network-host-not-allowed", Summary: "a NETWORK_REQUEST, or a redirect it was given, goes to a host the host policy's network.allowed_hosts does not list, or that resolves to a loopback, link-local, private or metadata address no entry names"},
 	{ID: "op.network-failed", Summary: "a NETWORK_REQUEST could not be performed (connection, TLS, timeout)"},
 	{ID: "op.network-status", Summary: "a NETWORK_REQUEST was answered with a status other than 2xx"},
 	{ID: "op.network-too-large", Summary: "a NETWORK_REQUEST's response is larger than max_disk_mb"},

@@ -24,6 +24,7 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/egress"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
@@ -134,7 +135,7 @@ type Options struct {
 	// entry's), whose credential stores the sandbox hides.
 	Homes []string
 	// UserHome is the password database's home of the user act runs as:
-	// below it, commands see BuildReads (HomeView).
+	// below it, commands see the policy's sandbox.home_visible (HomeView).
 	UserHome string
 	// Canonical and Digest, if set, are Canonical(d), which the caller
 	// has computed already.
@@ -304,7 +305,7 @@ func (dr *Draft) run(ctx context.Context) error {
 	ready := opts.Ahead.Check.Wait
 	runOpts := RunOptions{
 		Ready:   ready,
-		Fetch:   HTTPFetcher{Allowed: opts.Policy.HostAllowed, Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
+		Fetch:   HTTPFetcher{Allowed: opts.Policy.HostAllowed, Named: opts.Policy.NamedRanges(), Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
 		MaxBody: d.Resources.MaxDiskMB << 20,
 	}
 	if NeedsSandbox(d) {
@@ -312,11 +313,11 @@ func (dr *Draft) run(ctx context.Context) error {
 		// says so (isolate.ErrUnavailable) and the plan fails with exit 1;
 		// probing ahead would build a whole extra sandbox per act process.
 		hide := HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths)
-		mask, binds := HomeView(opts.UserHome, BuildReads, hide)
+		mask, binds := HomeView(opts.UserHome, opts.Policy.Sandbox.HomeVisible, hide)
 		runOpts.Exec = &sandboxCommander{
 			before: ready,
 			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, "work"),
-			network:  d.Sandbox.AllowNetwork && opts.Policy.Network.SandboxNetwork,
+			egress:   egressProxy(d, opts.Policy),
 			loopback: opts.Policy.Sandbox.Loopback,
 			hide:     hide,
 			mask:     mask,
@@ -634,4 +635,17 @@ func keyDigest(parts ...any) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// egressProxy is the proxy through which a descriptor's commands reach
+// the network: the policy's allowed hosts, checked after resolution, and
+// no loopback, link-local, private or metadata address but the ranges the
+// policy names (docs/sandbox.md, "Network"). nil where the descriptor does
+// not ask for the network or the policy does not allow it: then the
+// sandbox has no way out at all.
+func egressProxy(d *descriptors.Descriptor, pol *policy.Policy) *egress.Proxy {
+	if !d.Sandbox.AllowNetwork || !pol.Network.SandboxNetwork {
+		return nil
+	}
+	return &egress.Proxy{Policy: egress.Policy{HostAllowed: pol.HostAllowed, Named: pol.NamedRanges()}}
 }

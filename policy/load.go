@@ -367,7 +367,7 @@ func check(name string, doc *document.Document, v any, h home) problem.List {
 		}
 		return false
 	}
-	for _, f := range [][]string{{"allowed_roots"}, {"workspaces"}, {"risk", "sensitive_paths"}, {"sandbox", "hide_paths"}} {
+	for _, f := range [][]string{{"allowed_roots"}, {"workspaces"}, {"risk", "sensitive_paths"}, {"sandbox", "hide_paths"}, {"sandbox", "home_visible"}} {
 		var list any = m
 		for _, k := range f {
 			mm, _ := list.(map[string]any)
@@ -433,6 +433,14 @@ func build(file, base map[string]any, h home) (*Policy, error) {
 		hide = append(hide, expandHome(h, userHome))
 	}
 	p.Sandbox.HidePaths = hide
+	var visible []string
+	for _, h := range p.Sandbox.HomeVisible {
+		if userHome == "" {
+			continue // "~" unknown: nothing of the user's to show
+		}
+		visible = append(visible, expandHome(h, userHome))
+	}
+	p.Sandbox.HomeVisible = visible
 	var sensitive []string
 	for _, h := range p.Risk.SensitivePaths {
 		if isTilde(h) && userHome == "" {

@@ -34,16 +34,24 @@ func defaultPolicy() *Policy {
 			},
 			Types: map[descriptors.ActionType]Mode{},
 		},
-		Network:      Network{AllowedHosts: []string{}, SandboxNetwork: false},
-		Cooldown:     time.Hour,
-		PlanExpiry:   24 * time.Hour,
-		IdlePeriod:   5 * time.Minute,
-		Audit:        Audit{RetainDays: 90},
-		MaxChanges:   100000,
-		MaxPending:   50,
-		MaxLayersMB:  2048,
-		Risk:         Risk{MaxDeletes: 20, SensitivePaths: []string{}},
-		Sandbox:      SandboxPolicy{HidePaths: []string{}},
+		Network:     Network{AllowedHosts: []string{}, SandboxNetwork: false},
+		Cooldown:    time.Hour,
+		PlanExpiry:  24 * time.Hour,
+		IdlePeriod:  5 * time.Minute,
+		Audit:       Audit{RetainDays: 90},
+		MaxChanges:  100000,
+		MaxPending:  50,
+		MaxLayersMB: 2048,
+		Risk:        Risk{MaxDeletes: 20, SensitivePaths: []string{}},
+		Sandbox: SandboxPolicy{HidePaths: []string{}, HomeVisible: func() []string {
+			var out []string
+			for _, r := range []string{".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
+				"go/pkg/mod", "sdk", ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup",
+				".pyenv", ".nvm", ".local/bin", ".m2/repository"} {
+				out = append(out, userHome+"/"+r)
+			}
+			return out
+		}()},
 		Confirmation: Confirmation{Via: ViaFlag, Approvers: []string{}},
 	}
 }

@@ -164,6 +164,23 @@ sandbox:
   # More paths hidden from sandboxed commands, besides act's state dir and
   # the usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …).
   hide_paths: []
+  # What builds need below the home, shown read-only to commands while the
+  # rest of every home is masked; never a credential store.
+  home_visible:
+    - /home/u/.gitconfig
+    - /home/u/.config/git/config
+    - /home/u/.config/git/ignore
+    - /home/u/.config/git/attributes
+    - /home/u/go/pkg/mod
+    - /home/u/sdk
+    - /home/u/.cargo/bin
+    - /home/u/.cargo/registry
+    - /home/u/.cargo/git
+    - /home/u/.rustup
+    - /home/u/.pyenv
+    - /home/u/.nvm
+    - /home/u/.local/bin
+    - /home/u/.m2/repository
   # IPv4/IPv6 sockets on the sandbox's own loopback for commands without the
   # network (a test suite's local server); off: refused.
   loopback: false
@@ -188,7 +205,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"loopback":false},"confirmation":{"via":"flag","approvers":[]}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/go/pkg/mod","/home/u/sdk","/home/u/.cargo/bin","/home/u/.cargo/registry","/home/u/.cargo/git","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"loopback":false},"confirmation":{"via":"flag","approvers":[]}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

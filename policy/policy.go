@@ -166,6 +166,11 @@ type SandboxPolicy struct {
 	// HidePaths are more paths the sandbox hides from commands: absolute,
 	// with "~" expanded.
 	HidePaths []string `json:"hide_paths"`
+	// HomeVisible are what builds need below the user's home ("~/…"),
+	// shown read-only to commands while the rest of every home is masked:
+	// git's configuration, toolchains, read-only module caches — never a
+	// credential store (docs/sandbox-filesystem.md).
+	HomeVisible []string `json:"home_visible"`
 	// Loopback lets commands without the network make IPv4 and IPv6
 	// sockets in the sandbox's own network namespace (loopback only).
 	Loopback bool `json:"loopback"`
@@ -317,7 +322,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		MaxLayersMB:  p.MaxLayersMB,
 		Risk:         Risk{MaxDeletes: p.Risk.MaxDeletes, SensitivePaths: nonNil(p.Risk.SensitivePaths)},
 		Redact:       p.Redact,
-		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths), Loopback: p.Sandbox.Loopback},
+		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths), HomeVisible: p.Sandbox.HomeVisible, Loopback: p.Sandbox.Loopback},
 		Confirmation: Confirmation{Via: p.Confirmation.Via, Approvers: nonNil(p.Confirmation.Approvers), ApproversFile: p.Confirmation.ApproversFile},
 	})
 }
@@ -355,7 +360,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		MaxLayersMB:  j.MaxLayersMB,
 		Risk:         Risk{MaxDeletes: j.Risk.MaxDeletes, SensitivePaths: nonNil(j.Risk.SensitivePaths)},
 		Redact:       j.Redact,
-		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths), Loopback: j.Sandbox.Loopback},
+		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths), HomeVisible: j.Sandbox.HomeVisible, Loopback: j.Sandbox.Loopback},
 		Confirmation: Confirmation{Via: j.Confirmation.Via, Approvers: nonNil(j.Confirmation.Approvers), ApproversFile: j.Confirmation.ApproversFile},
 	}
 	return nil

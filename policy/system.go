@@ -154,6 +154,12 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 			set("sandbox.hide_paths", true)
 		}
 	}
+	// What commands see of the home: only what both layers show.
+	visible := slices.DeleteFunc(slices.Clone(p.Sandbox.HomeVisible), func(h string) bool {
+		return !slices.Contains(sys.Sandbox.HomeVisible, h)
+	})
+	set("sandbox.home_visible", len(visible) != len(p.Sandbox.HomeVisible))
+	p.Sandbox.HomeVisible = visible
 	if viaRank(sys.Confirmation.Via) > viaRank(p.Confirmation.Via) {
 		p.Confirmation.Via = sys.Confirmation.Via
 		set("confirmation.via", true)
@@ -203,7 +209,7 @@ var settingNames = func() []string {
 		"resource_caps.max_cpu_ms", "resource_caps.max_memory_mb", "resource_caps.max_disk_mb", "resource_caps.max_duration_ms",
 		"network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
 		"max_changes", "max_pending", "max_layers_mb", "risk.max_deletes", "risk.sensitive_paths", "redact.pii",
-		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.loopback"}
+		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.home_visible", "sandbox.loopback"}
 	for _, r := range descriptors.RiskLevels {
 		names = append(names, "modes.risk."+string(r))
 	}

@@ -74,7 +74,7 @@ func TestValidatePolicy(t *testing.T) {
 				{Path: []string{"modes", "risk", "LOW"}, Rule: "schema.enum", Message: `must be one of allow, confirm or deny, not "maybe"`},
 				{Path: []string{"modes", "risk", "MEDIUM"}, Rule: "schema.enum", Message: "must be one of allow, confirm or deny, not 1"},
 				{Path: []string{"modes", "types", "NOPE"}, Rule: "schema.unknown-field", Message: `unknown field "NOPE": types takes FILE_READ, FILE_WRITE, FILE_DELETE, FILE_MOVE, DIRECTORY_CREATE, DIRECTORY_DELETE, COMMAND_EXECUTION, PACKAGE_INSTALL, PACKAGE_REMOVE, NETWORK_REQUEST, UI_AUTOMATION, CONFIG_CHANGE and MULTI_STEP_COMPOSITE`},
-				{Path: []string{"network", "allowed_hosts", "0"}, Rule: "schema.pattern", Message: `"bad host" is not a host name such as example.org or *.example.org`},
+				{Path: []string{"network", "allowed_hosts", "0"}, Rule: "schema.pattern", Message: `"bad host" is not a host name such as example.org or *.example.org, an IP address, or a CIDR range such as 10.0.0.0/8`},
 				{Path: []string{"network", "sandbox_network"}, Rule: "schema.type", Message: "must be a boolean, not a string"},
 				{Path: []string{"plan_expiry"}, Rule: "schema.type", Message: "must be a string, not an integer"},
 				{Path: []string{"resource_caps", "bogus"}, Rule: "schema.unknown-field", Message: `unknown field "bogus": resource_caps takes max_cpu_ms, max_memory_mb, max_disk_mb and max_duration_ms`},

@@ -89,6 +89,8 @@ var special = func() []struct {
 	for _, s := range [][2]string{
 		{"169.254.169.254/32", "a cloud metadata address"},
 		{"fd00:ec2::254/128", "a cloud metadata address"},
+		{"100.100.100.200/32", "a cloud metadata address"}, // Alibaba Cloud
+		{"168.63.129.16/32", "a cloud metadata address"},   // Azure's wire server: a public address
 		{"0.0.0.0/8", "an unspecified address"},
 		{"::/128", "an unspecified address"},
 		{"127.0.0.0/8", "a loopback address"},
@@ -136,6 +138,9 @@ func (p Policy) CheckAddr(ip netip.Addr) error {
 		if s.p.Contains(ip) {
 			return &RefusedError{Addr: ip, Kind: s.kind, Range: s.p}
 		}
+	}
+	if own, pfx := hostAddress(ip); own {
+		return &RefusedError{Addr: ip, Kind: "one of this host's own addresses", Range: pfx}
 	}
 	if nat64.Contains(ip) {
 		b := ip.As16()
@@ -344,4 +349,25 @@ func validHost(host string) bool {
 		}
 	}
 	return !strings.Contains(host, "..") && host[0] != '.'
+}
+
+// hostAddress reports whether ip is an address of one of this host's
+// interfaces (a service bound to it is the host's, as a loopback one is),
+// and the interface's prefix. The interfaces are read each time: they
+// change.
+func hostAddress(ip netip.Addr) (bool, netip.Prefix) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false, netip.Prefix{}
+	}
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		if h, ok := netip.AddrFromSlice(n.IP); ok && h.Unmap() == ip {
+			return true, netip.PrefixFrom(ip, ip.BitLen())
+		}
+	}
+	return false, netip.Prefix{}
 }

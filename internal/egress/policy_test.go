@@ -191,3 +191,39 @@ func TestDialRefuses(t *testing.T) {
 		t.Errorf("the loopback listener accepted %d connections", n)
 	}
 }
+
+// TestCheckAddrHostAndMetadata: the host's own interface addresses and the
+// cloud metadata addresses outside link-local are refused unless named.
+func TestCheckAddrHostAndMetadata(t *testing.T) {
+	var p Policy
+	for _, a := range []string{"168.63.129.16", "100.100.100.200"} {
+		if err := p.CheckAddr(netip.MustParseAddr(a)); err == nil || !strings.Contains(err.Error(), "cloud metadata") {
+			t.Errorf("%s: %v, want a cloud metadata refusal", a, err)
+		}
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skip(err)
+	}
+	checked := 0
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, _ := netip.AddrFromSlice(n.IP)
+		ip = ip.Unmap()
+		if ip.IsLoopback() || ip.IsLinkLocalUnicast() {
+			continue
+		}
+		checked++
+		if err := p.CheckAddr(ip); err == nil {
+			t.Errorf("the host's own address %s is allowed", ip)
+		}
+		named := Policy{Named: []netip.Prefix{netip.PrefixFrom(ip, ip.BitLen())}}
+		if err := named.CheckAddr(ip); err != nil {
+			t.Errorf("named, %s is refused: %v", ip, err)
+		}
+	}
+	t.Logf("%d host addresses checked", checked)
+}

@@ -1,0 +1,137 @@
+package plan
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/policy"
+	"github.com/act-project/act/sandbox/isolate"
+)
+
+// TestEgress: a command with the network reaches it only through act's
+// egress proxy. A host service on 127.0.0.1 answers only when the policy
+// names 127.0.0.1; a cloud metadata address, a name not on the list and a
+// listed name that resolves to loopback are refused by the proxy, and the
+// plan's command result says what was asked and refused.
+func TestEgress(t *testing.T) {
+	if err := isolate.Available(); err != nil {
+		t.Skipf("no isolation here: %v", err)
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "host service answered")
+	}))
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	for _, tt := range []struct {
+		name    string
+		allowed []string
+		want    []string
+		not     []string
+	}{
+		{"named", []string{"127.0.0.1"},
+			[]string{"host service answered", "169.254.169.254", "localhost"},
+			nil},
+		{"not named", []string{"localhost"},
+			[]string{"127.0.0.1"},
+			[]string{"host service answered"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			scope := filepath.Join(base, "s")
+			mustDo(t, os.MkdirAll(scope, 0o755))
+			script := fmt.Sprintf(`curl -sS --max-time 10 http://127.0.0.1:%[1]d/; echo; curl -sS --max-time 10 http://169.254.169.254/latest/meta-data/; echo; curl -sS --max-time 10 http://localhost:%[1]d/; echo; true`, port)
+			text := `descriptor_version: "1.0"
+action_id: 6e6e6e6e-0000-4000-8000-00000000000` + map[bool]string{true: "1", false: "2"}[tt.name == "named"] + `
+created_at: "2026-11-22T00:00:00Z"
+created_by: ai
+intent_summary: Fetch through the proxy.
+risk_level: MEDIUM
+action_type: COMMAND_EXECUTION
+scope: {filesystem: {paths: [` + scope + `], recursive: true}, network: {required: true}, ui: {required: false}}
+resources: {max_cpu_ms: 4000, max_memory_mb: 256, max_disk_mb: 4, max_duration_ms: 30000}
+sandbox: {required: true, sandbox_type: container, allow_network: true, max_runs: 1}
+rollback: {supported: true, rollback_type: filesystem_snapshot, rollback_scope: declared_effects_only}
+confirmation: {required: false, reason: "", cooldown_on_repeat: false}
+audit: {log: true, log_level: SUMMARY, retain_days: 30}
+preconditions: {paths_exist: [], network_available: false, user_idle: false}
+effects: {filesystem: {create: [], modify: [], delete: []}, network: true, system_state_change: false}
+operation: {argv: [sh, -c, ` + js(script) + `], workdir: ` + scope + `}
+`
+			d, _, probs := descriptors.Load("d.yaml", []byte(text))
+			if probs != nil {
+				t.Fatal(probs)
+			}
+			pol, err := policy.Default("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pol.AllowedRoots = []string{base}
+			pol.Network.SandboxNetwork = true
+			pol.Network.AllowedHosts = tt.allowed
+			now := time.Now()
+			p, err := Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, now),
+				File: "d.yaml", Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Commands) != 1 {
+				t.Fatalf("commands %+v", p.Commands)
+			}
+			c := p.Commands[0]
+			out := c.Stdout + c.Stderr + strings.Join(c.Egress, "\n")
+			t.Logf("stdout:\n%s\nstderr:\n%s\negress:\n%s", c.Stdout, c.Stderr, strings.Join(c.Egress, "\n"))
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("no %q in the command's result", w)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(c.Stdout, w) {
+					t.Errorf("%q in the command's output", w)
+				}
+			}
+			if strings.Contains(c.Stdout, "host service answered") != (tt.name == "named") {
+				t.Errorf("the host service answered: %v", strings.Contains(c.Stdout, "host service answered"))
+			}
+			refused := 0
+			for _, e := range c.Egress {
+				if strings.Contains(e, "refused") {
+					refused++
+				}
+			}
+			if want := map[bool]int{true: 2, false: 3}[tt.name == "named"]; refused != want {
+				t.Errorf("%d requests refused, want %d: %q", refused, want, c.Egress)
+			}
+		})
+	}
+}
+
+// TestHomeView: the home roots and a home elsewhere are masked; what the
+// policy shows below the real home is bound, but a credential store, a
+// path holding a hidden one, or a path outside the real home ($HOME's, say).
+func TestHomeView(t *testing.T) {
+	mask, binds := HomeView("/srv/me", []string{"/srv/me/.gitconfig", "/srv/me/.ssh", "/srv/me/.cargo", "/etc/passwd", "/srv/me", "/srv/me/go/pkg/mod"},
+		[]string{"/srv/me/.cargo/credentials.toml"})
+	if want := []string{"/home", "/root", "/srv/me"}; !slices.Equal(mask, want) {
+		t.Errorf("mask %q, want %q", mask, want)
+	}
+	if want := []string{"/srv/me/.gitconfig", "/srv/me/go/pkg/mod"}; !slices.Equal(binds, want) {
+		t.Errorf("binds %q, want %q", binds, want)
+	}
+	if mask, binds := HomeView("/", []string{"/.gitconfig"}, nil); len(binds) != 0 || len(mask) != 2 {
+		t.Errorf("a home of /: mask %q, binds %q", mask, binds)
+	}
+}
