@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/act-project/act/gate"
@@ -104,6 +105,14 @@ func (env *Env) readInput(arg string) (string, []byte, error) {
 // pol: every lifecycle decision is its.
 func (env *Env) gate(pol *policy.Policy) *gate.Gate {
 	home, _ := env.stateDir() // resolved already by every caller
+	env.reviewWorkspaces = nil
+	for _, w := range append(slices.Clip(pol.Workspaces), env.workspaces...) {
+		// A scratch directory every program shares (/tmp, the default
+		// workspace) is not a project: its paths stay absolute.
+		if pol.InWorkspace(w, []string{w}) && w != "/tmp" && w != filepath.Clean(os.TempDir()) {
+			env.reviewWorkspaces = append(env.reviewWorkspaces, w)
+		}
+	}
 	return &gate.Gate{Home: state.Dir{Root: home}, Policy: pol, Now: env.Now, EnvHome: env.homeDir(), UserHome: env.UserHome(), Caller: env.caller,
 		Workspaces: env.workspaces, PathDirs: filepath.SplitList(env.Getenv("PATH"))}
 }

@@ -254,7 +254,7 @@ func TestJSONVisible(t *testing.T) {
 func TestDiffHeaderRedacted(t *testing.T) {
 	c := diff.Change{Path: "/p/token=s3cr3t\nINJECTED", Kind: diff.Modify, Type: diff.TypeFile}
 	text := "--- /p/token=[REDACTED]\nINJECTED\n+++ /p/token=[REDACTED]\nINJECTED\n@@ -1 +1 @@\n-a\n+b\n"
-	header, body := diffHeader(c, text)
+	header, body := diffHeader(c, c.Path, text)
 	if want := "    --- /p/token=s3cr3t\\nINJECTED\n    +++ /p/token=s3cr3t\\nINJECTED\n"; header != want {
 		t.Errorf("header %q, want %q", header, want)
 	}

@@ -22,6 +22,7 @@ type pendingRow struct {
 	PlanID       string   `json:"plan_id"`
 	ActionID     string   `json:"action_id"`
 	ActionType   string   `json:"action_type"`
+	Intent       string   `json:"intent_summary"`
 	RiskDeclared string   `json:"risk_declared"`
 	RiskAssessed string   `json:"risk_assessed,omitempty"`
 	Why          []string `json:"why"`
@@ -66,7 +67,7 @@ EXAMPLES:
 				p := l.Plan
 				c, m, d := gate.Summary(p)
 				rows = append(rows, pendingRow{
-					PlanID: p.ID, ActionID: p.ActionID, ActionType: p.ActionType,
+					PlanID: p.ID, ActionID: p.ActionID, ActionType: p.ActionType, Intent: intentOf(p),
 					RiskDeclared: p.RiskLevel, RiskAssessed: p.RiskAssessed,
 					Why: nonNil(p.ConfirmReasons), Summary: summary{c, m, d},
 					CreatedAt:  p.CreatedAt.UTC().Format(time.RFC3339),
@@ -85,6 +86,9 @@ EXAMPLES:
 						risk += " (assessed " + escapeLine(r.RiskAssessed) + ")"
 					}
 					fmt.Fprintf(w, "%s  %s  %s  %s\n", st.bold.Render(escapeLine(r.PlanID)), escapeLine(r.ActionID), escapeLine(r.ActionType), risk)
+					if r.Intent != "" {
+						fmt.Fprintf(w, "    intent: %s\n", shortIntent(r.Intent))
+					}
 					fmt.Fprintf(w, "    %d to create, %d to modify, %d to delete; made %s ago, %s left\n",
 						r.Summary.Create, r.Summary.Modify, r.Summary.Delete,
 						policy.FormatDuration(time.Duration(r.AgeSeconds)*time.Second), policy.FormatDuration(time.Duration(max(r.LeftSeconds, 0))*time.Second))
@@ -142,6 +146,7 @@ type historyRow struct {
 	ActionID    string  `json:"action_id"`
 	PlanID      string  `json:"plan_id"`
 	ActionType  string  `json:"action_type"`
+	Intent      string  `json:"intent_summary"`
 	State       string  `json:"state"`
 	At          string  `json:"at"`
 	Summary     summary `json:"summary"`
@@ -217,8 +222,12 @@ EXAMPLES:
 					if r.ConfirmedBy != "" {
 						who = "  confirmed by " + r.ConfirmedBy
 					}
-					fmt.Fprintf(w, "%s  %-11s  %s %s  %s  +%d ~%d -%d%s\n", r.At, escapeLine(r.State), r.Kind, escapeLine(r.ID), escapeLine(r.ActionType),
-						r.Summary.Create, r.Summary.Modify, r.Summary.Delete, escapeLine(who))
+					intent := ""
+					if r.Intent != "" {
+						intent = "  " + shortIntent(r.Intent)
+					}
+					fmt.Fprintf(w, "%s  %-11s  %s %s  %s  +%d ~%d -%d%s%s\n", r.At, escapeLine(r.State), r.Kind, escapeLine(r.ID), escapeLine(r.ActionType),
+						r.Summary.Create, r.Summary.Modify, r.Summary.Delete, escapeLine(who), intent)
 				}
 			})
 		},
@@ -255,7 +264,7 @@ func history(g *gate.Gate) ([]historyRow, error) {
 				at = *a.RolledBackAt
 			}
 			c, m, d := gate.Summary(p)
-			r := historyRow{Kind: "action", ID: a.ActionID, ActionID: a.ActionID, PlanID: a.PlanID, ActionType: a.ActionType,
+			r := historyRow{Kind: "action", ID: a.ActionID, ActionID: a.ActionID, PlanID: a.PlanID, ActionType: a.ActionType, Intent: intentOf(p),
 				State: string(a.State), At: at.UTC().Format(time.RFC3339), Summary: summary{c, m, d}, at: at}
 			if a.Approval != nil && a.Approval.Via != gate.ViaNone {
 				r.ConfirmedBy = fmt.Sprintf("%s (%s)", orUID(a.Approval), a.Approval.Via)
@@ -268,7 +277,7 @@ func history(g *gate.Gate) ([]historyRow, error) {
 			at = *p.DeniedAt
 		}
 		c, m, d := gate.Summary(p)
-		rows = append(rows, historyRow{Kind: "plan", ID: p.ID, ActionID: p.ActionID, PlanID: p.ID, ActionType: p.ActionType,
+		rows = append(rows, historyRow{Kind: "plan", ID: p.ID, ActionID: p.ActionID, PlanID: p.ID, ActionType: p.ActionType, Intent: intentOf(p),
 			State: string(l.State), At: at.UTC().Format(time.RFC3339), Summary: summary{c, m, d}, at: at})
 	}
 	slices.SortStableFunc(rows, func(a, b historyRow) int { return b.at.Compare(a.at) })

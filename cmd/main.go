@@ -67,6 +67,10 @@ type Env struct {
 	// workspaces are this session's (act mcp --workspace), fixed when a
 	// person started it.
 	workspaces []string
+	// reviewWorkspaces are the workspaces of the policy act last loaded
+	// and of this session: a change inside one is shown relative to it
+	// (review.go).
+	reviewWorkspaces []string
 	// planDirs, there too, keeps a plan directory made ahead.
 	planDirs *plan.SpareDirs
 	// auditedRecoveries counts the recoveries already recorded.

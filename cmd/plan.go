@@ -144,6 +144,9 @@ func fillPlan(res *result, p *plan.Plan) {
 // promoted and no longer holds its content to diff.
 func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.State) {
 	stateDir, _ := env.stateDir()
+	if intent := intentOf(p); intent != "" {
+		fmt.Fprintf(w, "%s %s\n\n", st.bold.Render("Intent:"), escapeLine(intent))
+	}
 	// Commands run in the sandbox: what ran and what it said (capped and
 	// redacted when it was captured).
 	for _, c := range p.Commands {
@@ -179,28 +182,27 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 		maxChanges, maxDiffLines = len(p.Changes), -1
 	}
 	diffLines, diffsLeft := 0, 0
-	for i, c := range p.Changes {
+	entries := reviewEntries(p.Changes, env.reviewWorkspaces)
+	ws := "\x00" // the workspace of the lines before: none yet
+	for i, e := range entries {
 		if i == maxChanges {
-			fmt.Fprintf(w, "… and %s not shown: act show %s --full prints them all, --json lists them\n", plural(len(p.Changes)-i, "more change"), p.ID)
+			fmt.Fprintf(w, "… and %s not shown: act show %s --full prints them all, --json lists them\n", plural(len(entries)-i, "more change"), p.ID)
 			break
 		}
-		style, sign := st.modify, "~"
-		switch c.Kind {
-		case diff.Create:
-			style, sign = st.create, "+"
-		case diff.Delete:
-			style, sign = st.remove, "-"
+		if e.ws != ws && (e.ws != "" || ws != "\x00") {
+			fmt.Fprintf(w, "%s\n", st.bold.Render(workspaceHeader(e.ws)))
 		}
-		line := fmt.Sprintf("%s %s %s %s", sign, c.Kind, escapeLine(c.Type), escapeLine(c.Path))
-		if desc := describe(c); desc != "" {
+		ws = e.ws
+		style, line, desc := entryLine(st, p.Changes, e)
+		if desc != "" {
 			fmt.Fprintf(w, "%s %s\n", style.Render(line), st.faint.Render(desc))
 		} else {
 			fmt.Fprintf(w, "%s\n", style.Render(line))
 		}
-		if diffs == nil {
-			continue
+		if diffs == nil || e.kind != reviewChange {
+			continue // a rename's content is the same; .git internals are counted
 		}
-		d := diffs[i]
+		c, d := p.Changes[e.index], diffs[e.index]
 		if n := strings.Count(d.Text, "\n"); d.Text != "" && maxDiffLines >= 0 && diffLines+n > maxDiffLines {
 			diffsLeft++
 			continue
@@ -213,7 +215,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 		case d.Binary:
 			fmt.Fprintf(w, "    (binary file: compared by size and sha256)\n")
 		case d.Text != "":
-			header, body := diffHeader(c, d.Text)
+			header, body := diffHeader(c, shownPath(c.Path, e.ws), d.Text)
 			fmt.Fprint(w, header)
 			for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
 				switch {
@@ -236,7 +238,11 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 	if len(p.Changes) > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "%s  Plan id: %s\n", st.bold.Render(fmt.Sprintf("Plan: %d to create, %d to modify, %d to delete.", c, m, d)), p.ID)
+	sum := fmt.Sprintf("Plan: %d to create, %d to modify, %d to delete.", c, m, d)
+	if n := renames(entries); n > 0 {
+		sum = fmt.Sprintf("Plan: %d to create, %d to modify, %d to delete (%s: a delete and a create each).", c, m, d, plural(n, "rename"))
+	}
+	fmt.Fprintf(w, "%s  Plan id: %s\n", st.bold.Render(sum), p.ID)
 	if descriptors.RiskLevel(p.RiskAssessed).Rank() > descriptors.RiskLevel(p.RiskLevel).Rank() {
 		fmt.Fprintf(w, "%s\n", st.warn.Render(fmt.Sprintf("Risk: declared %s, assessed %s by act:", escapeLine(p.RiskLevel), escapeLine(p.RiskAssessed))))
 		for _, r := range p.RiskReasons {
@@ -250,7 +256,9 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 // header is returned as act prints it: the path on one line however it is
 // named (a newline in a file name is \n there, as in the change line
 // above it). The body's lines are the file's, printed indented.
-func diffHeader(c diff.Change, text string) (header, body string) {
+// shown is the path as the change line shows it (relative to its
+// workspace, or absolute).
+func diffHeader(c diff.Change, shown, text string) (header, body string) {
 	from, to := c.Path, c.Path
 	switch c.Kind {
 	case diff.Create:
@@ -258,7 +266,14 @@ func diffHeader(c diff.Change, text string) (header, body string) {
 	case diff.Delete:
 		to = "/dev/null"
 	}
-	header = "    --- " + escapeLine(from) + "\n    +++ " + escapeLine(to) + "\n"
+	sfrom, sto := shown, shown
+	switch c.Kind {
+	case diff.Create:
+		sfrom = "/dev/null"
+	case diff.Delete:
+		sto = "/dev/null"
+	}
+	header = "    --- " + escapeLine(sfrom) + "\n    +++ " + escapeLine(sto) + "\n"
 	if raw := "--- " + from + "\n+++ " + to + "\n"; strings.HasPrefix(text, raw) {
 		return header, text[len(raw):]
 	}

@@ -145,8 +145,14 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 		if a.RolledBackAt != nil {
 			fmt.Fprintf(w, "Rolled back at %s\n", a.RolledBackAt.UTC().Format(time.RFC3339))
 		}
-		for _, c := range a.Changes {
-			fmt.Fprintf(w, "  %s %s %s\n", escapeLine(string(c.Kind)), escapeLine(string(c.Type)), escapeLine(c.Path))
+		ws := "\x00"
+		for _, e := range reviewEntries(a.Changes, env.reviewWorkspaces) {
+			if e.ws != ws && (e.ws != "" || ws != "\x00") {
+				fmt.Fprintf(w, "%s\n", workspaceHeader(e.ws))
+			}
+			ws = e.ws
+			_, line, _ := entryLine(st, a.Changes, e)
+			fmt.Fprintf(w, "  %s\n", line)
 		}
 		for _, s := range a.Saved {
 			fmt.Fprintf(w, "Saved at rollback: %s → %s\n", escapeLine(s.Path), escapeLine(s.Copy))

@@ -1,0 +1,78 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/act-project/act/diff"
+)
+
+// TestReviewEntries: the lines a person reads of a change list — paths
+// relative to the innermost workspace (absolute outside, after a line
+// saying so), a delete and a create of the same content as one rename
+// (files by sha256, symlinks by target, never across types), and a .git
+// directory's internals counted but for its hooks and config.
+func TestReviewEntries(t *testing.T) {
+	s := func(v string) *string { return &v }
+	n := func(v int64) *int64 { return &v }
+	changes := []diff.Change{
+		{Path: "/w/.git/HEAD", Kind: diff.Modify, Type: diff.TypeFile, SHA256Before: s("1"), SHA256After: s("2")},
+		{Path: "/w/.git/config", Kind: diff.Modify, Type: diff.TypeFile, SHA256Before: s("3"), SHA256After: s("4")},
+		{Path: "/w/.git/hooks/pre-commit", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("5")},
+		{Path: "/w/.git/index", Kind: diff.Modify, Type: diff.TypeFile, SHA256Before: s("6"), SHA256After: s("7")},
+		{Path: "/w/.git/objects/ab", Kind: diff.Create, Type: diff.TypeDir},
+		{Path: "/w/.git/objects/ab/cd", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("a")},
+		{Path: "/w/.git/objects/ab/ef", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("a")},
+		{Path: "/w/.git/refs/heads/main", Kind: diff.Modify, Type: diff.TypeFile, SHA256Before: s("8"), SHA256After: s("9")},
+		{Path: "/w/a.txt", Kind: diff.Delete, Type: diff.TypeFile, SHA256Before: s("same"), SizeBefore: n(4)},
+		{Path: "/w/link", Kind: diff.Delete, Type: diff.TypeSymlink, LinkBefore: s("t")},
+		{Path: "/w/link2", Kind: diff.Create, Type: diff.TypeSymlink, LinkAfter: s("t")},
+		{Path: "/w/sub/b.txt", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("same"), SizeAfter: n(4)},
+		{Path: "/w/sub/c.txt", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("same"), SizeAfter: n(4)},
+		{Path: "/w/sub/in/d.txt", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("d")},
+		{Path: "/x/e.txt", Kind: diff.Delete, Type: diff.TypeFile, SHA256Before: s("d")},
+	}
+	st := newStyles(&Env{}, nil)
+	var got []string
+	ws := "\x00"
+	for _, e := range reviewEntries(changes, []string{"/w", "/w/sub/in"}) {
+		if e.ws != ws {
+			got = append(got, workspaceHeader(e.ws))
+			ws = e.ws
+		}
+		_, line, _ := entryLine(st, changes, e)
+		got = append(got, line)
+	}
+	want := []string{
+		"in /w:",
+		"· .git: 2 objects, 2 refs, index",
+		"~ modify file .git/config",
+		"+ create file .git/hooks/pre-commit",
+		"→ rename file a.txt → sub/b.txt",
+		"→ rename symlink link → link2",
+		"+ create file sub/c.txt",
+		"in /w/sub/in:",
+		"→ rename file /x/e.txt → /w/sub/in/d.txt",
+	}
+	// The rename across a workspace's edge names both absolute, under no
+	// workspace: it comes last.
+	want = append(want[:7], "elsewhere:", "→ rename file /x/e.txt → /w/sub/in/d.txt")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if renames(reviewEntries(changes, nil)) != 3 {
+		t.Errorf("renames = %d, want 3", renames(reviewEntries(changes, nil)))
+	}
+}
+
+func TestShortIntent(t *testing.T) {
+	for in, want := range map[string]string{
+		"Fix the build.":            "Fix the build.",
+		"two\nlines\there":          "two lines here",
+		strings.Repeat("word ", 20): "word word word word word word word word word word word…",
+	} {
+		if got := shortIntent(in); got != want {
+			t.Errorf("shortIntent(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
