@@ -168,8 +168,11 @@ func (c *checker) checkOperation(n node) {
 		paths = append(paths, opPath{field: opf("path"), path: op.Path})
 	case FileWriteOp:
 		kinds := []string{"create", "modify"}
-		if op.CreateOnly {
+		switch {
+		case op.CreateOnly:
 			kinds = []string{"create"}
+		case op.Edits != nil:
+			kinds = []string{"modify"} // edits change a file that is there
 		}
 		paths = append(paths, opPath{field: opf("path"), path: op.Path, kinds: kinds, verb: "writes"})
 		if op.ContentBase64 != nil {

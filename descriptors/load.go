@@ -18,11 +18,22 @@ import (
 // otherwise the problems of the first layer that failed (parse or schema).
 //
 // Load does not apply the static rules: see [Check].
+//
+// A short descriptor is expanded first ([Expand], with a fresh stamp: the
+// time now and a new action id), and the document returned is the
+// expanded one: the fields act filled in have no position.
 func Load(name string, data []byte) (*Descriptor, *document.Document, problem.List) {
+	return LoadStamped(name, data, Stamp{})
+}
+
+// LoadStamped is [Load] with the stamp a short descriptor is expanded
+// with.
+func LoadStamped(name string, data []byte, st Stamp) (*Descriptor, *document.Document, problem.List) {
 	doc, probs := document.Parse(name, data)
 	if probs != nil {
 		return nil, nil, probs
 	}
+	Expand(doc, st)
 	if probs := SchemaProblems(doc, schema.ValidateDescriptor(doc.Value())); probs != nil {
 		return nil, doc, probs
 	}

@@ -17,14 +17,24 @@ type FileReadOp struct {
 	Path string `json:"path"`
 }
 
-// FileWriteOp creates or replaces one file. Exactly one of Content and
-// ContentBase64 is set.
+// FileWriteOp creates or replaces one file. Exactly one of Content,
+// ContentBase64 and Edits is set.
 type FileWriteOp struct {
 	Path          string  `json:"path"`
 	Content       *string `json:"content,omitempty"`
 	ContentBase64 *string `json:"content_base64,omitempty"`
-	Mode          string  `json:"mode,omitempty"`
-	CreateOnly    bool    `json:"create_only,omitempty"`
+	// Edits are exact-match replacements in the file as it is, in order.
+	Edits      []Edit `json:"edits,omitempty"`
+	Mode       string `json:"mode,omitempty"`
+	CreateOnly bool   `json:"create_only,omitempty"`
+}
+
+// An Edit replaces Old, which must occur exactly once in the file (each
+// occurrence, with ReplaceAll), by New.
+type Edit struct {
+	Old        string `json:"old"`
+	New        string `json:"new"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
 }
 
 // FileDeleteOp deletes files by absolute path or glob.

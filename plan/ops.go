@@ -188,7 +188,10 @@ var opRules = []descriptors.Rule{
 	{ID: "op.config-too-large", Summary: "the file a CONFIG_CHANGE edits is larger than 16 MiB"},
 	{ID: "op.create-only-exists", Summary: "a FILE_WRITE with create_only names a path that exists (a symlink included)"},
 	{ID: "op.delete-directory", Summary: "a FILE_DELETE matches a directory: only a directory named by a literal path, with a recursive scope, is deleted; otherwise use DIRECTORY_DELETE"},
-	{ID: "op.invalid-content", Summary: "a FILE_WRITE has neither or both of content and content_base64, or content_base64 is not base64"},
+	{ID: "op.edit-ambiguous", Summary: "a FILE_WRITE edit's old occurs more than once in the file (the count is named) and replace_all is not set"},
+	{ID: "op.edit-not-found", Summary: "a FILE_WRITE edit's old does not occur in the file as it is (after the edits before it, and in a composite after the steps before it)"},
+	{ID: "op.edit-too-large", Summary: "the file a FILE_WRITE's edits change is larger than 16 MiB"},
+	{ID: "op.invalid-content", Summary: "a FILE_WRITE has not exactly one of content, content_base64 and edits, or content_base64 is not base64"},
 	{ID: "op.invalid-mode", Summary: "a mode is not a 4-digit octal number"},
 	{ID: "op.move-into-itself", Summary: "a FILE_MOVE's to is its from, or lies inside it, once symlinks are resolved"},
 	{ID: "op.not-a-directory", Summary: "a DIRECTORY_DELETE names a file or a symlink"},
@@ -197,7 +200,7 @@ var opRules = []descriptors.Rule{
 	{ID: "op.parent-missing", Summary: "the directory a path goes in does not exist (only DIRECTORY_CREATE with parents creates directories)"},
 	{ID: "op.parent-not-directory", Summary: "the parent of a path is not a directory"},
 	{ID: "op.parent-outside-scope", Summary: "a DIRECTORY_CREATE with parents would create a missing ancestor outside the scope"},
-	{ID: "op.path-missing", Summary: "the path a FILE_READ, FILE_DELETE, DIRECTORY_DELETE or CONFIG_CHANGE names does not exist"},
+	{ID: "op.path-missing", Summary: "the path a FILE_READ, FILE_DELETE, DIRECTORY_DELETE, CONFIG_CHANGE or a FILE_WRITE with edits names does not exist"},
 	{ID: "op.permission-denied", Summary: "the filesystem refused the operation"},
 	{ID: "op.pip-no-venv", Summary: "a PACKAGE_INSTALL or PACKAGE_REMOVE with manager pip, whose workdir holds no virtual environment (.venv or venv) to install into"},
 	{ID: "op.source-missing", Summary: "a FILE_MOVE's from does not exist"},
@@ -210,6 +213,7 @@ var opRules = []descriptors.Rule{
 	{ID: "op.config-key-absent", Summary: "warning: a CONFIG_CHANGE unsets a key that is not in the file"},
 	{ID: "op.directory-exists", Summary: "warning: a DIRECTORY_CREATE with parents found the directory already there"},
 	{ID: "op.glob-no-match", Summary: "warning: a FILE_DELETE glob matched nothing"},
+	{ID: "op.memory-per-process", Summary: "warning: no memory cgroup is writable, so the memory cap is RLIMIT_AS per process, not a total cap (docs/sandbox-process.md)"},
 }
 
 // RunOps carries out the operation of d, or the steps of a composite in

@@ -100,10 +100,75 @@ func (r *runner) fileWrite(f []string, op descriptors.FileWriteOp) error {
 			return opErr("op.invalid-content", field(f, "content_base64"), op.Path, err,
 				"content_base64 is not valid base64: %v", err)
 		}
+	case op.Edits != nil && op.Content == nil && op.ContentBase64 == nil:
+		var err error
+		if data, err = r.edited(f, op); err != nil {
+			return err
+		}
 	default:
-		return opErr("op.invalid-content", f, op.Path, nil, "exactly one of content and content_base64 must be set")
+		return opErr("op.invalid-content", f, op.Path, nil, "exactly one of content, content_base64 and edits must be set")
 	}
 	return r.writeTo(pf, field(f, "mode"), op.Path, data, op.Mode, op.CreateOnly)
+}
+
+// maxEditSize bounds the file FILE_WRITE's edits change.
+const maxEditSize = 16 << 20
+
+// edited is the content of the file op.Path names as it is now (in a
+// plan, the layer's view: after the steps before this one) with op.Edits
+// made, in order, each to the result of the one before. Each old must
+// occur exactly once, unless replace_all: else nothing is written.
+func (r *runner) edited(f []string, op descriptors.FileWriteOp) ([]byte, error) {
+	pf := field(f, "path")
+	p, fi, err := r.regularFile(pf, op.Path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxEditSize {
+		return nil, opErr("op.edit-too-large", pf, op.Path, nil,
+			"%q is %d bytes, more than the %d edits change", op.Path, fi.Size(), maxEditSize)
+	}
+	rc, err := r.sys.Open(p)
+	if err != nil {
+		return nil, fsErr(pf, "read", p, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, maxEditSize+1))
+	rc.Close()
+	if err != nil {
+		return nil, fsErr(pf, "read", p, err)
+	}
+	if len(data) > maxEditSize {
+		return nil, opErr("op.edit-too-large", pf, op.Path, nil,
+			"%q is more than the %d bytes edits change", op.Path, maxEditSize)
+	}
+	text := string(data)
+	for i, e := range op.Edits {
+		ef := field(f, "edits", strconv.Itoa(i), "old")
+		switch n := strings.Count(text, e.Old); {
+		case n == 0:
+			return nil, opErr("op.edit-not-found", ef, op.Path, nil,
+				"edits[%d].old does not occur in %q%s", i, op.Path, editsBefore(i))
+		case n > 1 && !e.ReplaceAll:
+			return nil, opErr("op.edit-ambiguous", ef, op.Path, nil,
+				"edits[%d].old occurs %d times in %q%s: make it unique with more of its surroundings, or set replace_all", i, n, op.Path, editsBefore(i))
+		case e.ReplaceAll:
+			text = strings.ReplaceAll(text, e.Old, e.New)
+		default:
+			text = strings.Replace(text, e.Old, e.New, 1)
+		}
+	}
+	return []byte(text), nil
+}
+
+// editsBefore says, for edit i, that the edits before it were made first.
+func editsBefore(i int) string {
+	switch i {
+	case 0:
+		return ""
+	case 1:
+		return " (after edits[0])"
+	}
+	return " (after edits[0] to edits[" + strconv.Itoa(i-1) + "])"
 }
 
 // writeTo writes data to path (named by the field pf; mf names its mode)

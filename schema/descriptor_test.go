@@ -131,8 +131,9 @@ func TestViolations(t *testing.T) {
 		{file: "invalid_missing_step_effects.json", want: []rp{{RuleMissingField, "steps.0.effects"}}},
 		{file: "invalid_missing_step_operation.json", want: []rp{{RuleMissingField, "steps.0.operation"}}},
 		{file: "invalid_missing_many.json", want: []rp{
-			{RuleMissingField, "action_id"}, {RuleMissingField, "audit"}, {RuleMissingField, "confirmation"},
-			{RuleMissingField, "created_at"}, {RuleMissingField, "created_by"}, {RuleMissingField, "effects"},
+			// action_id, created_at, created_by and FILE_READ's effects
+			// may be left out (the short form): act fills them in.
+			{RuleMissingField, "audit"}, {RuleMissingField, "confirmation"},
 			{RuleMissingField, "intent_summary"}, {RuleMissingField, "operation"}, {RuleMissingField, "preconditions"},
 			{RuleMissingField, "resources"}, {RuleMissingField, "risk_level"}, {RuleMissingField, "rollback"},
 			{RuleMissingField, "sandbox"}, {RuleMissingField, "scope"},
@@ -151,7 +152,7 @@ func TestViolations(t *testing.T) {
 		{file: "invalid_operation_shape_of_other_type.json", want: []rp{
 			{RuleUnknownField, "operation.argv"}, {RuleMissingField, "operation.path"}, {RuleUnknownField, "operation.workdir"}}},
 		{file: "invalid_file_write_both_contents.json", want: []rp{{RuleInvalid, "operation"}},
-			msgs: []string{"must have exactly one of content or content_base64"}},
+			msgs: []string{"must have exactly one of content, content_base64 or edits"}},
 		{file: "invalid_file_write_no_content.json", want: []rp{{RuleInvalid, "operation"}}},
 		{file: "invalid_file_write_content_not_string.json", want: []rp{{RuleType, "operation.content"}}},
 		{file: "invalid_config_change_neither_set_nor_unset.json", want: []rp{{RuleInvalid, "operation"}},

@@ -103,12 +103,18 @@ func generateJSONSchema() ([]byte, error) {
 				"not":        map[string]any{"required": []any{"steps"}},
 			}
 		}
+		if !slices.Contains(s.derivedEffects, t) {
+			// Only the file operations' effects can be derived.
+			then["required"] = append(then["required"].([]any), "effects")
+		}
 		body = append(body, map[string]any{"if": cond, "then": then})
 	}
 	defs["Body"] = map[string]any{
 		"description": "Body chooses, by action_type, the shape of operation " +
 			"(every type but MULTI_STEP_COMPOSITE) or requires steps " +
-			"(MULTI_STEP_COMPOSITE); the other field is forbidden.",
+			"(MULTI_STEP_COMPOSITE); the other field is forbidden. effects may " +
+			"be left out where act derives them from the operation (the file " +
+			"operations, NETWORK_REQUEST and composites of them).",
 		"allOf": body,
 	}
 	for _, m := range []map[string]any{descriptor, step} {
