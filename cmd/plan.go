@@ -44,7 +44,11 @@ EXAMPLES:
 				return usagef("plan takes exactly one descriptor (a file or -), got %d arguments", c.NArg())
 			}
 			env.stat, env.full = c.Bool("stat"), c.Bool("full")
-			res, p, err := runPlan(c.Context, env, c.Args().First())
+			ctx, stop := interruptible(c.Context)
+			res, p, err := runPlan(ctx, env, c.Args().First())
+			if stop() {
+				res, err = &result{File: res.File, ActionID: res.ActionID}, errInterrupted
+			}
 			return env.finish(res, outcome.Planned.Status, err, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p, p.State)
 			})

@@ -130,6 +130,8 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 			for _, p := range probs {
 				fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), escapeLine(p.Error()))
 			}
+		} else if isInterrupted(err) {
+			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("interrupted:"), err.Error())
 		} else if err != nil {
 			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), escapeLine(err.Error()))
 			var le *policy.LoadError

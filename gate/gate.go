@@ -456,10 +456,20 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 		}
 		return nil, pre, cerr
 	}
-	if pre.Reserved && !started.Load() {
-		if rerr := g.releaseRun(ctx, d.ActionID); rerr != nil {
+	if err == nil && ctx.Err() != nil {
+		dr.Discard() // stopped (Ctrl-C) as it ended: not a plan
+		err = ctx.Err()
+	}
+	// Stopped by the caller (Ctrl-C): the run does not count, and it is no
+	// refusal of the descriptor.
+	stopped := ctx.Err() != nil
+	if pre.Reserved && (!started.Load() || stopped) {
+		if rerr := g.releaseRun(context.WithoutCancel(ctx), d.ActionID); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
+	}
+	if err != nil && stopped {
+		return nil, pre, err
 	}
 	if err != nil {
 		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
