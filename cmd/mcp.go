@@ -26,7 +26,9 @@ import (
 	"os"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,6 +40,7 @@ import (
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/redact"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
@@ -177,7 +180,86 @@ func newMCPServer(env *Env) *mcp.Server {
 		Description: "Restores what an applied action changed, all or nothing. It refuses, changing nothing, if any of those paths changed since the apply; then only a person can force it.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: &t, IdempotentHint: false, OpenWorldHint: &f},
 	}, s.rollback)
+	srv.AddReceivingMiddleware(publishDescriptorSchema)
 	return srv
+}
+
+// descriptorTools are the tools that take a descriptor: their published
+// input schema holds the descriptor's JSON Schema.
+var descriptorTools = []string{"act_validate", "act_plan"}
+
+// publishDescriptorSchema answers tools/list with the real JSON Schema of
+// the descriptor as the descriptor argument of act_validate and act_plan
+// (or its YAML or JSON text), so a model writes one with no other fetch.
+// The server itself accepts any object or string there: what does not
+// match is answered by act's own checks, with their rule ids and
+// positions, not by the SDK's schema validation.
+func publishDescriptorSchema(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		lr, ok := res.(*mcp.ListToolsResult)
+		if err != nil || !ok || method != "tools/list" {
+			return res, err
+		}
+		in, serr := descriptorInputSchema()
+		if serr != nil {
+			return res, err
+		}
+		out := *lr
+		out.Tools = make([]*mcp.Tool, len(lr.Tools))
+		for i, t := range lr.Tools {
+			if slices.Contains(descriptorTools, t.Name) {
+				c := *t
+				c.InputSchema = in
+				t = &c
+			}
+			out.Tools[i] = t
+		}
+		return &out, nil
+	}
+}
+
+var (
+	descInputOnce   sync.Once
+	descInputSchema map[string]any
+	descInputErr    error
+)
+
+// descriptorInputSchema is the input schema of a tool that takes a
+// descriptor: {descriptor}, the descriptor's JSON Schema (act schema
+// --jsonschema, its definitions moved to the top) or a string.
+func descriptorInputSchema() (map[string]any, error) {
+	descInputOnce.Do(func() {
+		b, err := schema.JSONSchema()
+		if err != nil {
+			descInputErr = err
+			return
+		}
+		var d map[string]any
+		if descInputErr = json.Unmarshal(b, &d); descInputErr != nil {
+			return
+		}
+		defs, _ := d["$defs"].(map[string]any)
+		delete(d, "$defs")
+		delete(d, "$schema")
+		defs["Descriptor"] = d
+		descInputSchema = map[string]any{
+			"type":                 "object",
+			"additionalProperties": false,
+			"required":             []any{"descriptor"},
+			"properties": map[string]any{
+				"descriptor": map[string]any{
+					"description": "the action descriptor: a JSON object (the short form may leave out descriptor_version, action_id, created_at, created_by, sandbox_type, rollback_type and a file operation's effects: act fills them in), or its text in YAML or JSON (at most 1 MiB)",
+					"anyOf": []any{
+						map[string]any{"$ref": "#/$defs/Descriptor"},
+						map[string]any{"type": "string", "description": "the descriptor as YAML or JSON text"},
+					},
+				},
+			},
+			"$defs": defs,
+		}
+	})
+	return descInputSchema, descInputErr
 }
 
 const mcpInstructions = `act checks and carries out actions on this machine for you. Write an action descriptor (act_schema has the schema and a guide), check it with act_validate and fix every problem it names, dry-run it with act_plan, then promote the plan with act_apply. When the host's policy wants a person to confirm, act_apply answers "queued": tell the user the plan id and the reason; they confirm it at their terminal with "act apply PLAN_ID --confirm". You cannot confirm, deny or force anything.`
@@ -247,9 +329,13 @@ type toolOutput struct {
 	Diff              string        `json:"diff,omitempty" jsonschema:"the unified diff of the text files the plan changes"`
 	DiffCut           bool          `json:"diff_cut,omitempty" jsonschema:"true when the diff was cut at 64 KiB"`
 	Commands          []toolCommand `json:"commands,omitempty"`
-	Errors            []jsonProblem `json:"errors"`
-	Warnings          []jsonProblem `json:"warnings"`
-	Next              string        `json:"next,omitempty" jsonschema:"what to do next"`
+	// Content is what an applied FILE_READ read (each file's, in step
+	// order), redacted as command output is.
+	Content    string        `json:"content,omitempty" jsonschema:"what an applied FILE_READ read: the file's text, secrets redacted, at most 1 MiB per file"`
+	ContentCut bool          `json:"content_cut,omitempty" jsonschema:"true when a file read was longer than 1 MiB and content holds only its start"`
+	Errors     []jsonProblem `json:"errors"`
+	Warnings   []jsonProblem `json:"warnings"`
+	Next       string        `json:"next,omitempty" jsonschema:"what to do next"`
 }
 
 // toolCommand is a command the dry run ran in the sandbox, its output
@@ -428,11 +514,12 @@ func (s *mcpServer) apply(ctx context.Context, _ *mcp.CallToolRequest, in planID
 	e, g, err := s.loadPlan(res, in.PlanID)
 	var p *plan.Plan
 	var out *rollback.Outcome
+	var reads []gate.ReadOut
 	if err == nil {
 		p = e.Plan
 		// The agent's approval is always the empty one: a plan that needs
 		// a person is queued, never promoted.
-		out, _, err = promoteSaved(ctx, res, g, p, planLocator(p), gate.Approval{}, nil, nil)
+		out, reads, err = promoteSaved(ctx, res, g, p, planLocator(p), gate.Approval{}, nil, nil)
 	}
 	success := outcome.Succeeded.Status
 	if err == nil && out.AlreadyApplied {
@@ -443,11 +530,47 @@ func (s *mcpServer) apply(ctx context.Context, _ *mcp.CallToolRequest, in planID
 	case o.Status == outcome.Queued.Status:
 		o.State = string(lifecycle.Pending)
 		o.Next = fmt.Sprintf("a person must confirm this at their terminal: act apply %s --confirm (you cannot); check with act_status", p.ID)
+	case o.ExitCode == outcome.OK.Code && p != nil && len(p.Changes) == 0:
+		// A read (or an action that found nothing to change): nothing
+		// to undo.
+		o.State = string(lifecycle.Applied)
+		if len(reads) > 0 {
+			o.Content, o.ContentCut = readContent(reads, g.Policy.Redact.PII)
+			o.Next = "done: the file's content is in content; it changed nothing, so there is nothing to roll back"
+		} else {
+			o.Next = "done: it changed nothing, so there is nothing to roll back"
+		}
 	case o.ExitCode == outcome.OK.Code && p != nil:
 		o.State = string(lifecycle.Applied)
 		o.Next = fmt.Sprintf("act_rollback with action_id %s undoes it", p.ActionID)
 	}
 	return r, o, err
+}
+
+// readContent is what FILE_READs read, as act_apply returns it: each
+// file's first plan.MaxReadContent bytes, redacted as command output is
+// (secrets; personal data too when pii), invalid UTF-8 replaced, files
+// after the first each under a "==> PATH <==" line. cut reports a file
+// longer than what was kept.
+func readContent(reads []gate.ReadOut, pii bool) (content string, cut bool) {
+	var b strings.Builder
+	for i, r := range reads {
+		if len(reads) > 1 {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "==> %s <==\n", r.Path)
+		}
+		text := strings.ToValidUTF8(string(r.Content), "\uFFFD")
+		if pii {
+			text = redact.PII(text)
+		} else {
+			text = redact.String(text)
+		}
+		b.WriteString(text)
+		cut = cut || r.Truncated
+	}
+	return b.String(), cut
 }
 
 // loadPlan loads the saved plan id (checked to be a plan id first) from

@@ -5,19 +5,22 @@ package cmd
 const mcpGuide = `# Writing an action descriptor
 
 A descriptor is one JSON object (or YAML) saying what to do, where, with what
-limits, what it will change and how to undo it. Every field of the schema is
-required unless the schema marks it optional; no other field is allowed.
+limits, what it will change and how to undo it. Every field the schema
+requires must be there; no other field is allowed.
+
+Write the short form: leave out descriptor_version, created_by,
+sandbox.sandbox_type and rollback.rollback_type (each has one allowed value),
+action_id and created_at (act stamps a fresh UUID and the time now), and, for
+a file operation (FILE_*, DIRECTORY_*, CONFIG_CHANGE, NETWORK_REQUEST and
+composites of them), effects: act derives them from the operation. act fills
+all that in before checking; the answer's action_id is the one it gave.
 
 ## The fields
-- descriptor_version: "1.0".
-- action_id: a fresh UUID for each new action. act promotes an action id once;
-  an id that runs commands may be planned only sandbox.max_runs times.
-- created_at: now, RFC 3339 UTC ("2026-11-22T10:00:00Z"). An old descriptor is
-  refused as a stale intent (rule policy.stale-intent).
-- created_by: "ai". intent_summary: one sentence saying why.
+- intent_summary: one sentence saying what and why.
 - action_type: FILE_READ, FILE_WRITE, FILE_DELETE, FILE_MOVE, DIRECTORY_CREATE,
   DIRECTORY_DELETE, CONFIG_CHANGE, COMMAND_EXECUTION, PACKAGE_INSTALL,
-  PACKAGE_REMOVE, NETWORK_REQUEST, UI_AUTOMATION or COMPOSITE (steps[]).
+  PACKAGE_REMOVE, NETWORK_REQUEST, UI_AUTOMATION or MULTI_STEP_COMPOSITE
+  (steps[] instead of operation).
 - risk_level: LOW, MEDIUM, HIGH or CRITICAL. act assesses the risk itself too
   (running a command is at least MEDIUM) and the stricter one counts.
 - scope.filesystem.paths: the absolute directories the action may touch;
@@ -26,8 +29,11 @@ required unless the schema marks it optional; no other field is allowed.
 - preconditions: paths_exist, network_available, user_idle (and optionally
   paths_absent, min_free_disk_mb); checked on the real machine.
 - effects.filesystem: create, modify, delete — every path the action changes
-  (globs allowed). A change not declared here rejects the plan.
-- sandbox, rollback, confirmation, audit: see the examples below.
+  (globs allowed). A change not declared here rejects the plan. Required for
+  COMMAND_EXECUTION and PACKAGE_*; derived for file operations when left out.
+- sandbox: required, allow_network, max_runs (how often this action id's
+  commands may run); rollback: supported, rollback_scope; confirmation;
+  audit: see the example below.
 - operation: the action itself, shaped by action_type.
 
 ## What makes act refuse a descriptor
@@ -43,8 +49,11 @@ required unless the schema marks it optional; no other field is allowed.
 Every problem names its rule id, field, line and column: fix that field.
 
 ## Operations, by action type
-- FILE_WRITE: {path: /abs/file, content: "text\n", mode: "0644"}
-- FILE_READ: {path: /abs/file}
+- FILE_WRITE: {path: /abs/file, content: "text\n", mode: "0644"}, or, to change
+  part of a file that exists: {path: /abs/file, edits: [{old: "port = 80", new:
+  "port = 8080"}]} (each old must occur exactly once, unless replace_all: true;
+  else op.edit-not-found or op.edit-ambiguous)
+- FILE_READ: {path: /abs/file} (act_apply returns the file in content)
 - FILE_DELETE: {paths: ["/abs/dir/*.log"]}
 - FILE_MOVE: {from: /abs/a, to: /abs/b, overwrite: false}
 - DIRECTORY_CREATE: {path: /abs/dir, parents: false, mode: "0755"}
@@ -55,14 +64,11 @@ Every problem names its rule id, field, line and column: fix that field.
   host policy allows its sandbox loopback; optional verification.commands: [[argv...]])
 - PACKAGE_INSTALL / PACKAGE_REMOVE: {manager: npm, packages: [left-pad@1.3.0], workdir: /abs/app}
 - NETWORK_REQUEST: {method: GET, url: https://host/path, headers: {}, save_to: /abs/file}
-- COMPOSITE: steps: [{action_type, intent_summary, risk_level, effects, operation}, ...]
+- MULTI_STEP_COMPOSITE: steps: [{action_type, operation, and optionally
+  intent_summary, risk_level, effects}, ...], run in order, all or nothing.
 
-## A whole FILE_WRITE descriptor
+## A whole FILE_WRITE descriptor, in the short form
 {
-  "descriptor_version": "1.0",
-  "action_id": "ce32ab2b-af32-4a61-ac53-d26d6303e810",
-  "created_at": "2026-11-22T00:00:00Z",
-  "created_by": "ai",
   "intent_summary": "Write a NOTES.md file explaining how to run the tests.",
   "action_type": "FILE_WRITE",
   "risk_level": "LOW",
@@ -70,10 +76,8 @@ Every problem names its rule id, field, line and column: fix that field.
             "network": {"required": false}, "ui": {"required": false}},
   "resources": {"max_cpu_ms": 1000, "max_memory_mb": 64, "max_disk_mb": 1, "max_duration_ms": 2000},
   "preconditions": {"paths_exist": ["/tmp/project"], "network_available": false, "user_idle": false},
-  "effects": {"filesystem": {"create": ["/tmp/project/NOTES.md"], "modify": [], "delete": []},
-              "network": false, "system_state_change": false},
-  "sandbox": {"required": false, "sandbox_type": "container", "allow_network": false, "max_runs": 1},
-  "rollback": {"supported": true, "rollback_type": "filesystem_snapshot", "rollback_scope": "declared_effects_only"},
+  "sandbox": {"required": false, "allow_network": false, "max_runs": 1},
+  "rollback": {"supported": true, "rollback_scope": "declared_effects_only"},
   "confirmation": {"required": false, "reason": "", "cooldown_on_repeat": false},
   "audit": {"log": true, "log_level": "SUMMARY", "retain_days": 30},
   "operation": {"path": "/tmp/project/NOTES.md", "content": "# Notes\n", "mode": "0644"}
