@@ -56,11 +56,17 @@ type terminal struct {
 	done   chan error
 }
 
-// startTerminal runs act args in w on a new pseudo-terminal.
+// startTerminal runs act args in w on a new pseudo-terminal, without a
+// pager (PAGER empty).
 func startTerminal(t *testing.T, w *world, args ...string) *terminal {
+	return startTerminalEnv(t, w, []string{"PAGER="}, args...)
+}
+
+// startTerminalEnv is startTerminal with env added to act's environment.
+func startTerminalEnv(t *testing.T, w *world, env []string, args ...string) *terminal {
 	master, slave := openPTY(t)
 	c := exec.Command("act", args...)
-	c.Env = append(os.Environ(), "ACT_HOME="+w.home, "ACT_POLICY="+w.policy, "XDG_STATE_HOME=", "NO_COLOR=1", "TERM=xterm", "PAGER=", "LESS=")
+	c.Env = append(append(os.Environ(), "ACT_HOME="+w.home, "ACT_POLICY="+w.policy, "XDG_STATE_HOME=", "NO_COLOR=1", "TERM=xterm", "LESS="), env...)
 	c.Dir = filepath.Dir(w.home)
 	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
@@ -209,7 +215,7 @@ operation: {path: $P/long.txt, content: "%s"}
 		// The descriptor asks for a person itself.
 		d := readFile(t, w.descriptor)
 		must(t, os.WriteFile(w.descriptor, []byte(strings.Replace(d, `confirmation: {required: false, reason: ""`, `confirmation: {required: true, reason: "a long file"`, 1)), 0o644))
-		term := startTerminal(t, w, "apply", w.descriptor)
+		term := startTerminalEnv(t, w, []string{"PAGER=less -R"}, "apply", w.descriptor)
 		term.waitFor("+line 0")
 		if strings.Contains(term.screen(), "[y/N]") {
 			t.Fatalf("the question came before the diff was read:\n%s", term.screen())
@@ -231,4 +237,45 @@ func readFile(t *testing.T, name string) string {
 	b, err := os.ReadFile(name)
 	must(t, err)
 	return string(b)
+}
+
+// TestPagerAtTerminal: act show of a plan longer than the terminal goes
+// through $PAGER (the person quits it with q); with PAGER=cat, or empty,
+// it is printed whole; piped it is never paged (every other test).
+func TestPagerAtTerminal(t *testing.T) {
+	if _, err := exec.LookPath("less"); err != nil {
+		t.Skip("less is not installed")
+	}
+	const id = "44444444-5555-4666-8777-888888888889"
+	var content strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&content, "line %d\\n", i)
+	}
+	w := newWorld(t, "", id, map[string]string{"keep.txt": "k\n"}, fmt.Sprintf(`action_type: FILE_WRITE
+effects: {filesystem: {create: [$P/long.txt], modify: [], delete: []}, network: false, system_state_change: false}
+operation: {path: $P/long.txt, content: "%s"}
+`, content.String()))
+	pid := w.plan()
+
+	t.Run("less", func(t *testing.T) {
+		term := startTerminalEnv(t, w, []string{"PAGER=less -R"}, "show", pid)
+		term.waitFor("+line 0")
+		if strings.Contains(term.screen(), "State: planned") {
+			t.Fatalf("the end of the plan was shown at once, not paged:\n%s", term.screen())
+		}
+		term.send("q")
+		if code := term.exit(); code != 0 {
+			t.Fatalf("exit %d:\n%s", code, term.screen())
+		}
+	})
+	for _, pager := range []string{"cat", ""} {
+		t.Run("PAGER="+pager, func(t *testing.T) {
+			term := startTerminalEnv(t, w, []string{"PAGER=" + pager}, "show", pid)
+			if code := term.exit(); code != 0 {
+				t.Fatalf("exit %d:\n%s", code, term.screen())
+			}
+			term.waitFor("State: planned")
+			term.waitFor("Intent: Change the project.")
+		})
+	}
 }

@@ -53,6 +53,7 @@ EXAMPLES:
 			if c.NArg() != 0 {
 				return usagef("pending takes no arguments, got %d", c.NArg())
 			}
+			env.page = true
 			res := &result{}
 			g, err := env.newGate(res)
 			if err != nil {
@@ -178,6 +179,7 @@ EXAMPLES:
 			if c.NArg() != 0 {
 				return usagef("history takes no arguments, got %d", c.NArg())
 			}
+			env.page = true
 			var since time.Time
 			if s := c.String("since"); s != "" {
 				if d, err := time.ParseDuration(s); err == nil {

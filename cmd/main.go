@@ -52,6 +52,13 @@ type Env struct {
 	TTY func() (io.ReadWriteCloser, error)
 	// NewID returns a fresh plan id; nil means random.
 	NewID func() string
+	// LookupEnv tells an unset variable from an empty one (PAGER); nil
+	// means a variable is set when Getenv gives it a value.
+	LookupEnv func(string) (string, bool)
+
+	// page: the human output goes through the pager on a terminal
+	// (plan, show, pending, history; showPaged).
+	page bool
 
 	// stat and full say how much of a plan to print (--stat, --full).
 	stat, full bool
@@ -92,10 +99,11 @@ type Env struct {
 // DefaultEnv returns the environment of the real process.
 func DefaultEnv(stdio Stdio) *Env {
 	return &Env{
-		Stdio:    stdio,
-		Now:      time.Now,
-		Getenv:   os.Getenv,
-		UserHome: passwdHome,
+		Stdio:     stdio,
+		Now:       time.Now,
+		Getenv:    os.Getenv,
+		UserHome:  passwdHome,
+		LookupEnv: os.LookupEnv,
 	}
 }
 

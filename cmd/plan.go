@@ -44,6 +44,7 @@ EXAMPLES:
 				return usagef("plan takes exactly one descriptor (a file or -), got %d arguments", c.NArg())
 			}
 			env.stat, env.full = c.Bool("stat"), c.Bool("full")
+			env.page = true
 			ctx, stop := interruptible(c.Context)
 			res, p, err := runPlan(ctx, env, c.Args().First())
 			if stop() {

@@ -110,7 +110,11 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 	if env.json {
 		writeJSON(env.Stdio.Out, res)
 	} else {
-		if human != nil && code == outcome.OK.Code {
+		if human != nil && code == outcome.OK.Code && env.page {
+			// Where a person reads: through the pager when longer
+			// than the terminal.
+			env.pageOut(func(w io.Writer) { human(w, newStyles(env, env.Stdio.Out)) })
+		} else if human != nil && code == outcome.OK.Code {
 			// One write for the whole report, not one per line: a plan
 			// of many changes prints thousands of lines.
 			bw := bufio.NewWriter(env.Stdio.Out)

@@ -39,6 +39,7 @@ EXAMPLES:
 				return usagef("show takes exactly one plan or action id, got %d arguments", c.NArg())
 			}
 			env.stat, env.full = c.Bool("stat"), c.Bool("full")
+			env.page = true
 			res := &result{}
 			stateDir, err := env.stateDir()
 			if err != nil {
