@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,41 +16,86 @@ import (
 	"github.com/act-project/act/internal/pathglob"
 )
 
-// newTypes are the action types act new writes, with the operation (and
-// effects) of each; $S is the scope, $P the path.
+// newTypes are the action types act new writes, with the operation of
+// each and, where act cannot derive them from it (commands, packages, UI),
+// the effects; $S is the scope, $P the path, $FORMAT CONFIG_CHANGE's
+// format (from $P's extension).
 var newTypes = map[descriptors.ActionType]struct {
-	risk, create, modify, delete, operation string
-	sandbox                                 bool
+	risk, effects, operation string
+	sandbox, network, ui     bool
 }{
-	descriptors.FileWrite: {risk: "LOW", create: "[$P]", modify: "[$P]", delete: "[]", operation: `operation:
+	descriptors.FileWrite: {risk: "LOW", operation: `operation:
   path: $P            # the file to write; its directory must exist
-  content: |          # the whole new content (content_base64 for binary)
+  content: |          # the whole new content; or content_base64, or edits: [{old, new}]
     Hello.
   mode: "0644"        # quoted: an octal string
   create_only: false  # true: refuse if the file exists`},
-	descriptors.FileRead: {risk: "LOW", create: "[]", modify: "[]", delete: "[]", operation: `operation:
+	descriptors.FileRead: {risk: "LOW", operation: `operation:
   path: $P            # apply prints its content`},
-	descriptors.FileDelete: {risk: "MEDIUM", create: "[]", modify: "[]", delete: "[$P]", sandbox: true, operation: `operation:
+	descriptors.FileDelete: {risk: "MEDIUM", sandbox: true, operation: `operation:
   paths: [$P]         # files or globs ("$S/*.log")`},
-	descriptors.FileMove: {risk: "LOW", create: "[$P.moved]", modify: "[]", delete: "[$P]", operation: `operation:
+	descriptors.FileMove: {risk: "LOW", operation: `operation:
   from: $P
   to: $P.moved
   overwrite: false    # true: replace an existing target`},
-	descriptors.DirectoryCreate: {risk: "LOW", create: "[$P]", modify: "[]", delete: "[]", operation: `operation:
+	descriptors.DirectoryCreate: {risk: "LOW", operation: `operation:
   path: $P
-  parents: false      # true: make missing parents too (declare them under create)
+  parents: false      # true: make missing parents too (declare them: effects.filesystem.create)
   mode: "0755"`},
-	descriptors.DirectoryDelete: {risk: "MEDIUM", create: "[]", modify: "[]", delete: "[$P]", sandbox: true, operation: `operation:
+	descriptors.DirectoryDelete: {risk: "MEDIUM", sandbox: true, operation: `operation:
   path: $P            # removed with everything in it`},
-	descriptors.ConfigChange: {risk: "LOW", create: "[]", modify: "[$P]", delete: "[]", operation: `operation:
+	descriptors.ConfigChange: {risk: "LOW", operation: `operation:
   path: $P            # a JSON or YAML file; keys keep their order and comments
-  format: json        # json or yaml
+  format: $FORMAT       # json or yaml
   set: {"server.port": 8080}   # dotted keys
   unset: []`},
-	descriptors.CommandExecution: {risk: "MEDIUM", create: "[$P]", modify: "[]", delete: "[]", sandbox: true, operation: `operation:
+	descriptors.CommandExecution: {risk: "MEDIUM", sandbox: true, effects: `effects:               # every change the command makes must be declared here
+  filesystem:
+    create: [$P]
+    modify: []
+    delete: []
+  network: false
+  system_state_change: false`, operation: `operation:
   argv: [sh, -c, "echo hello > $P"]   # no shell unless you name one
   workdir: $S
-  env: {}             # only these variables, besides act's own PATH and HOME`},
+  env: {}             # added to what the command gets anyway: your PATH, and
+                      # HOME, your real home as the sandbox shows it (read-only,
+                      # only the scopes and what builds need)`},
+	descriptors.PackageInstall: {risk: "MEDIUM", sandbox: true, network: true, effects: `effects:               # what the package manager changes in the workdir
+  filesystem:
+    create: ["$S/**"]
+    modify: ["$S/**"]
+    delete: []
+  network: true
+  system_state_change: false`, operation: `operation:
+  manager: npm        # npm, pip (into the workdir's .venv) or go
+  packages: [left-pad@1.3.0]
+  workdir: $S         # needs the host policy to allow the sandbox network`},
+	descriptors.PackageRemove: {risk: "MEDIUM", sandbox: true, network: true, effects: `effects:               # what the package manager changes in the workdir
+  filesystem:
+    create: ["$S/**"]
+    modify: ["$S/**"]
+    delete: ["$S/**"]
+  network: true
+  system_state_change: false`, operation: `operation:
+  manager: npm        # npm, pip (into the workdir's .venv) or go
+  packages: [left-pad]
+  workdir: $S`},
+	descriptors.NetworkRequest: {risk: "LOW", network: true, operation: `operation:
+  method: GET         # GET or HEAD only
+  url: https://example.com/   # its host must be on the policy's network.allowed_hosts
+  headers: {}
+  save_to: $P         # optional: where the body goes`},
+	descriptors.UIAutomation: {risk: "HIGH", sandbox: true, ui: true, effects: `effects:
+  filesystem: {create: [], modify: [], delete: []}
+  network: false
+  system_state_change: false`, operation: `operation: {}       # any object: act always blocks UI_AUTOMATION (no UI actuator here)`},
+	descriptors.MultiStepComposite: {risk: "LOW", operation: `steps:                 # run in order, all or nothing; each inherits scope,
+                       # resources, sandbox and rollback
+  - action_type: DIRECTORY_CREATE
+    operation: {path: $P}
+  - action_type: FILE_WRITE
+    operation: {path: $P/README.md, content: "Hello.\n"}`},
 }
 
 func newNewCommand(env *Env) *cli.Command {
@@ -94,15 +140,19 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			sandbox := "false"
-			if t.sandbox {
-				sandbox = "true"
+			format := "json"
+			if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
+				format = "yaml"
+			}
+			effects := t.effects
+			if effects == "" {
+				effects = "# effects: left out, act derives them from the operation (act validate --expand shows them)"
 			}
 			text := newTemplate
 			for _, kv := range [][2]string{
-				{"$OPERATION", t.operation}, {"$TYPE", string(typ)}, {"$RISK", t.risk},
-				{"$CREATE", t.create}, {"$MODIFY", t.modify}, {"$DELETE", t.delete},
-				{"$SANDBOX", sandbox}, {"$ID", id}, {"$NOW", env.Now().UTC().Format(time.RFC3339)},
+				{"$OPERATION", t.operation}, {"$EFFECTS", effects}, {"$TYPE", string(typ)}, {"$RISK", t.risk},
+				{"$SANDBOX", strconv.FormatBool(t.sandbox)}, {"$NETWORK", strconv.FormatBool(t.network)}, {"$UI", strconv.FormatBool(t.ui)},
+				{"$ID", id}, {"$NOW", env.Now().UTC().Format(time.RFC3339)}, {"$FORMAT", format},
 			} {
 				text = strings.ReplaceAll(text, kv[0], kv[1])
 			}
@@ -147,6 +197,7 @@ func newPaths(scope, path string, typ descriptors.ActionType) (string, string, e
 		name := map[descriptors.ActionType]string{
 			descriptors.DirectoryCreate: "new-dir", descriptors.DirectoryDelete: "old-dir",
 			descriptors.ConfigChange: "config.json", descriptors.CommandExecution: "out.txt",
+			descriptors.MultiStepComposite: "new-dir", descriptors.NetworkRequest: "download.html",
 		}[typ]
 		if name == "" {
 			name = "NOTES.md"
@@ -170,12 +221,12 @@ func newUUID() (string, error) {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]), nil
 }
 
-const newTemplate = `# A descriptor made by act new: edit the operation and the effects, then
-# run act validate on it. docs/ in act's repository describes every field.
-descriptor_version: "1.0"
-action_id: $ID      # fresh for every action: act promotes an id once
-created_at: "$NOW"  # when the intent was formed; too old is refused
-created_by: ai
+const newTemplate = `# A descriptor made by act new, in the short form: act fills in what is
+# left out (act validate --expand prints the whole descriptor). Edit the
+# operation, then run act validate on it. docs/descriptor.md in act's
+# repository describes every field.
+action_id: $ID      # keep it: act promotes an id once, and plan then apply
+created_at: "$NOW"  # of this file are then the same action; too old is refused
 intent_summary: Say in one sentence what this does and why.
 action_type: $TYPE
 risk_level: $RISK      # your grading; act grades the plan too and uses the stricter
@@ -184,9 +235,9 @@ scope:
     paths: [$S]     # everything the action may touch lies under these
     recursive: true
   network:
-    required: false
+    required: $NETWORK
   ui:
-    required: false
+    required: $UI
 resources:             # hard caps: a run past one is stopped and rejected
   max_cpu_ms: 10000
   max_memory_mb: 256
@@ -196,21 +247,13 @@ preconditions:         # checked on the real machine before anything runs
   paths_exist: []
   network_available: false
   user_idle: false
-effects:               # every change the dry run makes must be declared here
-  filesystem:
-    create: $CREATE
-    modify: $MODIFY
-    delete: $DELETE
-  network: false
-  system_state_change: false
+$EFFECTS
 sandbox:
   required: $SANDBOX
-  sandbox_type: container
-  allow_network: false
+  allow_network: $NETWORK
   max_runs: 1          # how often the sandbox may run this id's commands
 rollback:
   supported: true
-  rollback_type: filesystem_snapshot
   rollback_scope: declared_effects_only
 confirmation:
   required: false      # true: always ask a person (say why in reason)
