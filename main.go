@@ -5,8 +5,23 @@ package main
 
 import (
 	"os"
+	"slices"
 
 	"github.com/act-project/act/cmd"
+	"github.com/act-project/act/sandbox/isolate"
 )
 
-func main() { os.Exit(cmd.Main(os.Args, cmd.OSStdio())) }
+func main() {
+	// An ordinary user without a memory cgroup, where a systemd user
+	// manager runs, gets a delegated user scope for the commands' memory
+	// cap: act re-executes itself in one (docs/sandbox-process.md). Only
+	// the commands that may run a sandbox pay for it.
+	if slices.ContainsFunc(os.Args[1:], func(a string) bool { return slices.Contains(sandboxCommands, a) }) {
+		isolate.EnterUserScope(os.Args[1:])
+	}
+	os.Exit(cmd.Main(os.Args, cmd.OSStdio()))
+}
+
+// sandboxCommands are the command words that may run commands in the
+// sandbox.
+var sandboxCommands = []string{"plan", "apply", "run", "mcp", "hook"}

@@ -62,8 +62,13 @@
 //     takes the whole PID namespace with it;
 //   - memory: cgroup v1 memory.limit_in_bytes where the hierarchy is
 //     writable, else cgroup v2 memory.max in a delegated cgroup (OOM
-//     kill); without either the run is refused: rlimits would not count
-//     the kernel's buffers a process holds (docs/sandbox-process.md);
+//     kill; [EnterUserScope] puts an ordinary user's act in a delegated
+//     systemd user scope where a user manager runs); without either,
+//     for an ordinary user, RLIMIT_AS of the cap per process
+//     ([MemoryPerProcess]: not a total cap, the kernel's buffers, memfd
+//     and tmpfs pages escape it), unless [Limits.MemoryTotal] demands a
+//     total cap: then, and always for root, the run is refused
+//     (docs/sandbox-process.md);
 //   - CPU: cgroup v1 cpuacct polled by the parent (kill on excess) where
 //     writable, plus RLIMIT_CPU per process always;
 //   - disk: the tmpfs above. The cap is named when the tmpfs is full after

@@ -423,7 +423,7 @@ func TestAsNobody(t *testing.T) {
 		t.Skip("already nobody")
 	}
 	out := asNobody(t, nil, "ACT_ISOLATE_TEST_NOBODY=1",
-		"^(TestNobodyEnforcement|TestMemoryAttack|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace|TestWarm|TestBefore|TestReadAllowList|TestProxy)$")
+		"^(TestNobodyEnforcement|TestMemoryAttack|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace|TestWarm|TestBefore|TestReadAllowList|TestProxy|TestCaches)$")
 	if bytes.Contains(out, []byte("--- SKIP")) {
 		t.Errorf("tests skipped as uid 65534")
 	}
@@ -472,7 +472,8 @@ func asNobody(t *testing.T, prefix []string, env, run string) []byte {
 }
 
 // TestNobodyEnforcement checks, as uid 65534 without a writable cgroup,
-// that the fallbacks are named, and that a memory cap is refused.
+// that the fallbacks are named: a memory cap is RLIMIT_AS per process,
+// and refused where a total cap is demanded.
 func TestNobodyEnforcement(t *testing.T) {
 	if os.Getenv("ACT_ISOLATE_TEST_NOBODY") == "" {
 		t.Skip("run by TestAsNobody")
@@ -487,9 +488,14 @@ func TestNobodyEnforcement(t *testing.T) {
 	if res.Enforcement[CapProcs] != "RLIMIT_NPROC" || res.Enforcement[CapCPU] != "RLIMIT_CPU per process, total checked after the run" {
 		t.Errorf("enforcement %v", res.Enforcement)
 	}
-	_, err := Run(context.Background(), Spec{Argv: []string{"true"}, Env: pathEnv, Limits: Limits{MemoryMB: 64, WallMs: 5000}})
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup; run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes") {
-		t.Errorf("a memory cap without a memory cgroup: %v", err)
+	res = sh(t, "true", nil, Limits{MemoryMB: 64, WallMs: 5000})
+	mustExit(t, res, 0)
+	if res.Enforcement[CapMemory] != MemoryPerProcess {
+		t.Errorf("a memory cap without a memory cgroup: %q", res.Enforcement[CapMemory])
+	}
+	_, err := Run(context.Background(), Spec{Argv: []string{"true"}, Env: pathEnv, Limits: Limits{MemoryMB: 64, WallMs: 5000, MemoryTotal: true}})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup, and the policy demands a total memory cap (resources.memory_enforcement: total); run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes") {
+		t.Errorf("a total memory cap without a memory cgroup: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,16 +15,17 @@ import (
 
 // TestMemoryCapRootWithoutCgroup: where no memory cgroup is writable the
 // memory cap is refused, saying what is missing, for root and for an
-// ordinary user.
+// ordinary user whose policy demands a total cap; an ordinary user's is
+// otherwise RLIMIT_AS per process, named as not a total cap.
 func TestMemoryCapRootWithoutCgroup(t *testing.T) {
 	_, _, err := enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroups{}, 0)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup") ||
 		!strings.Contains(err.Error(), "Delegate=yes") {
 		t.Fatalf("root without a memory cgroup: %v", err)
 	}
-	_, _, err = enforcement(Limits{MemoryMB: 128}, DefaultMaxProcs, &cgroups{}, 65534)
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup; run as root or in a delegated cgroup") {
-		t.Fatalf("an ordinary user without a memory cgroup: %v", err)
+	_, _, err = enforcement(Limits{MemoryMB: 128, MemoryTotal: true}, DefaultMaxProcs, &cgroups{}, 65534)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup, and the policy demands a total memory cap") {
+		t.Fatalf("an ordinary user without a memory cgroup, total demanded: %v", err)
 	}
 	if _, _, err := enforcement(Limits{}, DefaultMaxProcs, &cgroups{}, 0); err != nil {
 		t.Errorf("no memory cap, yet refused: %v", err)
@@ -63,32 +65,93 @@ func TestMemoryCapRootWithoutCgroup(t *testing.T) {
 	}
 }
 
+// TestMemoryChoice: the memory cap's mechanism by what is writable here,
+// who runs act and what the policy demands.
+func TestMemoryChoice(t *testing.T) {
+	v1, v2 := &cgroups{memory: "/m"}, &cgroups{memory: "/m", v2: true}
+	for _, c := range []struct {
+		name  string
+		cg    *cgroups
+		uid   int
+		total bool
+		want  string // the mechanism, or "refused"
+		as    int64
+	}{
+		{"v1, user", v1, 1000, false, "cgroup v1 memory.limit_in_bytes", 0},
+		{"v1, user, total", v1, 1000, true, "cgroup v1 memory.limit_in_bytes", 0},
+		{"v2 delegated, user, total", v2, 1000, true, "cgroup v2 memory.max (a delegated cgroup)", 0},
+		{"v2 delegated, root", v2, 0, false, "cgroup v2 memory.max (a delegated cgroup)", 0},
+		{"none, user", &cgroups{}, 1000, false, MemoryPerProcess, 128 << 20},
+		{"none, user, total", &cgroups{}, 1000, true, "refused", 0},
+		{"none, root", &cgroups{}, 0, false, "refused", 0},
+	} {
+		enf, rl, err := enforcement(Limits{MemoryMB: 128, MemoryTotal: c.total}, DefaultMaxProcs, c.cg, c.uid)
+		got := enf[CapMemory]
+		if err != nil {
+			got = "refused"
+		}
+		if got != c.want || rl.as != c.as {
+			t.Errorf("%s: %q (RLIMIT_AS %d), want %q (%d); %v", c.name, got, rl.as, c.want, c.as, err)
+		}
+		if c.as > 0 && (enf[CapProcs] != "RLIMIT_NPROC" || rl.nproc != DefaultMaxProcs) {
+			t.Errorf("%s: the per-process memory cap without a process count: %q, %d", c.name, enf[CapProcs], rl.nproc)
+		}
+	}
+}
+
 // TestMemoryAttack: the memory cap holds for all the command's processes
-// together, memfd and SysV memory included: a memory cgroup's OOM killer
-// stops the attack (cgrouptest.MemoryAttack) and the cap is named; where
-// no memory cgroup is writable (uid 65534 here, by TestAsNobody) the
-// command is refused before it runs. In a delegated cgroup (by
-// TestDelegatedCgroupV1) the cgroup must hold it.
+// together, memfd and SysV memory included, where a memory cgroup's OOM
+// killer stops the attack (cgrouptest.MemoryAttack) and the cap is named.
+// Where no memory cgroup is writable (uid 65534 here, by TestAsNobody) the
+// cap is RLIMIT_AS per process, named as not a total cap: it holds each
+// of the attack's processes below the cap (one alone is stopped and the
+// cap named), not their sum; with a total cap demanded the command is
+// refused before it runs. In a delegated cgroup (by TestDelegatedCgroupV1)
+// the cgroup must hold it.
 func TestMemoryAttack(t *testing.T) {
 	requireIsolation(t)
 	py := lookPathEnv(t, "python3")
 	delegated := os.Getenv("ACT_ISOLATE_TEST_DELEGATED") != ""
-	res, err := Run(context.Background(), Spec{Argv: []string{py, "-c", cgrouptest.MemoryAttack}, Env: pathEnv,
-		Limits: Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000}})
+	l := Limits{MemoryMB: 128, DiskMB: 8, WallMs: 30_000}
+	res, err := Run(context.Background(), Spec{Argv: []string{py, "-c", cgrouptest.MemoryAttack}, Env: pathEnv, Limits: l})
 	if err != nil {
-		if delegated || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no writable memory cgroup") {
-			t.Fatal(err)
-		}
-		t.Logf("refused: %v", err)
-		return
+		t.Fatal(err)
 	}
 	mech := res.Enforcement[CapMemory]
 	t.Logf("memory: %s\nstdout: %s\nstderr: %.500s\ncap: %v", mech, res.Stdout, res.Stderr, res.CapHit)
 	if delegated && mech != "cgroup v1 memory.limit_in_bytes" {
 		t.Fatalf("in a delegated memory cgroup the memory cap is held by %q", mech)
 	}
-	if res.CapHit == nil || res.CapHit.Cap != CapMemory || !strings.HasPrefix(res.CapHit.Mechanism, "cgroup") {
-		t.Fatalf("under %s the attack ended with exit %d, cap %v:\n%s", mech, res.ExitCode, res.CapHit, res.Stdout)
+	if mech != MemoryPerProcess {
+		if res.CapHit == nil || res.CapHit.Cap != CapMemory || !strings.HasPrefix(res.CapHit.Mechanism, "cgroup") {
+			t.Fatalf("under %s the attack ended with exit %d, cap %v:\n%s", mech, res.ExitCode, res.CapHit, res.Stdout)
+		}
+		return
+	}
+	// Per process: each child holds less than the cap (its address
+	// space includes python itself), the ten together more.
+	var held, children, kids int
+	if _, err := fmt.Sscanf(string(res.Stdout[bytes.Index(res.Stdout, []byte("held ")):]), "held %d MiB: %d in %d children", &held, &children, &kids); err != nil {
+		t.Fatalf("the attack's report: %v\n%s", err, res.Stdout)
+	}
+	if kids != 10 || children >= kids*128 {
+		t.Errorf("%d children held %d MiB under RLIMIT_AS of 128 MiB each", kids, children)
+	}
+	// One process asking for more than the cap is refused, and the cap
+	// is named with its mechanism.
+	res, err = Run(context.Background(), Spec{Argv: []string{py, "-c", "b = bytearray(512 << 20)"}, Env: pathEnv, Limits: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode == 0 || res.CapHit == nil || res.CapHit.Cap != CapMemory || !strings.HasPrefix(res.CapHit.Mechanism, MemoryPerProcess) {
+		t.Fatalf("512 MiB in one process under RLIMIT_AS of 128 MiB: exit %d, cap %v\n%s", res.ExitCode, res.CapHit, res.Stderr)
+	}
+	t.Log(res.CapHit)
+	// A total cap demanded: refused before the command runs.
+	l.MemoryTotal = true
+	_, err = Run(context.Background(), Spec{Argv: []string{py, "-c", cgrouptest.MemoryAttack}, Env: pathEnv, Limits: l})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "the policy demands a total memory cap") {
+		t.Fatalf("a total memory cap without a memory cgroup: %v", err)
 	}
 }
 

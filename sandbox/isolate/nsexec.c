@@ -69,7 +69,7 @@
 #define MARKER_EARLY "_ACT_SANDBOX_EARLY" // "1": started ahead of its spec: premount
 #define MARKER_IDMAP "_ACT_SANDBOX_IDMAP" // act runs as root: the first host uid and gid of the sandbox's own identity
 #define IDMAP_COUNT 65536
-#define MAX_RIGHTS (MAX_CGROUPS + 2 * 256 + MAX_BINDS)
+#define MAX_RIGHTS (MAX_CGROUPS + 2 * 256 + 2 * MAX_BINDS)
 #define MAX_BINDS 256
 #define STAGE "/dev/.act-stage"
 #define SETUP_FAILED 125
@@ -181,7 +181,10 @@ struct spec {
 	int nmask;
 	const char *reads[MAX_BINDS]; // with any: files open for reading only beneath these (and the sandbox's own)
 	int nreads;
-	long long cpu_s, nproc, disk_bytes;
+	const char *caches[MAX_BINDS]; // below the masked homes: read-write mounts of act's cache dirs
+	const char *cachedirs[MAX_BINDS]; // the host's cache dirs (opened by init, or as root sent by the parent)
+	int ncaches;
+	long long cpu_s, nproc, as_bytes, disk_bytes;
 	const char *hide[MAX_HIDE]; // paths to mask (docs/sandbox-filesystem.md)
 	int nhide;
 };
@@ -319,8 +322,8 @@ static int is_key(const char *key, const char *const *keys) {
 	return 0;
 }
 
-static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "read", "proxy", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
-static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", NULL};
+static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "read", "cache", "cachedir", "proxy", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
+static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", "as", NULL};
 
 // read_spec reads one part of the spec into sp.
 static void read_spec(int fd, enum part part) {
@@ -379,6 +382,16 @@ static void read_spec(int fd, enum part part) {
 				sp.reads[sp.nreads++] = keep(val);
 			else
 				sp.mask[sp.nmask++] = keep(val);
+		} else if (!strcmp(key, "cache") || !strcmp(key, "cachedir")) {
+			int dir = strlen(key) > 5;
+			if (val[0] != '/' || (dir ? sp.ncaches == 0 || sp.cachedirs[sp.ncaches - 1] : sp.ncaches == MAX_BINDS)) {
+				errno = 0;
+				fail("spec: bad %s %s", key, val);
+			}
+			if (dir)
+				sp.cachedirs[sp.ncaches - 1] = keep(val);
+			else
+				sp.caches[sp.ncaches++] = keep(val);
 		} else if (!strcmp(key, "fds"))
 			; // a message that carries descriptors (counted as they come)
 		else if (!strcmp(key, "hide")) {
@@ -411,6 +424,8 @@ static void read_spec(int fd, enum part part) {
 			sp.cpu_s = num(key, val);
 		else if (!strcmp(key, "nproc"))
 			sp.nproc = num(key, val);
+		else if (!strcmp(key, "as"))
+			sp.as_bytes = num(key, val);
 		else if (!strcmp(key, "disk"))
 			sp.disk_bytes = num(key, val);
 		else if (!strcmp(key, "cgroups"))
@@ -436,7 +451,12 @@ static void read_spec(int fd, enum part part) {
 		// The descriptors: the cgroups' tasks files, then, as root, per
 		// scope its lower and its layer as idmapped mounts, then one
 		// mount per bind.
-		long long want_mounts = idmap ? 2 * sp.nscopes + sp.nbinds : 0;
+		long long want_mounts = idmap ? 2 * sp.nscopes + sp.nbinds + sp.ncaches : 0;
+		for (int i = 0; i < sp.ncaches; i++)
+			if (!sp.cachedirs[i]) {
+				errno = 0;
+				fail("spec: cache %s without its directory", sp.caches[i]);
+			}
 		if (sp.want_cgroups > MAX_CGROUPS || sp.want_cgroups + sp.want_mounts != sp.nrights || sp.want_mounts != want_mounts) {
 			errno = 0;
 			fail("spec: %lld cgroups and %lld mounts announced (%lld mounts expected), %d descriptors received",
@@ -1270,6 +1290,8 @@ static void premount(void) {
 // bindfd are the mounts of sp.binds: clones made here, or as root sent by
 // the parent (-1: not there).
 static int bindfd[MAX_BINDS];
+// cachefd are the mounts of sp.cachedirs, the same way.
+static int cachefd[MAX_BINDS];
 
 // stage_path is the staged form of path, which lies under dir, whose
 // mount is staged at the directory stage.
@@ -1314,6 +1336,8 @@ static void stage_mounts(void) {
 	}
 	for (int i = 0; i < sp.nbinds; i++)
 		bindfd[i] = m[2 * sp.nscopes + i];
+	for (int i = 0; i < sp.ncaches; i++)
+		cachefd[i] = m[2 * sp.nscopes + sp.nbinds + i];
 }
 
 static void unstage(void) {
@@ -1367,6 +1391,14 @@ static void mask_homes(void) {
 			fail("show %s", sp.binds[i]);
 		close(bindfd[i]);
 	}
+	// The caches, read-write (setup_mounts makes them writable again
+	// after the recursive read-only), over whatever is there.
+	for (int i = 0; i < sp.ncaches; i++) {
+		mkdir_p(sp.caches[i]);
+		if (move_mount(cachefd[i], "", AT_FDCWD, sp.caches[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			fail("mount the cache on %s", sp.caches[i]);
+		close(cachefd[i]);
+	}
 }
 
 // open_closed makes path reachable, as root, where a directory above it
@@ -1417,6 +1449,9 @@ static void setup_mounts(void) {
 			if ((bindfd[i] = open_tree(AT_FDCWD, sp.binds[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0 &&
 			    errno != ENOENT && errno != EACCES)
 				fail("clone %s", sp.binds[i]);
+		for (int i = 0; i < sp.ncaches; i++)
+			if ((cachefd[i] = open_tree(AT_FDCWD, sp.cachedirs[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW)) < 0)
+				fail("clone the cache %s", sp.cachedirs[i]);
 	}
 	// Everything that a later mount may hide is opened first: the scope's
 	// lower, upper and work dirs (they may sit under /tmp, or, without
@@ -1519,6 +1554,8 @@ static void setup_mounts(void) {
 	make_writable("/proc");
 	for (int k = 0; k < sp.nscopes; k++)
 		make_writable(sp.scopes[k].path);
+	for (int i = 0; i < sp.ncaches; i++)
+		make_writable(sp.caches[i]);
 }
 
 // join_cgroups moves init into the sandbox's cgroups, before anything is
@@ -1745,6 +1782,8 @@ static void restrict_access(void) {
 	allow_beneath(rs, "/proc", rw);
 	for (int k = 0; k < sp.nscopes; k++)
 		allow_beneath(rs, sp.scopes[k].path, rw);
+	for (int i = 0; i < sp.ncaches; i++)
+		allow_beneath(rs, sp.caches[i], rw);
 	if (sp.nreads) {
 		for (int i = 0; i < sp.nreads; i++)
 			allow_beneath(rs, sp.reads[i], LANDLOCK_ACCESS_FS_READ_FILE);
@@ -1843,6 +1882,9 @@ __attribute__((noreturn)) static void run_command(void) {
 
 	set_rlimit(RLIMIT_CPU, "RLIMIT_CPU", sp.cpu_s);
 	set_rlimit(RLIMIT_NPROC, "RLIMIT_NPROC", sp.nproc);
+	// Only where no memory cgroup holds the memory cap: each process's
+	// address space, not a total (docs/sandbox-process.md).
+	set_rlimit(RLIMIT_AS, "RLIMIT_AS", sp.as_bytes);
 	struct rlimit zero = {0, 0};
 	setrlimit(RLIMIT_CORE, &zero);
 

@@ -90,12 +90,13 @@ func TestSpecKeysAgree(t *testing.T) {
 	}
 	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true, Loopback: true,
 		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}, Discard: true, Limits: Limits{DiskMB: 1},
-		Mask: []string{"/home"}, Binds: []string{"/home/a/.gitconfig"}, Reads: []string{"/usr"}}
+		Mask: []string{"/home"}, Binds: []string{"/home/a/.gitconfig"}, Reads: []string{"/usr"},
+		Caches: []Cache{{Path: "/home/a/.cache/go-build", Dir: "/c"}}}
 	p, err := encode(spec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p = rlimits{cpuS: 1, nproc: 1}.add(p, 1)
+	p = rlimits{cpuS: 1, nproc: 1, as: 1}.add(p, 1)
 	mount := read(p.mount)
 	pp, err := encode(Spec{Argv: []string{"a"}, Proxy: func(context.Context, net.Listener) {}}, false)
 	if err != nil {

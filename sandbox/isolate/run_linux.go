@@ -244,8 +244,8 @@ func start(spec Spec, early bool) (*started, error) {
 	sb := &started{
 		parent:    os.NewFile(uintptr(fds[0]), "sandbox-spec"),
 		parentFD:  fds[0],
-		stdout:    &capped{max: orDefault(spec.MaxStdout)},
-		stderr:    &capped{max: orDefault(spec.MaxStderr)},
+		stdout:    &capped{max: orDefault(spec.MaxStdout), progress: progressOf(spec, 1)},
+		stderr:    &capped{max: orDefault(spec.MaxStderr), progress: progressOf(spec, 2)},
 		firstDone: make(chan *os.ProcessState, 1),
 		pidCh:     make(chan int, 1),
 		listener:  make(chan *os.File, 1),
@@ -391,11 +391,13 @@ func (sb *started) setupFailed(st *os.ProcessState) error {
 var makeCgroups = newCgroups
 
 // errNoMemoryCgroup refuses a memory cap where no memory cgroup is
-// writable. Rlimits are no stand-in: RLIMIT_AS × RLIMIT_NPROC bounds the
-// processes' address space but not the kernel's buffers they hold (socket
-// buffers held 454 MiB under a cap of 64 MiB), and RLIMIT_NPROC does not
-// bind uid 0 (docs/sandbox-process.md).
-var errNoMemoryCgroup = fmt.Errorf("%w: the memory cap cannot be enforced: no writable memory cgroup; "+
+// writable and the policy demands a total cap (Limits.MemoryTotal):
+// RLIMIT_AS bounds each process's address space, not the processes
+// together nor the kernel's buffers they hold (socket buffers held 454 MiB
+// under a cap of 64 MiB), and RLIMIT_NPROC does not bind uid 0
+// (docs/sandbox-process.md).
+var errNoMemoryCgroup = fmt.Errorf("%w: the memory cap cannot be enforced: no writable memory cgroup, "+
+	"and the policy demands a total memory cap (resources.memory_enforcement: total); "+
 	"run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes act …, "+
 	"or a cgroup v1 memory cgroup whose directory is the user's): rlimits would not count the kernel's "+
 	"socket and pipe buffers, so commands with a memory cap are not run without one", ErrUnavailable)
@@ -408,7 +410,10 @@ var errMemoryRoot = fmt.Errorf("%w: the memory cap cannot be enforced: no writab
 
 // enforcement chooses the mechanism of each cap of l (the Result's
 // Enforcement) and the rlimits init sets where no cgroup holds a cap. A
-// memory cap no cgroup holds is an error: the command is not run.
+// memory cap no cgroup holds is RLIMIT_AS per process for an ordinary
+// user (MemoryPerProcess), and an error (the command is not run) where
+// l.MemoryTotal demands a total cap, or for root, whom RLIMIT_NPROC does
+// not bind.
 func enforcement(l Limits, procs int64, cg *cgroups, uid int) (map[Cap]string, rlimits, error) {
 	enf := map[Cap]string{}
 	var rl rlimits
@@ -422,8 +427,11 @@ func enforcement(l Limits, procs int64, cg *cgroups, uid int) (map[Cap]string, r
 			enf[CapMemory] = "cgroup v1 memory.limit_in_bytes"
 		} else if uid == 0 {
 			return nil, rl, errMemoryRoot
-		} else {
+		} else if l.MemoryTotal {
 			return nil, rl, errNoMemoryCgroup
+		} else {
+			enf[CapMemory] = MemoryPerProcess
+			rl.as = l.MemoryMB << 20
 		}
 	}
 	if l.CPUMs > 0 {
@@ -738,6 +746,9 @@ const diskFullSlack = 16 << 10
 
 func diskMechanism(mb int64) string { return fmt.Sprintf("a tmpfs of %d MiB", mb) }
 
+// allocFailure matches the ways programs report a refused allocation.
+var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory|failed to map segment`)
+
 // forkFailure matches what shells and runtimes print when fork fails.
 var forkFailure = regexp.MustCompile(`(?i)cannot fork|fork: (retry: )?resource temporarily unavailable|can't fork|BlockingIOError|EAGAIN`)
 
@@ -756,6 +767,10 @@ func capHitAfter(res *Result, l Limits, procs int64, cg *cgroups, rl rlimits, en
 	switch {
 	case l.MemoryMB > 0 && cg.oomKills() > 0:
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: enf[CapMemory]}
+	case rl.as > 0 && res.ExitCode != 0 && allocFailure.Match(tail(res.Stderr, 4096)):
+		// RLIMIT_AS refuses an allocation rather than killing: the
+		// command fails, saying so in its own words.
+		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: MemoryPerProcess + ", the command reported a failed allocation"}
 	case l.CPUMs > 0 && (res.Signal == syscall.SIGXCPU || res.Signal == syscall.SIGKILL) &&
 		res.Usage.CPU >= time.Duration(rl.cpuS)*time.Second:
 		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "RLIMIT_CPU"}
@@ -823,12 +838,14 @@ func orDefault(n int) int {
 	return n
 }
 
-// capped keeps the first max bytes written and drops the rest.
+// capped keeps the first max bytes written and drops the rest; progress,
+// if not nil, sees every write (Spec.Progress).
 type capped struct {
-	mu  sync.Mutex // max is set by a Warm's take while the copy waits
-	buf []byte
-	max int
-	cut bool
+	mu       sync.Mutex // max and progress are set by a Warm's take while the copy waits
+	buf      []byte
+	max      int
+	cut      bool
+	progress func([]byte)
 }
 
 func (c *capped) setMax(n int) {
@@ -837,8 +854,27 @@ func (c *capped) setMax(n int) {
 	c.mu.Unlock()
 }
 
+func (c *capped) setProgress(f func([]byte)) {
+	c.mu.Lock()
+	c.progress = f
+	c.mu.Unlock()
+}
+
+// progressOf is spec's Progress for stream, or nil.
+func progressOf(spec Spec, stream int) func([]byte) {
+	if spec.Progress == nil {
+		return nil
+	}
+	return func(p []byte) { spec.Progress(stream, p) }
+}
+
 func (c *capped) Write(p []byte) (int, error) {
 	c.mu.Lock()
+	if f := c.progress; f != nil {
+		c.mu.Unlock()
+		f(p)
+		c.mu.Lock()
+	}
 	defer c.mu.Unlock()
 	room := c.max - len(c.buf)
 	if len(p) > room {

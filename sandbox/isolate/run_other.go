@@ -23,3 +23,6 @@ func Prestart(net bool) *Warm { return nil }
 
 // Close does nothing off Linux.
 func (w *Warm) Close() {}
+
+// EnterUserScope does nothing off Linux.
+func EnterUserScope(args []string) {}

@@ -84,6 +84,13 @@ func encode(spec Spec, probe bool) (specParts, error) {
 		}
 		mnt("bind", b)
 	}
+	for _, c := range spec.Caches {
+		if !abs(c.Path) || !underAny(c.Path, spec.Mask) || !abs(c.Dir) {
+			return p, fmt.Errorf("sandbox: cache %q on %q: not absolute clean paths, the first below a masked home root", c.Dir, c.Path)
+		}
+		mnt("cache", c.Path)
+		mnt("cachedir", c.Dir)
+	}
 	for _, r := range spec.Reads {
 		if !abs(r) {
 			return p, bad("path to read", r)
@@ -123,6 +130,9 @@ func encode(spec Spec, probe bool) (specParts, error) {
 // rlimits are the per-process limits the child sets on the command.
 type rlimits struct {
 	cpuS, nproc int64
+	// as is RLIMIT_AS, in bytes: the memory cap per process where no
+	// memory cgroup holds it (MemoryPerProcess).
+	as int64
 }
 
 // add adds the limits to the command's part of the spec p, and the size of
@@ -137,6 +147,7 @@ func (r rlimits) add(p specParts, diskBytes int64) specParts {
 	}
 	p.command = num(p.command, "cpu_s", r.cpuS)
 	p.command = num(p.command, "nproc", r.nproc)
+	p.command = num(p.command, "as", r.as)
 	p.mount = num(p.mount, "disk", diskBytes)
 	return p
 }

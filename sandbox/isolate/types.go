@@ -53,6 +53,11 @@ type Spec struct {
 	// what builds need (a git config, toolchains, module caches). A path
 	// that is not there is skipped.
 	Binds []string
+	// Caches are read-write mounts of the caller's directories below
+	// Mask, where tools keep their caches (docs/sandbox-filesystem.md,
+	// "Caches"): never part of a scope, never copied, not on the disk
+	// cap's tmpfs.
+	Caches []Cache
 	// Reads, if any, are the only trees (besides the scopes, Binds and the
 	// sandbox's own /tmp, /dev and /proc) beneath which the command may
 	// open a file for reading, by Landlock: a host FIFO elsewhere gives it
@@ -73,6 +78,11 @@ type Spec struct {
 	// the mounts are made meanwhile, and sends the command only if it
 	// returns nil. Its error is Run's, and nothing has run.
 	Before func() error
+	// Progress, if not nil, is called with the command's output as it
+	// arrives (stream 1 standard output, 2 standard error), from the
+	// goroutine that reads that stream: all of it, past the caps too. It
+	// must not block for long, and must not keep p.
+	Progress func(stream int, p []byte)
 }
 
 // ProxyPort is the port of Spec.Proxy's listener on the sandbox's own
@@ -99,6 +109,12 @@ type Scope struct {
 	Path, Upper, Work string
 }
 
+// A Cache is the directory Dir of the caller's, shown read-write to the
+// command at Path.
+type Cache struct {
+	Path, Dir string
+}
+
 // Limits are hard caps; a zero field means no cap of that kind.
 type Limits struct {
 	WallMs   int64 // wall clock, milliseconds
@@ -106,7 +122,20 @@ type Limits struct {
 	MemoryMB int64 // memory, MiB
 	DiskMB   int64 // the scopes' layers, /tmp and /dev/shm together, MiB
 	Procs    int64 // processes at once (0: DefaultMaxProcs)
+	// MemoryTotal demands that MemoryMB bound all the command's processes
+	// together (policy resources.memory_enforcement: total): where no
+	// memory cgroup is writable, Run refuses the command. Without it an
+	// ordinary user's cap falls back to RLIMIT_AS per process
+	// (MemoryPerProcess).
+	MemoryTotal bool
 }
+
+// MemoryPerProcess is the memory cap's mechanism where no memory cgroup is
+// writable and the policy does not demand a total cap: RLIMIT_AS of the
+// cap in each process, RLIMIT_NPROC bounding how many; the kernel's
+// buffers, page cache and tmpfs pages are outside it
+// (docs/sandbox-process.md).
+const MemoryPerProcess = "RLIMIT_AS per process (no memory cgroup): not a total cap"
 
 // A Cap names a kind of limit.
 type Cap string
