@@ -367,7 +367,7 @@ func check(name string, doc *document.Document, v any, h home) problem.List {
 		}
 		return false
 	}
-	for _, f := range [][]string{{"allowed_roots"}, {"workspaces"}, {"risk", "sensitive_paths"}, {"sandbox", "hide_paths"}, {"sandbox", "home_visible"}} {
+	for _, f := range [][]string{{"allowed_roots"}, {"workspaces"}, {"risk", "sensitive_paths"}, {"sandbox", "hide_paths"}, {"sandbox", "home_visible"}, {"sandbox", "caches"}} {
 		var list any = m
 		for _, k := range f {
 			mm, _ := list.(map[string]any)
@@ -441,6 +441,14 @@ func build(file, base map[string]any, h home) (*Policy, error) {
 		visible = append(visible, expandHome(h, userHome))
 	}
 	p.Sandbox.HomeVisible = visible
+	var caches []string
+	for _, h := range p.Sandbox.Caches {
+		if userHome == "" {
+			continue
+		}
+		caches = append(caches, expandHome(h, userHome))
+	}
+	p.Sandbox.Caches = caches
 	var sensitive []string
 	for _, h := range p.Risk.SensitivePaths {
 		if isTilde(h) && userHome == "" {

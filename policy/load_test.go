@@ -27,6 +27,7 @@ func defaultPolicy() *Policy {
 		AllowedRoots: []string{userHome, "/tmp"},
 		Workspaces:   []string{"/tmp"},
 		ResourceCaps: ResourceCaps{MaxCPUMs: 600000, MaxMemoryMB: 4096, MaxDiskMB: 10240, MaxDurationMs: 600000},
+		Resources:    Resources{MemoryEnforcement: MemoryPerProcess},
 		Modes: ModeTable{
 			Risk: map[descriptors.RiskLevel]Mode{
 				descriptors.RiskLow: Allow, descriptors.RiskMedium: Confirm,
@@ -34,20 +35,26 @@ func defaultPolicy() *Policy {
 			},
 			Types: map[descriptors.ActionType]Mode{},
 		},
-		Network:     Network{AllowedHosts: []string{}, SandboxNetwork: false},
-		Cooldown:    time.Hour,
-		PlanExpiry:  24 * time.Hour,
-		IdlePeriod:  5 * time.Minute,
-		Audit:       Audit{RetainDays: 90},
-		MaxChanges:  100000,
-		MaxPending:  50,
-		MaxLayersMB: 2048,
-		Risk:        Risk{MaxDeletes: 20, SensitivePaths: []string{}},
+		Network:      Network{AllowedHosts: []string{}, SandboxNetwork: false},
+		Cooldown:     time.Hour,
+		PlanExpiry:   24 * time.Hour,
+		IdlePeriod:   5 * time.Minute,
+		Audit:        Audit{RetainDays: 90},
+		MaxChanges:   100000,
+		MaxPending:   50,
+		MaxLayersMB:  2048,
+		CommandRules: []CommandRule{},
+		Risk:         Risk{MaxDeletes: 20, SensitivePaths: []string{}},
 		Sandbox: SandboxPolicy{HidePaths: []string{}, HomeVisible: func() []string {
 			var out []string
 			for _, r := range []string{".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
-				"go/pkg/mod", "sdk", ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup",
-				".pyenv", ".nvm", ".local/bin", ".m2/repository"} {
+				"sdk", ".cargo/bin", ".rustup", ".pyenv", ".nvm", ".local/bin", ".m2/repository"} {
+				out = append(out, userHome+"/"+r)
+			}
+			return out
+		}(), Caches: func() []string {
+			var out []string
+			for _, r := range []string{".cache/go-build", "go/pkg/mod", ".npm", ".cache/pip", ".cargo/registry", ".cargo/git"} {
 				out = append(out, userHome+"/"+r)
 			}
 			return out

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -52,6 +53,9 @@ func (p *Policy) Marshal() []byte {
 		pair("workspaces", strList(p.Workspaces),
 			"Where an agent's everyday changes may flow without a person: a plan is\nLOW only when every change lies inside one of these."),
 		pair("resource_caps", caps, "The most a descriptor may request; a request above a cap is blocked."),
+		pair("resources", mapping(
+			pair("memory_enforcement", strNode(cmp.Or(p.Resources.MemoryEnforcement, MemoryPerProcess)), ""),
+		), "How the sandbox enforces a command's caps. memory_enforcement: total\nrefuses commands where no memory cgroup can bound all their processes\ntogether; per_process falls back, for an ordinary user without one, to\nRLIMIT_AS per process, labelled as not a total cap."),
 		pair("modes", mapping(
 			pair("risk", risk, "By risk level."),
 			pair("types", types, "By action type (FILE_WRITE, COMMAND_EXECUTION, ...); overrides the risk default.\nOne mode, or one a risk level: FILE_WRITE: {LOW: allow, HIGH: deny}."+p.droppedTypes()),
@@ -69,6 +73,7 @@ func (p *Policy) Marshal() []byte {
 		pair("max_changes", intNode(p.MaxChanges), "The most changes one plan may hold; a dry run that makes more is rejected."),
 		pair("max_pending", intNode(p.MaxPending), "The most plans that may wait for a person."),
 		pair("max_layers_mb", intNode(p.MaxLayersMB), "The most MiB the layers of plans not yet applied may hold together."),
+		pair("command_rules", commandRulesNode(p.CommandRules), "Command prefixes a person pre-approves: a plan whose every command starts\nwith one has the rule's mode, while everything else of it is LOW.\nE.g. [{prefix: [go, test], mode: allow}, {prefix: [gofmt, -l], mode: allow}]."),
 		pair("risk", mapping(
 			pair("max_deletes", intNode(p.Risk.MaxDeletes), ""),
 			pair("sensitive_paths", strList(p.Risk.SensitivePaths), ""),
@@ -83,6 +88,7 @@ func (p *Policy) Marshal() []byte {
 		pair("sandbox", mapping(
 			pair("hide_paths", strList(p.Sandbox.HidePaths), "More paths hidden from sandboxed commands, besides act's state dir and\nthe usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …)."),
 			pair("home_visible", strList(p.Sandbox.HomeVisible), "What builds need below the home, shown read-only to commands while the\nrest of every home is masked; never a credential store."),
+			pair("caches", strList(p.Sandbox.Caches), "Where tools keep their caches: each is a directory of act's own, per\nuser, mounted read-write there in the sandbox (act gc --caches clears them)."),
 			pair("loopback", boolNode(p.Sandbox.Loopback), "IPv4/IPv6 sockets on the sandbox's own loopback for commands without the\nnetwork (a test suite's local server); off: refused."),
 		), ""),
 	)
@@ -216,4 +222,21 @@ func (p *Policy) approversNote() string {
 		s += ".\nIt names none, so nothing approves"
 	}
 	return s + "."
+}
+
+// commandRulesNode is the command rules as a flow sequence of
+// {prefix: [...], mode: ...} mappings.
+func commandRulesNode(rules []CommandRule) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	if len(rules) == 0 {
+		n.Style = yaml.FlowStyle
+	}
+	for _, r := range rules {
+		prefix := strList(r.Prefix)
+		prefix.Style = yaml.FlowStyle
+		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
+		m.Content = append(m.Content, strNode("prefix"), prefix, strNode("mode"), strNode(string(r.Mode)))
+		n.Content = append(n.Content, m)
+	}
+	return n
 }

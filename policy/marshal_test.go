@@ -22,6 +22,7 @@ func custom() *Policy {
 	return &Policy{
 		AllowedRoots: []string{"/srv/data", "/tmp/a b", "/opt/#x: y"},
 		ResourceCaps: ResourceCaps{MaxCPUMs: 1, MaxMemoryMB: 2, MaxDiskMB: 3, MaxDurationMs: 4},
+		Resources:    Resources{MemoryEnforcement: MemoryTotal},
 		Modes: ModeTable{
 			Risk: map[descriptors.RiskLevel]Mode{
 				descriptors.RiskLow: Confirm, descriptors.RiskMedium: Deny,
@@ -43,6 +44,7 @@ func custom() *Policy {
 		MaxChanges:   7,
 		MaxPending:   3,
 		MaxLayersMB:  64,
+		CommandRules: []CommandRule{{Prefix: []string{"go", "test"}, Mode: Allow}, {Prefix: []string{"rm"}, Mode: Deny}},
 		Risk:         Risk{MaxDeletes: 5, SensitivePaths: []string{"/srv/**", "/etc/app"}},
 		Redact:       Redact{PII: true},
 		Sandbox:      SandboxPolicy{HidePaths: []string{"/srv/secret", "/etc/app/token"}},
@@ -111,6 +113,12 @@ resource_caps:
   max_memory_mb: 4096
   max_disk_mb: 10240
   max_duration_ms: 600000
+# How the sandbox enforces a command's caps. memory_enforcement: total
+# refuses commands where no memory cgroup can bound all their processes
+# together; per_process falls back, for an ordinary user without one, to
+# RLIMIT_AS per process, labelled as not a total cap.
+resources:
+  memory_enforcement: per_process
 # The mode of an action: allow, confirm or deny.
 modes:
   # By risk level.
@@ -142,6 +150,10 @@ max_changes: 100000
 max_pending: 50
 # The most MiB the layers of plans not yet applied may hold together.
 max_layers_mb: 2048
+# Command prefixes a person pre-approves: a plan whose every command starts
+# with one has the rule's mode, while everything else of it is LOW.
+# E.g. [{prefix: [go, test], mode: allow}, {prefix: [gofmt, -l], mode: allow}].
+command_rules: []
 # act's own grading: more deletes than this, or a change under one of these
 # paths, makes a plan HIGH.
 risk:
@@ -171,16 +183,22 @@ sandbox:
     - /home/u/.config/git/config
     - /home/u/.config/git/ignore
     - /home/u/.config/git/attributes
-    - /home/u/go/pkg/mod
     - /home/u/sdk
     - /home/u/.cargo/bin
-    - /home/u/.cargo/registry
-    - /home/u/.cargo/git
     - /home/u/.rustup
     - /home/u/.pyenv
     - /home/u/.nvm
     - /home/u/.local/bin
     - /home/u/.m2/repository
+  # Where tools keep their caches: each is a directory of act's own, per
+  # user, mounted read-write there in the sandbox (act gc --caches clears them).
+  caches:
+    - /home/u/.cache/go-build
+    - /home/u/go/pkg/mod
+    - /home/u/.npm
+    - /home/u/.cache/pip
+    - /home/u/.cargo/registry
+    - /home/u/.cargo/git
   # IPv4/IPv6 sockets on the sandbox's own loopback for commands without the
   # network (a test suite's local server); off: refused.
   loopback: false
@@ -205,7 +223,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/go/pkg/mod","/home/u/sdk","/home/u/.cargo/bin","/home/u/.cargo/registry","/home/u/.cargo/git","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"loopback":false},"confirmation":{"via":"flag","approvers":[]}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"loopback":false},"confirmation":{"via":"flag","approvers":[]}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

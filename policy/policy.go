@@ -83,6 +83,8 @@ type Policy struct {
 	Workspaces []string `json:"workspaces"`
 	// ResourceCaps are the most a descriptor may request.
 	ResourceCaps ResourceCaps `json:"resource_caps"`
+	// Resources says how the sandbox enforces the caps.
+	Resources Resources `json:"resources"`
 	// Modes gives the mode of an action by risk level and action type.
 	Modes ModeTable `json:"modes"`
 	// Network holds the host allow-list and the sandbox's network switch.
@@ -104,6 +106,12 @@ type Policy struct {
 	// MaxLayersMB is the most MiB the layers of the plans not yet applied
 	// may hold together.
 	MaxLayersMB int64 `json:"max_layers_mb"`
+	// CommandRules are command prefixes a person pre-approves (or
+	// refuses): a plan whose every command starts with one of them has
+	// the rules' mode instead of the mode a command would get, but only
+	// while everything else of it is LOW by act's allow-list; a deny
+	// rule always blocks (docs/policy.md, "Command rules").
+	CommandRules []CommandRule `json:"command_rules"`
 	// Risk tunes act's own risk assessment.
 	Risk Risk `json:"risk"`
 	// Redact says what else is redacted from captured output.
@@ -171,6 +179,11 @@ type SandboxPolicy struct {
 	// git's configuration, toolchains, read-only module caches — never a
 	// credential store (docs/sandbox-filesystem.md).
 	HomeVisible []string `json:"home_visible"`
+	// Caches are where tools keep their caches below the user's home
+	// ("~/…"): each is a persistent directory of act's own, per user,
+	// mounted read-write there in the sandbox; never diffed, promoted or
+	// counted against the disk cap (docs/sandbox-filesystem.md, "Caches").
+	Caches []string `json:"caches"`
 	// Loopback lets commands without the network make IPv4 and IPv6
 	// sockets in the sandbox's own network namespace (loopback only).
 	Loopback bool `json:"loopback"`
@@ -183,6 +196,26 @@ type ResourceCaps struct {
 	MaxDiskMB     int64 `json:"max_disk_mb"`
 	MaxDurationMs int64 `json:"max_duration_ms"`
 }
+
+// Resources is the policy's resources section: how the sandbox enforces
+// a command's caps.
+type Resources struct {
+	// MemoryEnforcement is MemoryTotal or MemoryPerProcess: whether a
+	// memory cap must bound all the command's processes together (a
+	// memory cgroup), or may fall back, where no memory cgroup is
+	// writable, to RLIMIT_AS per process, labelled as such
+	// (docs/sandbox-process.md).
+	MemoryEnforcement string `json:"memory_enforcement"`
+}
+
+// The values of resources.memory_enforcement.
+const (
+	MemoryTotal      = "total"
+	MemoryPerProcess = "per_process"
+)
+
+// MemoryTotalDemanded says whether the policy demands a total memory cap.
+func (p *Policy) MemoryTotalDemanded() bool { return p.Resources.MemoryEnforcement == MemoryTotal }
 
 // ModeTable is the policy's "modes": a mode for every risk level, and
 // per-action-type overrides. A type's override is one mode (Types) or a
@@ -289,6 +322,7 @@ type policyJSON struct {
 	AllowedRoots []string      `json:"allowed_roots"`
 	Workspaces   []string      `json:"workspaces"`
 	ResourceCaps ResourceCaps  `json:"resource_caps"`
+	Resources    Resources     `json:"resources"`
 	Modes        ModeTable     `json:"modes"`
 	Network      Network       `json:"network"`
 	Cooldown     string        `json:"cooldown"`
@@ -298,6 +332,7 @@ type policyJSON struct {
 	MaxChanges   int64         `json:"max_changes"`
 	MaxPending   int64         `json:"max_pending"`
 	MaxLayersMB  int64         `json:"max_layers_mb"`
+	CommandRules []CommandRule `json:"command_rules"`
 	Risk         Risk          `json:"risk"`
 	Redact       Redact        `json:"redact"`
 	Sandbox      SandboxPolicy `json:"sandbox"`
@@ -311,6 +346,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		AllowedRoots: nonNil(p.AllowedRoots),
 		Workspaces:   nonNil(p.Workspaces),
 		ResourceCaps: p.ResourceCaps,
+		Resources:    p.Resources,
 		Modes:        ModeTable{Risk: nonNilMap(p.Modes.Risk), Types: nonNilMap(p.Modes.Types), TypeRisk: p.Modes.TypeRisk},
 		Network:      Network{AllowedHosts: nonNil(p.Network.AllowedHosts), SandboxNetwork: p.Network.SandboxNetwork},
 		Cooldown:     FormatDuration(p.Cooldown),
@@ -320,9 +356,10 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		MaxChanges:   p.MaxChanges,
 		MaxPending:   p.MaxPending,
 		MaxLayersMB:  p.MaxLayersMB,
+		CommandRules: nonNil(p.CommandRules),
 		Risk:         Risk{MaxDeletes: p.Risk.MaxDeletes, SensitivePaths: nonNil(p.Risk.SensitivePaths)},
 		Redact:       p.Redact,
-		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths), HomeVisible: p.Sandbox.HomeVisible, Loopback: p.Sandbox.Loopback},
+		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths), HomeVisible: p.Sandbox.HomeVisible, Caches: p.Sandbox.Caches, Loopback: p.Sandbox.Loopback},
 		Confirmation: Confirmation{Via: p.Confirmation.Via, Approvers: nonNil(p.Confirmation.Approvers), ApproversFile: p.Confirmation.ApproversFile},
 	})
 }
@@ -349,6 +386,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		AllowedRoots: nonNil(j.AllowedRoots),
 		Workspaces:   nonNil(j.Workspaces),
 		ResourceCaps: j.ResourceCaps,
+		Resources:    j.Resources,
 		Modes:        ModeTable{Risk: nonNilMap(j.Modes.Risk), Types: nonNilMap(j.Modes.Types), TypeRisk: j.Modes.TypeRisk},
 		Network:      Network{AllowedHosts: nonNil(j.Network.AllowedHosts), SandboxNetwork: j.Network.SandboxNetwork},
 		Cooldown:     durs[0],
@@ -358,9 +396,10 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		MaxChanges:   j.MaxChanges,
 		MaxPending:   j.MaxPending,
 		MaxLayersMB:  j.MaxLayersMB,
+		CommandRules: nonNil(j.CommandRules),
 		Risk:         Risk{MaxDeletes: j.Risk.MaxDeletes, SensitivePaths: nonNil(j.Risk.SensitivePaths)},
 		Redact:       j.Redact,
-		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths), HomeVisible: j.Sandbox.HomeVisible, Loopback: j.Sandbox.Loopback},
+		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths), HomeVisible: j.Sandbox.HomeVisible, Caches: j.Sandbox.Caches, Loopback: j.Sandbox.Loopback},
 		Confirmation: Confirmation{Via: j.Confirmation.Via, Approvers: nonNil(j.Confirmation.Approvers), ApproversFile: j.Confirmation.ApproversFile},
 	}
 	return nil
@@ -522,4 +561,52 @@ func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
 		return map[K]V{}
 	}
 	return m
+}
+
+// A CommandRule is a command prefix and the mode of the commands that
+// start with it: argv's first words, matched word for word ([go, test]
+// matches go test ./..., not /tmp/go test nor sh -c "go test").
+type CommandRule struct {
+	Prefix []string `json:"prefix"`
+	Mode   Mode     `json:"mode"`
+}
+
+// Matches reports whether argv starts with r's prefix.
+func (r CommandRule) Matches(argv []string) bool {
+	if len(r.Prefix) == 0 || len(argv) < len(r.Prefix) {
+		return false
+	}
+	for i, w := range r.Prefix {
+		if argv[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// CommandMode is the mode the command rules give to every one of cmds,
+// the strictest of the rules that match (the longest prefix of each
+// command decides it), and the rules used; ok is false when some command
+// matches no rule (or there is none).
+func (p *Policy) CommandMode(cmds [][]string) (mode Mode, used []CommandRule, ok bool) {
+	if len(cmds) == 0 {
+		return "", nil, false
+	}
+	for _, argv := range cmds {
+		var best *CommandRule
+		for i := range p.CommandRules {
+			r := &p.CommandRules[i]
+			if r.Matches(argv) && (best == nil || len(r.Prefix) > len(best.Prefix)) {
+				best = r
+			}
+		}
+		if best == nil {
+			return "", nil, false
+		}
+		if mode == "" || best.Mode.Rank() > mode.Rank() {
+			mode = best.Mode
+		}
+		used = append(used, *best)
+	}
+	return mode, used, true
 }

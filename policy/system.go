@@ -96,6 +96,10 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 			set(f.name, true)
 		}
 	}
+	if sys.Resources.MemoryEnforcement == MemoryTotal && p.Resources.MemoryEnforcement != MemoryTotal {
+		p.Resources.MemoryEnforcement = MemoryTotal
+		set("resources.memory_enforcement", true)
+	}
 	if sys.Cooldown > p.Cooldown {
 		p.Cooldown = sys.Cooldown
 		set("cooldown", true)
@@ -124,6 +128,16 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 		p.MaxPending = sys.MaxPending
 		set("max_pending", true)
 	}
+	// Command rules: under a system policy only its own count, and the
+	// user's deny rules (a refusal only tightens).
+	rules := slices.Clone(sys.CommandRules)
+	for _, r := range p.CommandRules {
+		if r.Mode == Deny && !slices.ContainsFunc(rules, func(s CommandRule) bool { return slices.Equal(s.Prefix, r.Prefix) && s.Mode == Deny }) {
+			rules = append(rules, r)
+		}
+	}
+	set("command_rules", !slices.EqualFunc(rules, p.CommandRules, func(a, b CommandRule) bool { return slices.Equal(a.Prefix, b.Prefix) && a.Mode == b.Mode }))
+	p.CommandRules = rules
 	if sys.MaxLayersMB < p.MaxLayersMB {
 		p.MaxLayersMB = sys.MaxLayersMB
 		set("max_layers_mb", true)
@@ -160,6 +174,11 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 	})
 	set("sandbox.home_visible", len(visible) != len(p.Sandbox.HomeVisible))
 	p.Sandbox.HomeVisible = visible
+	caches := slices.DeleteFunc(slices.Clone(p.Sandbox.Caches), func(h string) bool {
+		return !slices.Contains(sys.Sandbox.Caches, h)
+	})
+	set("sandbox.caches", len(caches) != len(p.Sandbox.Caches))
+	p.Sandbox.Caches = caches
 	if viaRank(sys.Confirmation.Via) > viaRank(p.Confirmation.Via) {
 		p.Confirmation.Via = sys.Confirmation.Via
 		set("confirmation.via", true)
@@ -207,9 +226,9 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 var settingNames = func() []string {
 	names := []string{"allowed_roots", "workspaces",
 		"resource_caps.max_cpu_ms", "resource_caps.max_memory_mb", "resource_caps.max_disk_mb", "resource_caps.max_duration_ms",
-		"network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
-		"max_changes", "max_pending", "max_layers_mb", "risk.max_deletes", "risk.sensitive_paths", "redact.pii",
-		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.home_visible", "sandbox.loopback"}
+		"resources.memory_enforcement", "network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
+		"max_changes", "max_pending", "max_layers_mb", "command_rules", "risk.max_deletes", "risk.sensitive_paths", "redact.pii",
+		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.home_visible", "sandbox.caches", "sandbox.loopback"}
 	for _, r := range descriptors.RiskLevels {
 		names = append(names, "modes.risk."+string(r))
 	}

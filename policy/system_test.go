@@ -15,6 +15,7 @@ func TestTighten(t *testing.T) {
 	sys, err := parse("sys.yaml", []byte(`
 allowed_roots: [/srv]
 resource_caps: {max_cpu_ms: 1000, max_memory_mb: 100, max_disk_mb: 10, max_duration_ms: 2000}
+resources: {memory_enforcement: total}
 modes: {risk: {LOW: confirm, CRITICAL: deny}, types: {NETWORK_REQUEST: deny}}
 network: {allowed_hosts: [example.org], sandbox_network: false}
 cooldown: 2h
@@ -41,6 +42,7 @@ idle_period: 1s
 audit: {retain_days: 1}
 confirmation: {via: flag}
 max_layers_mb: 99999
+resources: {memory_enforcement: per_process}
 `), "/home/u")
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +68,7 @@ max_layers_mb: 99999
 		"state dir pinned":                      p.System.StateDir == "/var/lib/act",
 		"sources say system":                    p.Sources["plan_expiry"] == OriginSystem && p.Sources["confirmation.via"] == OriginSystem,
 		"sources, user stood":                   p.Sources["resource_caps.max_memory_mb"] == OriginFlag,
+		"total memory cap binds the user":       p.MemoryTotalDemanded() && p.Sources["resources.memory_enforcement"] == OriginSystem,
 	} {
 		if !ok {
 			t.Errorf("%s: not tightened as it should be", name)
