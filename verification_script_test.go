@@ -13,3 +13,16 @@ func TestVerificationScriptNobody(t *testing.T) {
 	must(t, err)
 	asNobody(t, "TestScript$/^plan_verification_writes$", "ACT_TEST_ROOT="+root)
 }
+
+// noCgroupEnv, among asNobody's env, runs the test without a memory cgroup.
+const noCgroupEnv = "ACT_TEST_NO_CGROUP=1"
+
+// TestPlanCommandNobody runs the plan_memory_per_process testscript as an
+// ordinary user without a memory cgroup: with the default policy a
+// COMMAND_EXECUTION plans, its memory cap RLIMIT_AS per process and named
+// so; with resources.memory_enforcement: total it is refused.
+func TestPlanCommandNobody(t *testing.T) {
+	root, err := filepath.Abs(".")
+	must(t, err)
+	asNobody(t, "TestScript$/^plan_memory_per_process$", "ACT_TEST_ROOT="+root, noCgroupEnv)
+}

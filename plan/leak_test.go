@@ -4,11 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -78,6 +80,9 @@ operation: {argv: [sh, -c, ` + js(script) + `], workdir: ` + scope + `}
 		t.Fatal(err)
 	}
 	pol.AllowedRoots = []string{base}
+	if memoryTotal {
+		pol.Resources.MemoryEnforcement = policy.MemoryTotal
+	}
 	return Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, buildNow),
 		File: "d.yaml", Now: func() time.Time { return buildNow }, Ahead: Ahead{Check: StartCheck(ready)}})
 }
@@ -108,8 +113,14 @@ func TestRejectedPlanLeavesNothingNobody(t *testing.T) {
 // value is the directory its parent made.
 const memCapEnv = "_ACT_TEST_MEMCAP_BASE"
 
+// memoryTotal makes buildScript's policy demand a total memory cap
+// (resources.memory_enforcement: total).
+var memoryTotal bool
+
 // TestMemoryCapRefusedWithoutCgroup: as an ordinary user with no writable
-// memory cgroup, a command with a memory cap is refused before it runs,
+// memory cgroup, a command with a memory cap runs under RLIMIT_AS per
+// process, and the plan says it is not a total cap (op.memory-per-process);
+// where the policy demands a total cap it is refused before it runs,
 // saying what is missing (issue 12 item 9: rlimits would not bound the
 // command's processes together, nor the kernel's buffers they hold).
 func TestMemoryCapRefusedWithoutCgroup(t *testing.T) {
@@ -125,11 +136,20 @@ func TestMemoryCapRefusedWithoutCgroup(t *testing.T) {
 		runAsNobodyIn(t, nil, dir, "TestMemoryCapRefusedWithoutCgroup", memCapEnv+"="+base)
 		return
 	}
-	p, err := buildScript(t, base, "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e02", "touch ran", "ran")
+	p, err := buildScript(t, base, "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e01", "touch ran", "ran")
+	if err != nil || len(p.Commands) != 1 || p.Commands[0].Caps["memory"] != isolate.MemoryPerProcess {
+		t.Fatalf("an ordinary user without a memory cgroup, per_process: %v, %v", p, err)
+	}
+	if !slices.ContainsFunc(p.Warnings, func(w problem.Problem) bool { return w.Rule == "op.memory-per-process" }) {
+		t.Errorf("the plan does not say the memory cap is per process: %v", p.Warnings)
+	}
+	memoryTotal = true
+	defer func() { memoryTotal = false }()
+	p, err = buildScript(t, filepath.Join(base, "total"), "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e02", "touch ran", "ran")
 	if p != nil || !errors.Is(err, isolate.ErrUnavailable) ||
-		!strings.Contains(err.Error(), "no writable memory cgroup; run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes") {
-		t.Fatalf("an ordinary user without a memory cgroup: plan %v, error %v", p != nil, err)
+		!strings.Contains(err.Error(), "no writable memory cgroup, and the policy demands a total memory cap (resources.memory_enforcement: total); run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes") {
+		t.Fatalf("an ordinary user without a memory cgroup, total: plan %v, error %v", p != nil, err)
 	}
 	t.Log(err)
-	noPlansLeft(t, base)
+	noPlansLeft(t, filepath.Join(base, "total"))
 }
