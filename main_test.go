@@ -498,7 +498,7 @@ func TestDeps(t *testing.T) {
 		"internal/lifecycle":    {},
 		"internal/state":        {"github.com/gofrs/flock"},
 		"audit":                 {"internal/atomicfile", "internal/redact", "github.com/secure-systems-lab/go-securesystemslib/dsse", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog", "golang.org/x/sys/unix"},
-		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/problem", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox"},
+		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/problem", "internal/rmtree", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox"},
 		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 
 		// Rows 8 and 9's in-process timer.

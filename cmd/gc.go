@@ -15,7 +15,8 @@ func newGCCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "gc",
 		Usage:     "remove what is past the host's retention",
-		UsageText: "act gc [--json]",
+		UsageText: "act gc [--caches] [--json]",
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "caches", Usage: "also empty the sandbox's caches (sandbox.caches): the next plans start cold"}},
 		Description: `Removes what is past the host policy's retention (audit.retain_days,
    docs/state.md, docs/audit.md):
    - plans made before it, with their layers, and the backups of actions
@@ -30,6 +31,9 @@ func newGCCommand(env *Env) *cli.Command {
    It never removes a pending plan, a plan that can still be applied, or the
    plan and backups of the newest applied action: it lists them as kept.
    Nothing but act's own files is touched. Every gc is itself recorded.
+   With --caches it also empties the sandbox's caches (the policy's
+   sandbox.caches, docs/sandbox-filesystem.md): what tools cached in
+   earlier dry runs is gone, and the next ones start cold.
 
 EXAMPLES:
    act gc
@@ -49,7 +53,11 @@ EXAMPLES:
 				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			before := env.Now().UTC().Add(-time.Duration(pol.Audit.RetainDays) * 24 * time.Hour)
-			col, err := env.gate(pol).GC(c.Context, before)
+			g := env.gate(pol)
+			col, err := g.GC(c.Context, before)
+			if err == nil && c.Bool("caches") {
+				col.Caches, err = g.ClearCaches()
+			}
 			res.Data = col
 			return env.finish(res, outcome.OK.Status, err, func(w io.Writer, _ styles) {
 				renderGC(w, col)
@@ -77,6 +85,9 @@ func renderGC(w io.Writer, c *gate.Collected) {
 			what = "directory"
 		}
 		fmt.Fprintf(w, "  removed %d %s left by a crash or an interrupted gc\n", c.Temp, what)
+	}
+	if c.Caches != nil {
+		fmt.Fprintf(w, "  emptied %s of the sandbox (%d bytes)\n", plural(c.Caches.Caches, "cache"), c.Caches.Bytes)
 	}
 	for _, k := range c.Kept {
 		fmt.Fprintf(w, "  kept %s\n", escapeLine(k))

@@ -297,4 +297,16 @@ func (c *checker) checkVerification() {
 	for i, argv := range v.Commands {
 		c.checkArgv([]string{"verification", "commands", idx(i)}, argv)
 	}
+	if v.Workdir != "" {
+		f := []string{"verification", "workdir"}
+		if c.checkPath(f, v.Workdir, false) {
+			c.checkInScope(f, v.Workdir)
+		}
+	}
+	for _, k := range sortedKeys(v.Env) {
+		if !envName(k) {
+			c.add("command.invalid-env-name", []string{"verification", "env", k},
+				"%q is not a valid environment variable name", k)
+		}
+	}
 }

@@ -184,4 +184,8 @@ type Audit struct {
 // Verification lists commands run in the sandbox after the operation.
 type Verification struct {
 	Commands [][]string `json:"commands"`
+	// Env and Workdir are every command's, as a COMMAND_EXECUTION's
+	// (Workdir "": the first scope path).
+	Env     map[string]string `json:"env,omitempty"`
+	Workdir string            `json:"workdir,omitempty"`
 }

@@ -494,6 +494,7 @@ func (g *Gate) decide(d *descriptors.Descriptor, r Risk, changes []diff.Change) 
 	eff := *d
 	eff.RiskLevel = r.Effective()
 	dec := g.Policy.Decide(&eff, g.Now())
+	g.commandRule(&dec, r, d.Confirmation.Required)
 	declared := map[descriptors.ActionType]bool{}
 	var walk func(t descriptors.ActionType, steps []descriptors.Step)
 	walk = func(t descriptors.ActionType, steps []descriptors.Step) {
@@ -539,7 +540,7 @@ func (g *Gate) riskRules() RiskRules {
 			// act's own state dir is never part of a workspace.
 			return g.Policy.InWorkspace(path, g.workspaces()) && !pathglob.Within(path, g.Home.Root)
 		},
-		UID: uint32(os.Geteuid()), PathDirs: g.PathDirs}
+		UID: uint32(os.Geteuid()), PathDirs: g.PathDirs, Commands: g.Policy.CommandMode}
 	if r.MaxDeletes <= 0 {
 		r.MaxDeletes = DefaultMaxDeletes
 	}
@@ -1077,4 +1078,27 @@ func (c *capped) Write(p []byte) (int, error) {
 		c.b.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// commandRule applies the policy's command rules to dec (docs/policy.md,
+// "Command rules"): a deny rule blocks; otherwise, while the plan is LOW
+// by act's allow-list and as declared, the rules' mode replaces the mode
+// its type and risk give (a person pre-approved those commands), unless
+// the policy denies the plan outright or the descriptor asks for a
+// person (asked). Beyond LOW a rule only tightens.
+func (g *Gate) commandRule(dec *policy.Decision, r Risk, asked bool) {
+	if r.CommandMode == "" {
+		return
+	}
+	rules := strings.Join(r.CommandRules, ", ")
+	why := fmt.Sprintf("the policy's command rules (%s) set its commands to %s", rules, r.CommandMode)
+	switch {
+	case r.CommandMode == policy.Deny:
+		dec.Mode, dec.Source, dec.Reason = policy.Deny, "command rule", why
+		dec.Blocked = append(dec.Blocked, problem.Problem{Rule: policy.RuleDeny, Field: "operation.argv", Layer: problem.Policy,
+			Message: why})
+	case len(dec.Blocked) > 0:
+	case (r.Effective() == descriptors.RiskLow && !asked) || r.CommandMode.Rank() > dec.Mode.Rank():
+		dec.Mode, dec.Source, dec.Reason = r.CommandMode, "command rule", why
+	}
 }

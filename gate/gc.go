@@ -14,6 +14,7 @@ import (
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
+	"github.com/act-project/act/internal/rmtree"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/sandbox"
@@ -45,6 +46,46 @@ type Collected struct {
 	Kept []string `json:"kept"`
 	// Audit is what was pruned from the audit log.
 	Audit audit.PruneInfo `json:"audit"`
+	// Caches counts the sandbox's caches emptied (act gc --caches), and
+	// their bytes; nil when they were not asked for.
+	Caches *CachesCleared `json:"caches,omitempty"`
+}
+
+// CachesCleared is what act gc --caches removed.
+type CachesCleared struct {
+	Caches int   `json:"caches"`
+	Bytes  int64 `json:"bytes"`
+}
+
+// ClearCaches empties the sandbox's caches (the policy's sandbox.caches,
+// under the state dir's caches/): each cache's directory is removed whole,
+// without following a link a command left in it; the next plan makes it
+// again, empty. docs/sandbox-filesystem.md, "Caches".
+func (g *Gate) ClearCaches() (*CachesCleared, error) {
+	c := &CachesCleared{}
+	ents, err := os.ReadDir(g.Home.Caches())
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	for _, e := range ents {
+		dir := filepath.Join(g.Home.Caches(), e.Name())
+		_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				if fi, err := d.Info(); err == nil {
+					c.Bytes += fi.Size()
+				}
+			}
+			return nil
+		})
+		if err := rmtree.RemoveAll(dir); err != nil {
+			return c, err
+		}
+		c.Caches++
+	}
+	return c, nil
 }
 
 // GC removes what is past the host policy's retention (audit.retain_days)

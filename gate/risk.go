@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/policy"
 )
 
 // Risk is act's own grading of a plan beside the agent's (docs/risk.md):
@@ -20,6 +22,11 @@ type Risk struct {
 	Assessed descriptors.RiskLevel `json:"risk_assessed"`
 	// Reasons say why Assessed is above LOW, one sentence each.
 	Reasons []string `json:"risk_reasons,omitempty"`
+	// CommandMode is the mode the policy's command rules give every
+	// command of the plan ("" where some command matches none); Rules
+	// are the rules used, shown as [go test].
+	CommandMode  policy.Mode `json:"-"`
+	CommandRules []string    `json:"-"`
 }
 
 // Effective is the stricter of the declared and the assessed risk.
@@ -49,6 +56,9 @@ type RiskRules struct {
 	// usual ones under each home are in the list of files that run code
 	// later (descriptors.RunsCodeLater).
 	PathDirs []string
+	// Commands is the policy's command rules (policy.Policy.CommandMode);
+	// nil: none.
+	Commands func(cmds [][]string) (policy.Mode, []policy.CommandRule, bool)
 }
 
 // DefaultMaxDeletes is MaxDeletes when the policy sets none.
@@ -73,6 +83,21 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 		}
 		r.Reasons = append(r.Reasons, fmt.Sprintf(format, args...)+" ("+string(to)+")")
 	}
+	// A plan whose every command a command rule covers is not MEDIUM for
+	// running commands: the rule decides their mode (Gate.decide), and
+	// only while the rest of the plan is LOW.
+	ruled := false
+	if rules.Commands != nil {
+		if m, used, ok := rules.Commands(commandsOf(d)); ok {
+			r.CommandMode = m
+			for _, u := range used {
+				if name := "[" + strings.Join(u.Prefix, " ") + "]"; !slices.Contains(r.CommandRules, name) {
+					r.CommandRules = append(r.CommandRules, name)
+				}
+			}
+			ruled = m != policy.Deny
+		}
+	}
 	seen := map[descriptors.ActionType]bool{}
 	var walk func(t descriptors.ActionType, steps []descriptors.Step)
 	walk = func(t descriptors.ActionType, steps []descriptors.Step) {
@@ -80,7 +105,9 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 			seen[t] = true
 			switch t {
 			case descriptors.CommandExecution:
-				raise(descriptors.RiskMedium, "it runs a command, whose effects only the dry run shows")
+				if !ruled {
+					raise(descriptors.RiskMedium, "it runs a command, whose effects only the dry run shows")
+				}
 			case descriptors.PackageInstall, descriptors.PackageRemove:
 				raise(descriptors.RiskMedium, "it runs a package manager, whose scripts run code")
 			case descriptors.FileDelete, descriptors.DirectoryDelete:
@@ -298,6 +325,26 @@ func ownersNow(changes []diff.Change) []diff.Change {
 				out[i].OwnerBefore = &uid
 			}
 		}
+	}
+	return out
+}
+
+// commandsOf is every command a plan of d runs: its COMMAND_EXECUTION
+// operations', its steps' and its verification commands.
+func commandsOf(d *descriptors.Descriptor) [][]string {
+	var out [][]string
+	var walk func(t descriptors.ActionType, op descriptors.Operation, steps []descriptors.Step)
+	walk = func(t descriptors.ActionType, op descriptors.Operation, steps []descriptors.Step) {
+		if c, ok := op.(descriptors.CommandExecutionOp); ok {
+			out = append(out, c.Argv)
+		}
+		for _, s := range steps {
+			walk(s.ActionType, s.Op, s.Steps)
+		}
+	}
+	walk(d.ActionType, d.Op, d.Steps)
+	if d.Verification != nil {
+		out = append(out, d.Verification.Commands...)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -69,7 +70,7 @@ type Commander interface {
 	// throwaway copy: nothing it writes reaches the layer. It returns
 	// what the command changed all the same (docs/sandbox.md,
 	// "Verification").
-	Verify(ctx context.Context, f []string, argv []string) (*CommandResult, Wrote, error)
+	Verify(ctx context.Context, f []string, argv []string, workdir string, env map[string]string) (*CommandResult, Wrote, error)
 }
 
 // Wrote is what a verification command changed in the scope, thrown away:
@@ -105,8 +106,14 @@ type sandboxCommander struct {
 	mask     []string // home roots the command sees empty (isolate.Spec.Mask)
 	binds    []string // below them, what builds need, read-only (isolate.Spec.Binds)
 	reads    []string // the system trees files may be read in (isolate.Spec.Reads)
+	caches   []isolate.Cache
+	path     string // the caller's PATH
+	home     string // the password database's home of the user act runs as
 	// pii also redacts e-mail addresses and phone numbers (redact.pii).
 	pii bool
+	// progress, if not nil, gets each line of a command's output as it
+	// comes (Options.Progress).
+	progress func(stream int, line string)
 }
 
 // Command implements Commander.
@@ -120,11 +127,11 @@ func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []strin
 // and thrown away with it. Without a disk cap (never, for a valid
 // descriptor) the upper dirs would be the layer's own, written in place:
 // it is refused.
-func (s *sandboxCommander) Verify(ctx context.Context, f []string, argv []string) (*CommandResult, Wrote, error) {
+func (s *sandboxCommander) Verify(ctx context.Context, f []string, argv []string, workdir string, env map[string]string) (*CommandResult, Wrote, error) {
 	if s.limits.DiskMB <= 0 {
 		return nil, Wrote{}, fmt.Errorf("%s: a verification command runs in a throwaway layer on the sandbox's tmpfs, which needs resources.max_disk_mb", problem.FieldPath(f...))
 	}
-	out, res, err := s.run(ctx, f, argv, "", nil, "", true)
+	out, res, err := s.run(ctx, f, argv, workdir, env, "", true)
 	if err != nil {
 		return nil, Wrote{}, err
 	}
@@ -164,7 +171,7 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	}
 	warm := s.warm
 	s.warm = nil
-	envl := envList(env)
+	envl := envList(env, s.path, s.home)
 	var (
 		proxy func(context.Context, net.Listener)
 		mu    sync.Mutex
@@ -194,8 +201,8 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	}
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envl, Stdin: []byte(stdin), Proxy: proxy,
-		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads,
-		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before,
+		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads, Caches: s.caches,
+		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before, Progress: s.lines(),
 		Discard: discard,
 	})
 	if err != nil {
@@ -258,17 +265,28 @@ func PrestartSandboxLike(d *descriptors.Descriptor) *Warm {
 	return isolate.PrestartFor(false, &l)
 }
 
-// limits are the caps of the sandbox of d's commands.
-func limits(d *descriptors.Descriptor) isolate.Limits {
+// limits are the caps of the sandbox of d's commands (memoryTotal: the
+// policy demands a total memory cap, isolate.Limits.MemoryTotal).
+func limits(d *descriptors.Descriptor, memoryTotal ...bool) isolate.Limits {
 	r := d.Resources
-	return isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB}
+	return isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB, MemoryTotal: len(memoryTotal) > 0 && memoryTotal[0]}
 }
 
-func envList(env map[string]string) []string {
+// envList is a command's environment: the caller's PATH (else
+// defaultPath) and home (HOME, the password database's: the sandbox shows
+// it masked, with the policy's sandbox.home_visible and caches), then the
+// operation's env, which may set either. docs/sandbox.md, "Environment".
+func envList(env map[string]string, path, home string) []string {
 	keys := sortedKeys(env)
-	out := make([]string, 0, len(keys)+1)
+	out := make([]string, 0, len(keys)+2)
+	if path == "" {
+		path = defaultPath
+	}
 	if _, ok := env["PATH"]; !ok {
-		out = append(out, "PATH="+defaultPath)
+		out = append(out, "PATH="+path)
+	}
+	if _, ok := env["HOME"]; !ok && home != "" {
+		out = append(out, "HOME="+home)
 	}
 	for _, k := range keys {
 		out = append(out, k+"="+env[k])
@@ -299,11 +317,16 @@ const maxWroteShown = 5
 // verify runs the verification command argv through r's Commander, over
 // the layer in a throwaway copy, and warns of what it wrote
 // (RuleVerificationWrote): nothing of it is in the plan.
-func (r *runner) verify(f []string, argv []string) error {
+func (r *runner) verify(f []string, argv []string, workdir string, env map[string]string) error {
 	if r.exec == nil {
 		return fmt.Errorf("%s: %w", problem.FieldPath(f...), ErrNotFileOperation)
 	}
-	res, wrote, err := r.exec.Verify(r.ctx, f, argv)
+	if workdir != "" {
+		if _, err := r.resolve([]string{"verification", "workdir"}, workdir, true); err != nil {
+			return err
+		}
+	}
+	res, wrote, err := r.exec.Verify(r.ctx, f, argv, workdir, env)
 	if err == nil && wrote.Count > 0 {
 		shown := wrote.Paths[:min(len(wrote.Paths), maxWroteShown)]
 		what := fmt.Sprintf("%d paths, which were thrown away", wrote.Count)
@@ -337,6 +360,11 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 		return err
 	}
 	r.res.Commands = append(r.res.Commands, *res)
+	if res.Caps[string(isolate.CapMemory)] == isolate.MemoryPerProcess && !slices.ContainsFunc(r.res.Notes, func(n Note) bool { return n.Rule == "op.memory-per-process" }) {
+		// The plan says, once, that the memory cap is no total here.
+		r.note("op.memory-per-process", f, "", "memory cap: %s: no memory cgroup is writable for this user, so each process of the command may map up to resources.max_memory_mb, "+
+			"and the kernel's buffers, page cache and tmpfs pages are not counted (a delegated cgroup bounds them together; policy resources.memory_enforcement: total refuses instead)", isolate.MemoryPerProcess)
+	}
 	switch {
 	case res.CapHit != "":
 		return opErr("op.cap-exceeded", f, shown, nil, "the %s was stopped by a cap: %s", what, res.CapHit)
@@ -465,3 +493,40 @@ func (s *sandboxCommander) redactArgv(argv []string) []string {
 	}
 	return out
 }
+
+// lines turns the output a command writes into s.progress's lines, each
+// redacted as the recorded output is, a line longer than
+// MaxProgressLine cut there; nil without s.progress.
+func (s *sandboxCommander) lines() func(stream int, p []byte) {
+	if s.progress == nil {
+		return nil
+	}
+	var (
+		mu      sync.Mutex
+		partial [3][]byte
+	)
+	return func(stream int, p []byte) {
+		if stream != 1 && stream != 2 {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		buf := append(partial[stream], p...)
+		for {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				break
+			}
+			s.progress(stream, s.redact(string(buf[:min(i, MaxProgressLine)])))
+			buf = buf[i+1:]
+		}
+		if len(buf) > MaxProgressLine {
+			s.progress(stream, s.redact(string(buf[:MaxProgressLine])))
+			buf = nil
+		}
+		partial[stream] = append([]byte(nil), buf...)
+	}
+}
+
+// MaxProgressLine is the most of one line of output Options.Progress gets.
+const MaxProgressLine = 4096

@@ -123,15 +123,18 @@ operation: {argv: [sh, -c, ` + js(script) + `], workdir: ` + scope + `}
 // policy shows below the real home is bound, but a credential store, a
 // path holding a hidden one, or a path outside the real home ($HOME's, say).
 func TestHomeView(t *testing.T) {
-	mask, binds := HomeView("/srv/me", []string{"/srv/me/.gitconfig", "/srv/me/.ssh", "/srv/me/.cargo", "/etc/passwd", "/srv/me", "/srv/me/go/pkg/mod"},
-		[]string{"/srv/me/.cargo/credentials.toml"})
-	if want := []string{"/home", "/root", "/srv/me"}; !slices.Equal(mask, want) {
+	me := t.TempDir()
+	mask, binds := HomeView(me, []string{me + "/.gitconfig", me + "/.ssh", me + "/.cargo", "/etc/passwd", me, me + "/go/pkg/mod"},
+		[]string{me + "/.cargo/credentials.toml"})
+	if want := []string{"/home", "/root", me}; !slices.Equal(mask, want) {
 		t.Errorf("mask %q, want %q", mask, want)
 	}
-	if want := []string{"/srv/me/.gitconfig", "/srv/me/go/pkg/mod"}; !slices.Equal(binds, want) {
+	if want := []string{me + "/.gitconfig", me + "/go/pkg/mod"}; !slices.Equal(binds, want) {
 		t.Errorf("binds %q, want %q", binds, want)
 	}
-	if mask, binds := HomeView("/", []string{"/.gitconfig"}, nil); len(binds) != 0 || len(mask) != 2 {
-		t.Errorf("a home of /: mask %q, binds %q", mask, binds)
+	for _, h := range []string{"/", "/nonexistent"} {
+		if mask, binds := HomeView(h, []string{h + "/.gitconfig"}, nil); len(binds) != 0 || len(mask) != 2 {
+			t.Errorf("a home of %s: mask %q, binds %q", h, mask, binds)
+		}
 	}
 }

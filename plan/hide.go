@@ -1,11 +1,14 @@
 package plan
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/act-project/act/internal/pathglob"
+	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/sandbox/isolate"
 )
 
 // credentialStores are the places under a home directory where credentials
@@ -89,7 +92,7 @@ var homeRoots = []string{"/home", "/root"}
 // that sets it moves nothing into view.
 func HomeView(realHome string, visible, hide []string) (mask, binds []string) {
 	mask = slices.Clone(homeRoots)
-	if !filepath.IsAbs(realHome) || filepath.Clean(realHome) == "/" {
+	if !isHomeDir(realHome) {
 		return mask, nil
 	}
 	realHome = filepath.Clean(realHome)
@@ -111,6 +114,42 @@ next:
 		binds = append(binds, p)
 	}
 	return mask, binds
+}
+
+// SandboxCaches are the caches a plan's commands get (the policy's
+// sandbox.caches): each path below realHome, but a credential store or a
+// path of hide, paired with its directory in the state dir, made if
+// missing. A bind of binds that holds a cache or lies in one is dropped:
+// the cache is mounted instead.
+func SandboxCaches(stateDir, realHome string, caches, hide []string, binds []string) ([]isolate.Cache, []string, error) {
+	if !isHomeDir(realHome) || !filepath.IsAbs(stateDir) {
+		return nil, binds, nil
+	}
+	realHome = filepath.Clean(realHome)
+	var out []isolate.Cache
+next:
+	for _, p := range caches {
+		p = filepath.Clean(p)
+		if !filepath.IsAbs(p) || !pathglob.Within(p, realHome) || p == realHome || IsCredentialStore(p, []string{realHome}) {
+			continue
+		}
+		for _, h := range hide {
+			if pathglob.Within(p, h) || pathglob.Within(h, p) {
+				continue next
+			}
+		}
+		rel, err := filepath.Rel(realHome, p)
+		if err != nil {
+			continue
+		}
+		dir := state.Dir{Root: stateDir}.Cache(rel)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("the sandbox's cache for %s: %w", p, err)
+		}
+		out = append(out, isolate.Cache{Path: p, Dir: dir})
+		binds = slices.DeleteFunc(binds, func(b string) bool { return pathglob.Within(b, p) || pathglob.Within(p, b) })
+	}
+	return out, binds, nil
 }
 
 // ScopeSecrets are the credential stores under homes (and, as root, the
@@ -139,4 +178,15 @@ func ScopeSecrets(scopes, homes []string) []string {
 		}
 	}
 	return out
+}
+
+// isHomeDir says whether home is a home the sandbox can show parts of: an
+// absolute path other than /, of a directory that is there (nobody's
+// /nonexistent is not).
+func isHomeDir(home string) bool {
+	if !filepath.IsAbs(home) || filepath.Clean(home) == "/" {
+		return false
+	}
+	fi, err := os.Stat(home)
+	return err == nil && fi.IsDir()
 }

@@ -262,7 +262,7 @@ func RunOpsWith(ctx context.Context, d *descriptors.Descriptor, sys sandbox.Syst
 	// of the plan (docs/sandbox.md, "Verification").
 	if d.Verification != nil {
 		for i, argv := range d.Verification.Commands {
-			if err := r.verify([]string{"verification", "commands", strconv.Itoa(i)}, argv); err != nil {
+			if err := r.verify([]string{"verification", "commands", strconv.Itoa(i)}, argv, d.Verification.Workdir, d.Verification.Env); err != nil {
 				return nil, err
 			}
 		}

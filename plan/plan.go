@@ -143,6 +143,10 @@ type Options struct {
 	Digest    string
 	// Ahead is what the dry run overlaps with its own work.
 	Ahead Ahead
+	// Progress, if not nil, gets each line of the commands' output as it
+	// comes, redacted (stream 1 stdout, 2 stderr): act prints it on a
+	// terminal while a long command runs.
+	Progress func(stream int, line string)
 }
 
 // Ahead is the one mechanism by which a plan overlaps its own work with
@@ -314,6 +318,10 @@ func (dr *Draft) run(ctx context.Context) error {
 		// probing ahead would build a whole extra sandbox per act process.
 		hide := HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths)
 		mask, binds := HomeView(opts.UserHome, opts.Policy.Sandbox.HomeVisible, hide)
+		caches, binds, err := SandboxCaches(opts.StateDir, opts.UserHome, opts.Policy.Sandbox.Caches, hide, binds)
+		if err != nil {
+			return err
+		}
 		runOpts.Exec = &sandboxCommander{
 			before: ready,
 			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, "work"),
@@ -323,9 +331,13 @@ func (dr *Draft) run(ctx context.Context) error {
 			mask:     mask,
 			binds:    binds,
 			reads:    SystemReads,
+			caches:   caches,
+			path:     os.Getenv("PATH"),
+			home:     opts.UserHome,
 			pii:      opts.Policy.Redact.PII,
-			limits:   limits(d),
+			limits:   limits(d, opts.Policy.MemoryTotalDemanded()),
 			warm:     opts.Ahead.Warm,
+			progress: opts.Progress,
 			started:  opts.Ahead.Started,
 		}
 	}

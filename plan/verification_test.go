@@ -174,7 +174,7 @@ func TestVerifyNeedsDiskCap(t *testing.T) {
 	mustDo(t, layer.WriteFile(filepath.Join(s, "out.txt"), []byte("hello\n"), 0o644))
 	before := mxSnapshot(t, base)
 	c := &sandboxCommander{layer: layer, scopes: []string{s}, workDir: filepath.Join(base, "work"), limits: isolate.Limits{WallMs: 5000}}
-	_, _, err := c.Verify(t.Context(), []string{"verification", "commands", "0"}, []string{"sh", "-c", "echo x > Makefile"})
+	_, _, err := c.Verify(t.Context(), []string{"verification", "commands", "0"}, []string{"sh", "-c", "echo x > Makefile"}, "", nil)
 	if err == nil || !strings.Contains(err.Error(), "verification.commands[0]: a verification command runs in a throwaway layer on the sandbox's tmpfs, which needs resources.max_disk_mb") {
 		t.Fatalf("Verify without a disk cap = %v, want a refusal", err)
 	}

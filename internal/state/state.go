@@ -31,6 +31,7 @@ package state
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -63,6 +64,17 @@ func (d Dir) Actions() string { return filepath.Join(d.Root, "actions") }
 // Cooldowns is the directory of cooldown records, one per rolled-back
 // action's identity.
 func (d Dir) Cooldowns() string { return filepath.Join(d.Root, "cooldowns") }
+
+// Caches is the directory of the sandbox's caches (the policy's
+// sandbox.caches), one directory each, read and written by sandboxed
+// commands: never trusted, never read by act (docs/sandbox-filesystem.md).
+func (d Dir) Caches() string { return filepath.Join(d.Root, "caches") }
+
+// Cache is the directory of the cache the sandbox shows at rel, a path
+// below the user's home ("go/pkg/mod"): one path element, escaped.
+func (d Dir) Cache(rel string) string {
+	return filepath.Join(d.Caches(), url.PathEscape(filepath.ToSlash(rel)))
+}
 
 // Backups is the directory of pre-images kept for rollback.
 func (d Dir) Backups() string { return filepath.Join(d.Root, "backups") }

@@ -106,6 +106,11 @@ func identityMounts(pid int, spec Spec) (_ []*os.File, err error) {
 			return nil, err
 		}
 	}
+	for _, c := range spec.Caches {
+		if err := clone(c.Dir, true); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 

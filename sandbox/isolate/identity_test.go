@@ -215,3 +215,60 @@ func BenchmarkRunProxy(b *testing.B) {
 	b.ReportMetric(float64(tProxy.Microseconds())/float64(b.N), "proxy-µs/op")
 	b.ReportMetric(float64(tProxy)/float64(tPlain), "proxy/run")
 }
+
+// TestCaches: a cache is the caller's directory, read-write at its path
+// below a masked home: what the command writes there lands in the
+// directory (owned by the caller: as root, by host uid 0 through the
+// idmapped mount), is no part of a scope's layer, and does not count
+// against the disk cap (2 MiB written under a cap of 1 MiB).
+func TestCaches(t *testing.T) {
+	requireIsolation(t)
+	base, err := os.MkdirTemp("/var/tmp", "act-caches-")
+	if err != nil {
+		t.Skipf("no writable /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	mustChmod(t, base, 0o755)
+	home := filepath.Join(base, "home")
+	dir := filepath.Join(base, "cache")
+	for _, d := range []string{filepath.Join(home, "u"), dir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "old"), []byte("warm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newScope(t, base, nil)
+	at := filepath.Join(home, "u", ".cache", "go-build")
+	script := fmt.Sprintf(`cat %[1]s/old && head -c 2097152 /dev/zero > %[1]s/big && echo new > %[1]s/new && echo in scope > %[2]s/f`, at, s.Path)
+	res, err := Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", script}, Env: pathEnv, Scopes: []Scope{s},
+		Mask: []string{home}, Caches: []Cache{{Path: at, Dir: dir}}, Limits: Limits{WallMs: 20_000, DiskMB: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, res, 0)
+	if string(res.Stdout) != "warm\n" {
+		t.Errorf("stdout %q, want the warm cache's file", res.Stdout)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "big"))
+	if err != nil || fi.Size() != 2<<20 {
+		t.Fatalf("the cache's big file: %v %v", fi, err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != uint32(os.Geteuid()) {
+		t.Errorf("the cache's file is uid %d's, want %d", st.Uid, os.Geteuid())
+	}
+	if got := readFile(t, filepath.Join(s.Upper, "f")); got != "in scope\n" {
+		t.Errorf("layer f = %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(s.Upper, "big")); err == nil {
+		t.Error("the cache's file is in the layer")
+	}
+}
+
+func mustChmod(t *testing.T, p string, m os.FileMode) {
+	t.Helper()
+	if err := os.Chmod(p, m); err != nil {
+		t.Fatal(err)
+	}
+}
