@@ -25,7 +25,9 @@ all that in before checking; the answer's action_id is the one it gave.
   (running a command is at least MEDIUM) and the stricter one counts.
 - scope.filesystem.paths: the absolute directories the action may touch;
   scope.network and scope.ui: {required: false} unless needed.
-- resources: max_cpu_ms, max_memory_mb, max_disk_mb, max_duration_ms.
+- resources: max_cpu_ms, max_memory_mb, max_disk_mb, max_duration_ms. For a
+  command, size them for what it runs: a test suite needs minutes and GiBs
+  (300000, 2048, 1024, 300000); the build caches are not counted.
 - preconditions: paths_exist, network_available, user_idle (and optionally
   paths_absent, min_free_disk_mb); checked on the real machine.
 - effects.filesystem: create, modify, delete — every path the action changes

@@ -238,11 +238,11 @@ scope:
     required: $NETWORK
   ui:
     required: $UI
-resources:             # hard caps: a run past one is stopped and rejected
-  max_cpu_ms: 10000
-  max_memory_mb: 256
-  max_disk_mb: 64
-  max_duration_ms: 30000
+resources:             # hard caps: a run past one is stopped and rejected (a test suite fits)
+  max_cpu_ms: 300000
+  max_memory_mb: 2048
+  max_disk_mb: 1024
+  max_duration_ms: 300000
 preconditions:         # checked on the real machine before anything runs
   paths_exist: []
   network_available: false
