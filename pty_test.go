@@ -279,3 +279,23 @@ operation: {path: $P/long.txt, content: "%s"}
 		})
 	}
 }
+
+// TestStreamAtTerminal: on a terminal, act plan shows a sandboxed
+// command's output while it runs, after the time elapsed, not only once
+// it ends.
+func TestStreamAtTerminal(t *testing.T) {
+	const id = "44444444-5555-4666-8777-88888888888a"
+	w := newWorld(t, "", id, map[string]string{"keep.txt": "k\n"}, `action_type: COMMAND_EXECUTION
+effects: {filesystem: {create: [], modify: [], delete: []}, network: false, system_state_change: false}
+operation: {argv: [sh, -c, "echo step-one; sleep 2; echo step-two"], workdir: $P}
+`)
+	term := startTerminal(t, w, "plan", w.descriptor)
+	term.waitFor("act: [0s] step-one")
+	if strings.Contains(term.screen(), "step-two") || strings.Contains(term.screen(), "Plan id:") {
+		t.Fatalf("the output was shown only once the command ended:\n%s", term.screen())
+	}
+	if code := term.exit(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, term.screen())
+	}
+	term.waitFor("act: [2s] step-two")
+}

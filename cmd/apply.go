@@ -2,13 +2,11 @@ package cmd
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -90,7 +88,11 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
 		var pre *gate.PrePlan
-		p, pre, err = planWith(ctx, env, res, ck, true)
+		pctx, stop := interruptible(ctx)
+		p, pre, err = planWith(pctx, env, res, ck, true)
+		if stop() {
+			return env.finish(&result{File: res.File}, outcome.Succeeded.Status, errInterrupted, nil)
+		}
 		switch {
 		case err != nil && pre != nil && pre.Applied == nil && pre.Reuse == nil:
 			// Another act may have promoted this very action meanwhile,
@@ -164,7 +166,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			fmt.Fprintln(w)
 		})
 		shot = true
-		if ask(env, confirmQuestion(why, p.ID)) {
+		if ask(env, intentLine(p)+confirmQuestion(why, p.ID)) {
 			return gate.NewApproval(gate.ViaTerminal), true
 		}
 		return gate.Approval{}, false
@@ -279,7 +281,13 @@ func planLocator(p *plan.Plan) problemLocator {
 	return func(l problem.List) problem.List {
 		if p.File != "" && p.File != "-" {
 			if data, err := os.ReadFile(p.File); err == nil {
-				if d, doc, probs := descriptors.Load(p.File, data); probs == nil {
+				// A short descriptor is expanded with the stamp the plan
+				// was made with, to be the same descriptor again.
+				var st descriptors.Stamp
+				if saved, err := p.Decode(); err == nil {
+					st = descriptors.Stamp{ActionID: saved.ActionID, CreatedAt: saved.CreatedAt}
+				}
+				if d, doc, probs := descriptors.LoadStamped(p.File, data, st); probs == nil {
 					if _, digest, err := plan.Canonical(d); err == nil && digest == p.DescriptorDigest {
 						return locate(doc, l)
 					}
@@ -305,36 +313,8 @@ func (env *Env) signedApproval(ctx context.Context, digest string) (gate.Approva
 	return ap, err
 }
 
-// showPaged writes what render writes to standard output, through the
-// user's pager ($PAGER, else less) when it is longer than the terminal.
-func (env *Env) showPaged(render func(w io.Writer)) {
-	var buf bytes.Buffer
-	render(&buf)
-	out, ok := env.rawOut.(*os.File)
-	rows := 0
-	if ok {
-		if ws, err := unix.IoctlGetWinsize(int(out.Fd()), unix.TIOCGWINSZ); err == nil {
-			rows = int(ws.Row)
-		}
-	}
-	if rows == 0 || bytes.Count(buf.Bytes(), []byte("\n")) < rows-2 {
-		env.Stdio.Out.Write(buf.Bytes())
-		return
-	}
-	pager := env.Getenv("PAGER")
-	if pager == "" {
-		pager = "less -R -F -X"
-	}
-	var safe bytes.Buffer
-	tw := newTermWriter(&safe, env.nonce, styleCodes(out, env.Getenv("NO_COLOR") != ""))
-	tw.Write(buf.Bytes())
-	tw.Flush()
-	c := exec.Command("sh", "-c", pager)
-	c.Stdin, c.Stdout, c.Stderr = &safe, out, env.rawErr
-	if err := c.Run(); err != nil {
-		env.Stdio.Out.Write(buf.Bytes()) // no pager: the plain text, all of it
-	}
-}
+// showPaged is pageOut (pager.go).
+func (env *Env) showPaged(render func(w io.Writer)) { env.pageOut(render) }
 
 // interactive reports whether a person may be asked: act runs in a
 // terminal (standard input and error are terminals) and prints no JSON.

@@ -97,6 +97,8 @@ func (w *Warm) take(spec Spec, procs int64) (*started, *os.Process, *cgroups) {
 	}
 	w.sb.stdout.setMax(orDefault(spec.MaxStdout))
 	w.sb.stderr.setMax(orDefault(spec.MaxStderr))
+	w.sb.stdout.setProgress(progressOf(spec, 1))
+	w.sb.stderr.setProgress(progressOf(spec, 2))
 	w.sb.start = time.Now()
 	return w.sb, w.init, cg
 }
