@@ -178,6 +178,7 @@ func newApp(env *Env) *cli.App {
 			newPlanCommand(env),
 			newShowCommand(env),
 			newApplyCommand(env),
+			newRunCommand(env),
 			newRollbackCommand(env),
 			newPendingCommand(env),
 			newDenyCommand(env),
@@ -317,6 +318,10 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		}
 		if !isFlag(a) {
 			pos = append(pos, a)
+			if takesArgv[word] { // the rest is the command line's (act run)
+				pos = append(pos, args[i+1:]...)
+				break
+			}
 			continue
 		}
 		name, takesValue := flagName(a, own)

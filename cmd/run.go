@@ -1,0 +1,487 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/act-project/act/diff"
+	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/outcome"
+	"github.com/act-project/act/internal/pathglob"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/plan"
+	"github.com/act-project/act/policy"
+)
+
+// act run (docs/run.md): one shell command as a COMMAND_EXECUTION whose
+// scope and effects are a workspace, planned and promoted as act apply
+// plans and promotes a descriptor file.
+
+// takesArgv are the commands whose first argument starts a command line
+// of its own: what follows it is the command's, flags included
+// (normalizeArgs).
+var takesArgv = map[string]bool{"run": true}
+
+func newRunCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run one command in the sandbox, show its output and diff, then promote or queue it",
+		UsageText: "act run [--workspace DIR] [--confirm] [--json] [--] CMD [ARGS...]",
+		Description: `Makes CMD ARGS... (no shell: name one, sh -c '...', for a pipeline) a
+   COMMAND_EXECUTION descriptor whose scope is the workspace and whose
+   effects are any create, modify or delete under it, and applies it as
+   act apply applies a descriptor: validate, dry run in the sandbox, the
+   command's output, the diff, then promote it where the policy allows,
+   or keep it pending (exit 7) for "act apply PLAN_ID --confirm". The
+   descriptor is saved with the plan (act --json show PLAN_ID) and audited.
+
+   The workspace (--workspace, default the current directory) must lie
+   under an allowed root of the policy; it counts as a workspace for risk,
+   as act mcp --workspace does: a plan that only changes plain files in it
+   is LOW. The command runs in the current directory when that is inside
+   the workspace, else in the workspace; its resources are the policy's
+   caps, at most 600 s of CPU, 4096 MiB of memory, 1024 MiB of disk and
+   600 s of wall clock. Everything after CMD is the command's, flags too.
+
+   A command that exits non-zero is shown (its output on stdout and stderr)
+   and act exits with its code, whatever it is, promoting nothing: the dry
+   run is rejected (op.command-failed). A command killed by a signal is
+   128 + the signal's number. With --json the document is act apply's
+   (status rejected, exit_code 6) with the command's own code in
+   commands[0].exit_code.
+
+EXAMPLES:
+   act run go test ./...
+   act run --workspace ~/src/proj -- make -j4
+   act run -- sh -c 'go generate ./... && gofmt -l .'
+
+` + endsWith("the command exited 0 and its changes, if any, are promoted", 1, 2, 3, 4, 5, 6, 7, 8, 9).
+			note(2, "usage (bad flags, no command, a workspace act cannot use)").
+			note(6, "dry run rejected (a cap hit, a change act cannot promote)").
+			note(7, "confirmation required (the plan stays pending)").help() + `
+   any code: the command's own, when it exited non-zero (nothing promoted)`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "workspace", Usage: "the directory the command may change (default the current directory)"},
+			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usagef("run takes a command to run: act run [--workspace DIR] [--] CMD [ARGS...]")
+			}
+			return runRun(c.Context, env, c.String("workspace"), c.Args().Slice(), c.Bool("confirm"))
+		},
+	}
+}
+
+// Resources an act run asks for, at most: a test suite fits in them.
+var runResources = policy.ResourceCaps{MaxCPUMs: 600000, MaxMemoryMB: 4096, MaxDiskMB: 1024, MaxDurationMs: 600000}
+
+// maxRunIntent is the most characters of the intent summary act run makes.
+const maxRunIntent = 200
+
+// runName is the name of the descriptor act run makes, where positions
+// would name a file.
+const runName = "<act run>"
+
+// runDescriptor is the descriptor act run makes of argv: a short
+// COMMAND_EXECUTION (act stamps action_id and created_at) in workspace
+// ws, run in workdir, within caps.
+func runDescriptor(argv []string, ws, workdir string, caps policy.ResourceCaps) ([]byte, error) {
+	glob := filepath.Join(ws, "**")
+	lower := func(a, b int64) int64 {
+		if b > 0 && b < a {
+			return b
+		}
+		return a
+	}
+	d := map[string]any{
+		"intent_summary": runIntent(argv),
+		"action_type":    "COMMAND_EXECUTION",
+		"risk_level":     "LOW", // the agent's grading; act grades the plan and uses the stricter
+		"scope": map[string]any{
+			"filesystem": map[string]any{"paths": []string{ws}, "recursive": true},
+			"network":    map[string]any{"required": false},
+			"ui":         map[string]any{"required": false},
+		},
+		"resources": map[string]any{
+			"max_cpu_ms":      lower(runResources.MaxCPUMs, caps.MaxCPUMs),
+			"max_memory_mb":   lower(runResources.MaxMemoryMB, caps.MaxMemoryMB),
+			"max_disk_mb":     lower(runResources.MaxDiskMB, caps.MaxDiskMB),
+			"max_duration_ms": lower(runResources.MaxDurationMs, caps.MaxDurationMs),
+		},
+		"preconditions": map[string]any{"paths_exist": []string{}, "network_available": false, "user_idle": false},
+		"effects": map[string]any{
+			"filesystem":          map[string]any{"create": []string{glob}, "modify": []string{glob}, "delete": []string{glob}},
+			"network":             false,
+			"system_state_change": false,
+		},
+		"sandbox":      map[string]any{"required": true, "allow_network": false, "max_runs": 1},
+		"rollback":     map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
+		"confirmation": map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
+		"audit":        map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
+		"operation":    map[string]any{"argv": argv, "workdir": workdir},
+	}
+	return json.Marshal(d)
+}
+
+// runIntent is the intent summary of argv: "Run: " and the command line
+// as a shell would need it typed, on one line, every character that could
+// drive a terminal or hide escaped, at most maxRunIntent characters.
+func runIntent(argv []string) string {
+	line := "Run: " + shellJoin(argv)
+	var b strings.Builder
+	for i := 0; i < len(line); {
+		r, size := utf8.DecodeRuneInString(line[i:])
+		if r == utf8.RuneError && size <= 1 {
+			fmt.Fprintf(&b, `\x%02x`, line[i])
+		} else {
+			b.Write(appendSafe(nil, r, []byte(line[i:i+size])))
+		}
+		i += size
+	}
+	s := b.String()
+	if utf8.RuneCountInString(s) > maxRunIntent {
+		s = string([]rune(s)[:maxRunIntent-1]) + "…"
+	}
+	return s
+}
+
+// runWorkspace resolves act run's workspace (dir, or the current
+// directory) and makes it one of this session (addWorkspace); it returns
+// the workspace and the command's working directory.
+func runWorkspace(env *Env, dir string) (ws, workdir string, err error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", "", err
+	}
+	if dir == "" {
+		dir = cwd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	if pathglob.HasMeta(abs) {
+		return "", "", usagef("--workspace: %s holds a glob character (* or ?), which effects would read as a pattern", abs)
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return "", "", usagef("--workspace: %v", err)
+	} else if !fi.IsDir() {
+		return "", "", usagef("--workspace: %s is not a directory", abs)
+	}
+	if err := env.addWorkspace(abs); err != nil {
+		if dir == cwd {
+			err = fmt.Errorf("%w (the workspace defaults to the current directory)", err)
+		}
+		return "", "", err
+	}
+	ws = env.workspaces[len(env.workspaces)-1]
+	workdir = ws
+	if pathglob.Within(cwd, ws) {
+		workdir = cwd
+	}
+	return ws, workdir, nil
+}
+
+// runOutput collects the output a command's lines stream (Options.Progress),
+// as the plan records it (redacted, capped): what act shows of a command
+// whose failure leaves no plan.
+type runOutput struct {
+	mu        sync.Mutex
+	out       [3]strings.Builder
+	cut       [3]bool
+	next      func(int, string)
+	anyOutput bool
+}
+
+func (o *runOutput) line(stream int, line string) {
+	if o.next != nil {
+		o.next(stream, line)
+	}
+	if stream != 1 && stream != 2 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.anyOutput = true
+	b := &o.out[stream]
+	if b.Len()+len(line)+1 > plan.MaxCommandOutput {
+		o.cut[stream] = true
+		return
+	}
+	b.WriteString(line)
+	b.WriteByte('\n')
+}
+
+// runRun is act run: the descriptor of argv, then apply's sequence
+// (runApply's for a descriptor file): check, plan, show, promote or queue.
+func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed bool) error {
+	res := &result{}
+	if _, err := env.stateDir(); err != nil {
+		return env.finish(res, outcome.Succeeded.Status, err, nil)
+	}
+	ws, workdir, err := runWorkspace(env, dir)
+	if err != nil {
+		return env.finish(res, outcome.Succeeded.Status, err, nil)
+	}
+	pol, err := env.loadPolicy(res)
+	if err != nil {
+		return env.finish(res, outcome.Succeeded.Status, err, nil)
+	}
+	data, err := runDescriptor(argv, ws, workdir, pol.ResourceCaps)
+	if err != nil {
+		return env.finish(res, outcome.Succeeded.Status, err, nil)
+	}
+	ck, err := env.checkData(ctx, res, pol, runName, data, true)
+	if err != nil {
+		return env.finish(res, outcome.Succeeded.Status, unplaced(err), nil)
+	}
+	defer ck.release()
+	res.File = "" // no file: the descriptor is act's
+	g := env.gate(ck.pol)
+	doc := func(l problem.List) problem.List { return l }
+
+	collected := &runOutput{next: env.streamer()}
+	pctx, stop := interruptible(ctx)
+	p, pre, err := planRun(pctx, env, res, ck, collected.line)
+	if stop() {
+		return env.finish(&result{File: res.File}, outcome.Succeeded.Status, errInterrupted, nil)
+	}
+	res.Warnings = runWarnings(res.Warnings)
+	switch {
+	case err != nil:
+		return runRefused(env, res, argv, collected, err)
+	case pre.Applied != nil: // a fresh action id: not expected
+		return alreadyApplied(env, res, pre.Applied)
+	case pre.Reuse != nil:
+		p = pre.Reuse.Plan
+		fillPlan(res, p)
+	}
+	shot := false
+	if !env.json && !env.interactive() {
+		showRun(env, p, p.State)
+		shot = true
+	}
+	ap := gate.Approval{}
+	if confirmed {
+		ap = gate.NewApproval(gate.ViaFlag)
+	}
+	askPerson := func(p *plan.Plan, why []string) (gate.Approval, bool) {
+		if !env.interactive() || g.Via() == gate.ViaSigned {
+			return gate.Approval{}, false
+		}
+		env.full = true
+		env.showPaged(func(w io.Writer) {
+			renderPlan(w, newStyles(env, env.Stdio.Out), env, p, p.State)
+			fmt.Fprintln(w)
+		})
+		shot = true
+		if ask(env, intentLine(p)+confirmQuestion(why, p.ID)) {
+			return gate.NewApproval(gate.ViaTerminal), true
+		}
+		return gate.Approval{}, false
+	}
+	out, _, err := promoteSaved(ctx, res, g, p, doc, ap, askPerson, env.progress("applying"))
+	if out != nil {
+		env.recovered = append(env.recovered, out.Recovered...)
+	}
+	if err == nil && out.AlreadyApplied {
+		return alreadyApplied(env, res, out.Action)
+	}
+	return env.finish(res, outcome.Succeeded.Status, err, func(w io.Writer, st styles) {
+		if !shot {
+			showRun(env, p, lifecycle.Applied)
+		}
+		if len(p.Changes) == 0 {
+			fmt.Fprintln(w, "Applied: nothing to change.")
+			return
+		}
+		c, m, dl := diff.Summary(p.Changes)
+		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
+		fmt.Fprintf(w, "Roll back with: act rollback %s\n", escapeLine(p.ActionID))
+	})
+}
+
+// planRun is planWith (plan.go) for act run: the gate's plan sequence,
+// as act apply runs it for a descriptor file (reuse), with progress
+// getting each line of the command's output.
+func planRun(ctx context.Context, env *Env, res *result, ck *checked, progress func(int, string)) (*plan.Plan, *gate.PrePlan, error) {
+	canon, digest, err := ck.canonical()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, pre, err := env.gate(ck.pol).Plan(ctx, ck.d, plan.Options{
+		StateDir:  ck.stateDir,
+		Policy:    ck.pol,
+		Now:       env.Now,
+		NewID:     env.NewID,
+		Host:      plan.DefaultHost(),
+		Homes:     []string{env.homeDir(), env.UserHome()},
+		UserHome:  env.UserHome(),
+		Canonical: canon,
+		Digest:    digest,
+		Ahead:     plan.Ahead{Warm: ck.warm, Dirs: env.planDirs, Refill: func() { env.spare.refill(ck.d) }},
+		Progress:  progress,
+	}, true)
+	if err != nil {
+		return nil, pre, unplaced(err)
+	}
+	if p != nil {
+		fillPlan(res, p)
+	}
+	return p, pre, nil
+}
+
+// unplaced is err with no problem placed in a file: act run's descriptor
+// is no file a person could open, so a problem names only its field.
+func unplaced(err error) error {
+	var probs problem.List
+	if !errors.As(err, &probs) {
+		return err
+	}
+	out := make(problem.List, len(probs))
+	for i, p := range probs {
+		p.File, p.Line, p.Column = "", 0, 0
+		out[i] = p
+	}
+	return out
+}
+
+// runWarnings are the warnings of act run's plan: not effects.not-happened,
+// which says only that the command did not use all act declared for it
+// (create, modify and delete anywhere in the workspace).
+func runWarnings(ws []jsonProblem) []jsonProblem {
+	var out []jsonProblem
+	for _, w := range ws {
+		if w.Rule == "effects.not-happened" && strings.HasPrefix(w.Field, "effects.filesystem.") {
+			continue
+		}
+		w.File, w.Line, w.Column = "", 0, 0
+		out = append(out, w)
+	}
+	return out
+}
+
+// showRun prints what act run shows of plan p before it promotes or
+// queues it: the command's output, stdout on stdout and stderr on stderr
+// (escaped as all act prints), then the plan as act apply prints it, each
+// command on one line with its exit code and time.
+func showRun(env *Env, p *plan.Plan, state lifecycle.State) {
+	shown := *p
+	shown.Commands = make([]plan.CommandResult, len(p.Commands))
+	for i, c := range p.Commands {
+		writeOutput(env, c.Stdout, c.StdoutCut, c.Stderr, c.StderrCut)
+		c.Stdout, c.Stderr, c.StdoutCut, c.StderrCut = "", "", false, false
+		shown.Commands[i] = c
+	}
+	renderPlan(env.Stdio.Out, newStyles(env, env.Stdio.Out), env, &shown, state)
+	fmt.Fprintln(env.Stdio.Out)
+}
+
+// writeOutput writes a command's output as act run shows it.
+func writeOutput(env *Env, stdout string, stdoutCut bool, stderr string, stderrCut bool) {
+	io.WriteString(env.Stdio.Out, stdout)
+	if stdout != "" && !strings.HasSuffix(stdout, "\n") {
+		fmt.Fprintln(env.Stdio.Out)
+	}
+	io.WriteString(env.Stdio.Err, stderr)
+	if stderr != "" && !strings.HasSuffix(stderr, "\n") {
+		fmt.Fprintln(env.Stdio.Err)
+	}
+	for _, s := range []struct {
+		name string
+		cut  bool
+	}{{"output", stdoutCut}, {"error output", stderrCut}} {
+		if s.cut {
+			fmt.Fprintf(env.Stdio.Err, "act: the command's %s was cut at %d bytes\n", s.name, plan.MaxCommandOutput)
+		}
+	}
+}
+
+// runRefused ends an act run whose dry run was refused (err): the
+// command's output as it streamed, if it ran, then act's problems. A
+// command that exited non-zero (op.command-failed) ends act with its own
+// exit code, or 128 + the signal that killed it; anything else with act's.
+func runRefused(env *Env, res *result, argv []string, collected *runOutput, err error) error {
+	code, failed := commandFailed(err)
+	if collected.anyOutput || failed {
+		collected.mu.Lock()
+		stdout, stderr := collected.out[1].String(), collected.out[2].String()
+		cut1, cut2 := collected.cut[1], collected.cut[2]
+		collected.mu.Unlock()
+		if !env.json {
+			writeOutput(env, stdout, cut1, stderr, cut2)
+		}
+		if failed {
+			res.Commands = []plan.CommandResult{{Field: "operation", Argv: argv, ExitCode: code, Stdout: stdout, Stderr: stderr, StdoutCut: cut1, StderrCut: cut2}}
+		}
+	}
+	if !failed {
+		return env.finish(res, outcome.Succeeded.Status, err, nil)
+	}
+	// The document is act apply's (rejected, exit_code 6); the process
+	// ends with the command's code.
+	rerr := env.finish(res, outcome.Succeeded.Status, err, nil)
+	if code == 0 {
+		return rerr // not expected: a failed command exits non-zero
+	}
+	return &rendered{outcome.Outcome{Code: code, Status: outcome.Rejected.Status, Label: "the command's exit code"}}
+}
+
+// commandFailed reports whether err is the dry run's refusal of a command
+// that exited non-zero or was killed by a signal (op.command-failed of the
+// operation), and the exit code a shell would report for it.
+func commandFailed(err error) (int, bool) {
+	var probs problem.List
+	if !errors.As(err, &probs) || len(probs) != 1 {
+		return 0, false
+	}
+	pr := probs[0]
+	if pr.Rule != "op.command-failed" || pr.Field != "operation" {
+		return 0, false
+	}
+	// plan's message: the command "ARGV" exited with status N[: tail],
+	// or the command "ARGV" was killed by SIGNAL[: tail].
+	rest, ok := strings.CutPrefix(pr.Message, "the command ")
+	if !ok {
+		return 0, false
+	}
+	q, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return 0, false
+	}
+	rest = rest[len(q):]
+	word := func(s string) string {
+		if i := strings.IndexAny(s, ": "); i >= 0 {
+			return s[:i]
+		}
+		return s
+	}
+	if s, ok := strings.CutPrefix(rest, " exited with status "); ok {
+		n, err := strconv.Atoi(word(s))
+		if err != nil || n <= 0 || n > 255 {
+			return 0, false
+		}
+		return n, true
+	}
+	if s, ok := strings.CutPrefix(rest, " was killed by "); ok {
+		if sig := unix.SignalNum(word(s)); sig != 0 {
+			return 128 + int(sig), true
+		}
+		return 128 + int(unix.SIGKILL), true
+	}
+	return 0, false
+}

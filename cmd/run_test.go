@@ -1,0 +1,108 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/policy"
+)
+
+// TestRunArgs: after act run's command word, the first argument starts
+// the command line, and everything after it is the command's, flags too.
+func TestRunArgs(t *testing.T) {
+	app := newApp(DefaultEnv(Stdio{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}))
+	for _, tt := range []struct{ in, want []string }{
+		{[]string{"act", "run", "go", "test", "./..."}, []string{"act", "run", "go", "test", "./..."}},
+		{[]string{"act", "run", "--workspace", "w", "sh", "-c", "x", "--json"}, []string{"act", "run", "--workspace", "w", "--", "sh", "-c", "x", "--json"}},
+		{[]string{"act", "run", "--json", "--", "sh", "-c", "x"}, []string{"act", "--json", "run", "--", "sh", "-c", "x"}},
+		{[]string{"act", "run", "--confirm", "ls", "--confirm"}, []string{"act", "run", "--confirm", "--", "ls", "--confirm"}},
+	} {
+		got, err := normalizeArgs(app, tt.in)
+		if err != nil {
+			t.Errorf("normalizeArgs(%q): %v", tt.in, err)
+			continue
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("normalizeArgs(%q) mismatch (-want +got):\n%s", tt.in, d)
+		}
+	}
+}
+
+func TestRunIntent(t *testing.T) {
+	if got, want := runIntent([]string{"go", "test", "./..."}), "Run: go test ./..."; got != want {
+		t.Errorf("runIntent = %q, want %q", got, want)
+	}
+	if got, want := runIntent([]string{"sh", "-c", "echo 'a'\nb\x1b[2J\u202e"}), `Run: sh -c 'echo '\''a'\''\nb\x1b[2J\u202e'`; got != want {
+		t.Errorf("runIntent = %q, want %q", got, want)
+	}
+	long := runIntent([]string{"echo", strings.Repeat("é", 500)})
+	if n := utf8.RuneCountInString(long); n != maxRunIntent || !strings.HasSuffix(long, "…") {
+		t.Errorf("runIntent of a long line: %d characters, %q", n, long[len(long)-10:])
+	}
+	if got := runIntent([]string{"printf", "\xff"}); got != `Run: printf '\xff'` {
+		t.Errorf("runIntent of invalid UTF-8 = %q", got)
+	}
+}
+
+func TestRunDescriptor(t *testing.T) {
+	data, err := runDescriptor([]string{"make"}, "/w", "/w/sub", policy.ResourceCaps{MaxCPUMs: 1000, MaxMemoryMB: 8192, MaxDiskMB: 100, MaxDurationMs: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Resources map[string]int64
+		Effects   struct{ Filesystem map[string][]string }
+		Scope     struct{ Filesystem struct{ Paths []string } }
+		Operation struct {
+			Argv    []string
+			Workdir string
+		}
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"max_cpu_ms": 1000, "max_memory_mb": 4096, "max_disk_mb": 100, "max_duration_ms": 600000}
+	if diff := cmp.Diff(want, d.Resources); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	for _, k := range []string{"create", "modify", "delete"} {
+		if got := d.Effects.Filesystem[k]; len(got) != 1 || got[0] != "/w/**" {
+			t.Errorf("effects %s = %q", k, got)
+		}
+	}
+	if d.Scope.Filesystem.Paths[0] != "/w" || d.Operation.Workdir != "/w/sub" || d.Operation.Argv[0] != "make" {
+		t.Errorf("descriptor %s", data)
+	}
+}
+
+func TestCommandFailed(t *testing.T) {
+	fail := func(msg string) error {
+		return problem.List{{Rule: "op.command-failed", Field: "operation", Message: msg, Layer: problem.Rejected}}
+	}
+	for _, tt := range []struct {
+		err  error
+		code int
+		ok   bool
+	}{
+		{fail(`the command "sh -c exit 3" exited with status 3`), 3, true},
+		{fail(`the command "sh -c echo \" exited with status 9: x" exited with status 42: oops: more`), 42, true},
+		{fail(`the command "sleep 9" was killed by SIGTERM: x`), 143, true},
+		{fail(`the command "sleep 9" was killed by SIGKILL`), 137, true},
+		{fail(`something else`), 0, false},
+		{problem.List{{Rule: "op.cap-exceeded", Field: "operation", Message: "the command was stopped by a cap: wall clock"}}, 0, false},
+		{problem.List{{Rule: "op.command-failed", Field: "steps.0.operation", Message: `the command "x" exited with status 3`}}, 0, false},
+		{errors.New("the command \"x\" exited with status 3"), 0, false},
+	} {
+		code, ok := commandFailed(tt.err)
+		if code != tt.code || ok != tt.ok {
+			t.Errorf("commandFailed(%v) = %d, %v; want %d, %v", tt.err, code, ok, tt.code, tt.ok)
+		}
+	}
+}
