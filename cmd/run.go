@@ -71,8 +71,8 @@ EXAMPLES:
 ` + endsWith("the command exited 0 and its changes, if any, are promoted", 1, 2, 3, 4, 5, 6, 7, 8, 9).
 			note(2, "usage (bad flags, no command, a workspace act cannot use)").
 			note(6, "dry run rejected (a cap hit, a change act cannot promote)").
-			note(7, "confirmation required (the plan stays pending)").help() + `
-   any code: the command's own, when it exited non-zero (nothing promoted)`,
+			note(7, "confirmation required (the plan stays pending)").help() + `,
+   or the command's own code when it exited non-zero (nothing promoted)`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workspace", Usage: "the directory the command may change (default the current directory)"},
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
