@@ -459,11 +459,18 @@ func (s *mcpServer) validate(ctx context.Context, _ *mcp.CallToolRequest, in des
 	return r, out, err
 }
 
-func (s *mcpServer) plan(ctx context.Context, _ *mcp.CallToolRequest, in descriptorInput) (*mcp.CallToolResult, toolOutput, error) {
+func (s *mcpServer) plan(ctx context.Context, req *mcp.CallToolRequest, in descriptorInput) (*mcp.CallToolResult, toolOutput, error) {
 	res := &result{}
 	ck, err := s.checkDescriptor(ctx, res, in.Descriptor, true)
 	defer ck.release()
 	var p *plan.Plan
+	if err == nil && req != nil && req.Params != nil && req.Session != nil {
+		// A client that asks for progress sees the commands' output as
+		// it comes.
+		if token := req.Params.GetProgressToken(); token != nil {
+			ck.progress = mcpProgress(ctx, req.Session, token)
+		}
+	}
 	if err == nil {
 		p, err = planChecked(ctx, s.env, res, ck)
 	}

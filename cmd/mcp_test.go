@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,12 @@ type mcpFixture struct {
 
 func newMCPFixture(t *testing.T) *mcpFixture {
 	t.Helper()
+	return newMCPFixtureWith(t, nil)
+}
+
+// newMCPFixtureWith is newMCPFixture with the client's options.
+func newMCPFixtureWith(t *testing.T, opts *mcp.ClientOptions) *mcpFixture {
+	t.Helper()
 	dir := t.TempDir()
 	f := &mcpFixture{t: t, home: filepath.Join(dir, "home")}
 	f.proj = filepath.Join(f.home, "proj")
@@ -50,7 +57,7 @@ func newMCPFixture(t *testing.T) *mcpFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	f.cs, err = mcp.NewClient(&mcp.Implementation{Name: "act-test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	f.cs, err = mcp.NewClient(&mcp.Implementation{Name: "act-test", Version: "1"}, opts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -704,5 +711,35 @@ func TestMCPReadOnlyNoRecord(t *testing.T) {
 	}
 	if after := records(); after != before {
 		t.Errorf("the read-only tools left %d records", after-before)
+	}
+}
+
+// TestMCPProgress: a client that gives act_plan a progress token gets the
+// command's output as progress notifications while it runs, escaped.
+func TestMCPProgress(t *testing.T) {
+	if err := isolate.Available(); err != nil {
+		t.Skipf("commands cannot be isolated here: %v", err)
+	}
+	var mu sync.Mutex
+	var got []string
+	f := newMCPFixtureWith(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		got = append(got, req.Params.Message)
+		mu.Unlock()
+	}})
+	d := f.descriptor(descOpts{id: testUUID(7), command: []string{"sh", "-c", `echo first; printf 'tab\there\n'; echo third >&2`}})
+	params := &mcp.CallToolParams{Name: "act_plan", Arguments: map[string]any{"descriptor": d}}
+	params.SetProgressToken("plan-1")
+	res, err := f.cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("act_plan: %v %+v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// stdout and stderr are two pipes: their lines interleave as they come.
+	want := []string{"first", `tab\there`, "third"}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("progress messages %q, want %q", got, want)
 	}
 }

@@ -108,7 +108,7 @@ func planWith(ctx context.Context, env *Env, res *result, ck *checked, reuse boo
 		Canonical: canon,
 		Digest:    digest,
 		Ahead:     plan.Ahead{Warm: ck.warm, Dirs: env.planDirs, Refill: func() { env.spare.refill(ck.d) }},
-		Progress:  env.streamer(),
+		Progress:  ck.streamer(env),
 	}, reuse)
 	if err != nil {
 		return nil, pre, withPositions(ck, err)

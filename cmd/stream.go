@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 )
 
@@ -85,4 +87,46 @@ func cutWidth(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
+}
+
+// streamer is ck's progress, else env's.
+func (ck *checked) streamer(env *Env) func(stream int, line string) {
+	if ck.progress != nil {
+		return ck.progress
+	}
+	return env.streamer()
+}
+
+// mcpProgress sends a dry run's command output as MCP progress
+// notifications of token: each line escaped and cut to 200 characters, at
+// most streamLines a second (the rest counted in the next one sent).
+// Notifications are best effort: one the client does not take is dropped.
+func mcpProgress(ctx context.Context, ss *mcp.ServerSession, token any) func(stream int, line string) {
+	var (
+		mu            sync.Mutex
+		n             float64
+		second, shown int
+		skipped       int
+		start         = time.Now()
+	)
+	return func(_ int, line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		sec := int(time.Since(start) / time.Second)
+		if sec != second {
+			second, shown = sec, 0
+		}
+		if shown >= streamLines {
+			skipped++
+			return
+		}
+		shown++
+		n++
+		msg := cutWidth(escapeLine(strings.TrimRight(line, "\r")), 200)
+		if skipped > 0 {
+			msg = fmt.Sprintf("(%s not shown) %s", plural(skipped, "line"), msg)
+			skipped = 0
+		}
+		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: n})
+	}
 }

@@ -95,6 +95,9 @@ type checked struct {
 	// canon and digest are plan.Canonical(d), once canonical is called.
 	canon  json.RawMessage
 	digest string
+	// progress, if not nil, gets the dry run's command output as it comes
+	// (an MCP client's progress notifications); else env.streamer's.
+	progress func(stream int, line string)
 }
 
 // canonical returns plan.Canonical(ck.d), computed once.
