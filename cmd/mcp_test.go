@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -601,6 +602,16 @@ func TestMCPNobody(t *testing.T) {
 	if n := strings.Count(string(out), "\n--- PASS: TestMCP"); n != 5 {
 		t.Fatalf("as nobody, %d of 5 tests passed:\n%s", n, out)
 	}
+	// The everyday loop with no set-up at all: no memory cgroup of its
+	// own (the memory cap falls back to one per process).
+	c = exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin,
+		"-test.run=^TestMCPEverydayLoop$", "-test.count=1", "-test.v")
+	c.Dir = dir
+	c.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir, "ACT_TEST_AS_NOBODY=1")
+	out, err = c.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestMCPEverydayLoop") {
+		t.Fatalf("as nobody without a cgroup: %v\n%s", err, out)
+	}
 }
 
 // frameRecorder is standard output that records each Write and notices
@@ -741,5 +752,101 @@ func TestMCPProgress(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("progress messages %q, want %q", got, want)
+	}
+}
+
+// TestMCPEverydayLoop is an agent's everyday loop over MCP, with no root
+// set-up when TestMCPNobody runs it as uid 65534: an exact-match edit in
+// the short form (LOW in the workspace: promoted at once), the tests run
+// in the sandbox, a formatter whose change waits for a person, and the
+// person's review (the intent and the workspace-relative path in view)
+// and apply at the terminal.
+func TestMCPEverydayLoop(t *testing.T) {
+	if err := isolate.Available(); err != nil {
+		t.Skipf("commands cannot be isolated here: %v", err)
+	}
+	gofmt, err := exec.LookPath("gofmt")
+	if err != nil {
+		t.Skip("gofmt is not installed")
+	}
+	f := newMCPFixture(t)
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(f.proj, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("greet.txt", "hello, wrld\n")
+	write("greet.go", "package greet\n\nfunc Greet() string {   return \"hello\" }\n")
+	short := func(intent, typ string, op map[string]any, effects map[string]any) map[string]any {
+		d := map[string]any{
+			"intent_summary": intent,
+			"action_type":    typ,
+			"risk_level":     "LOW",
+			"scope": map[string]any{"filesystem": map[string]any{"paths": []any{f.proj}, "recursive": true},
+				"network": map[string]any{"required": false}, "ui": map[string]any{"required": false}},
+			"resources":     map[string]any{"max_cpu_ms": 20000, "max_memory_mb": 2048, "max_disk_mb": 64, "max_duration_ms": 60000},
+			"preconditions": map[string]any{"paths_exist": []any{}, "network_available": false, "user_idle": false},
+			"sandbox":       map[string]any{"required": typ == "COMMAND_EXECUTION", "allow_network": false, "max_runs": 1},
+			"rollback":      map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
+			"confirmation":  map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
+			"audit":         map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
+			"operation":     op,
+		}
+		if effects != nil {
+			d["effects"] = effects
+		}
+		return d
+	}
+	ctx := context.Background()
+	planApply := func(d map[string]any) (toolOutput, toolOutput) {
+		t.Helper()
+		_, p := f.call(ctx, "act_plan", map[string]any{"descriptor": d})
+		if p.ExitCode != 0 {
+			t.Fatalf("act_plan: %+v", p)
+		}
+		_, a := f.call(ctx, "act_apply", map[string]any{"plan_id": p.PlanID})
+		return p, a
+	}
+
+	// The edit: exact match, short form, LOW in the workspace.
+	_, a := planApply(short("Fix the typo in the greeting.", "FILE_WRITE",
+		map[string]any{"path": filepath.Join(f.proj, "greet.txt"), "edits": []any{map[string]any{"old": "wrld", "new": "world"}}}, nil))
+	if a.Status != "succeeded" {
+		t.Fatalf("the edit: %+v", a)
+	}
+	if got, _ := os.ReadFile(filepath.Join(f.proj, "greet.txt")); string(got) != "hello, world\n" {
+		t.Fatalf("greet.txt = %q", got)
+	}
+	none := map[string]any{"filesystem": map[string]any{"create": []any{}, "modify": []any{}, "delete": []any{}}, "network": false, "system_state_change": false}
+	// The tests, in the sandbox: they pass, and change nothing.
+	p, _ := planApply(short("Run the tests.", "COMMAND_EXECUTION",
+		map[string]any{"argv": []any{"sh", "-c", `test "$(cat greet.txt)" = "hello, world"`}, "workdir": f.proj}, none))
+	if len(p.Commands) != 1 || p.Commands[0].ExitCode != 0 {
+		t.Fatalf("the tests: %+v", p)
+	}
+	// The formatter: its change waits for a person.
+	fmtd := map[string]any{"filesystem": map[string]any{"create": []any{}, "modify": []any{filepath.Join(f.proj, "greet.go")}, "delete": []any{}}, "network": false, "system_state_change": false}
+	p, a = planApply(short("Format the Go code.", "COMMAND_EXECUTION",
+		map[string]any{"argv": []any{gofmt, "-w", "greet.go"}, "workdir": f.proj}, fmtd))
+	if a.Status != "queued" {
+		t.Fatalf("the formatter's plan: %+v", a)
+	}
+	// The person reviews it and applies it at the terminal.
+	var out bytes.Buffer
+	f.env.Stdio = Stdio{In: strings.NewReader(""), Out: &out, Err: io.Discard}
+	if code := MainEnv([]string{"act", "show", p.PlanID}, f.env); code != 0 {
+		t.Fatalf("act show: exit %d\n%s", code, out.String())
+	}
+	for _, want := range []string{"Intent: Format the Go code.", "greet.go"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("act show lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if code := MainEnv([]string{"act", "apply", p.PlanID, "--confirm"}, f.env); code != 0 {
+		t.Fatalf("act apply --confirm: exit %d\n%s", code, out.String())
+	}
+	if got, _ := os.ReadFile(filepath.Join(f.proj, "greet.go")); !strings.Contains(string(got), "func Greet() string { return \"hello\" }") {
+		t.Errorf("greet.go after the formatter = %q", got)
 	}
 }
