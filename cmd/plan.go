@@ -110,12 +110,17 @@ func planWith(ctx context.Context, env *Env, res *result, ck *checked, reuse boo
 		Ahead:     plan.Ahead{Warm: ck.warm, Dirs: env.planDirs, Refill: func() { env.spare.refill(ck.d) }},
 		Progress:  ck.streamer(env),
 	}, reuse)
+	if err != nil && ck.unplaced {
+		return nil, pre, unplaced(err)
+	}
 	if err != nil {
 		return nil, pre, withPositions(ck, err)
 	}
 	if p != nil {
 		fillPlan(res, p)
-		res.Warnings = locate(ck.doc, res.Warnings)
+		if !ck.unplaced {
+			res.Warnings = locate(ck.doc, res.Warnings)
+		}
 	}
 	return p, pre, nil
 }

@@ -315,34 +315,11 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 	})
 }
 
-// planRun is planWith (plan.go) for act run: the gate's plan sequence,
-// as act apply runs it for a descriptor file (reuse), with progress
-// getting each line of the command's output.
+// planRun plans ck, a descriptor act made (no file: its problems name
+// only their field), with progress getting the commands' output.
 func planRun(ctx context.Context, env *Env, res *result, ck *checked, progress func(int, string)) (*plan.Plan, *gate.PrePlan, error) {
-	canon, digest, err := ck.canonical()
-	if err != nil {
-		return nil, nil, err
-	}
-	p, pre, err := env.gate(ck.pol).Plan(ctx, ck.d, plan.Options{
-		StateDir:  ck.stateDir,
-		Policy:    ck.pol,
-		Now:       env.Now,
-		NewID:     env.NewID,
-		Host:      plan.DefaultHost(),
-		Homes:     []string{env.homeDir(), env.UserHome()},
-		UserHome:  env.UserHome(),
-		Canonical: canon,
-		Digest:    digest,
-		Ahead:     plan.Ahead{Warm: ck.warm, Dirs: env.planDirs, Refill: func() { env.spare.refill(ck.d) }},
-		Progress:  progress,
-	}, true)
-	if err != nil {
-		return nil, pre, unplaced(err)
-	}
-	if p != nil {
-		fillPlan(res, p)
-	}
-	return p, pre, nil
+	ck.progress, ck.unplaced = progress, true
+	return planWith(ctx, env, res, ck, true)
 }
 
 // unplaced is err with no problem placed in a file: act run's descriptor

@@ -98,6 +98,9 @@ type checked struct {
 	// progress, if not nil, gets the dry run's command output as it comes
 	// (an MCP client's progress notifications); else env.streamer's.
 	progress func(stream int, line string)
+	// unplaced: the descriptor is no file (act run's), so its problems
+	// name only their field.
+	unplaced bool
 }
 
 // canonical returns plan.Canonical(ck.d), computed once.
