@@ -179,6 +179,7 @@ func newApp(env *Env) *cli.App {
 			newShowCommand(env),
 			newApplyCommand(env),
 			newRunCommand(env),
+			newHookCommand(env),
 			newRollbackCommand(env),
 			newPendingCommand(env),
 			newDenyCommand(env),

@@ -1,0 +1,553 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/outcome"
+	"github.com/act-project/act/internal/pathglob"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/policy"
+)
+
+// act hook claude-code (docs/agents.md): a PreToolUse hook per Claude
+// Code's hooks reference (https://code.claude.com/docs/en/hooks). Claude
+// Code runs a tool when its hook errs or exits with any code but 2, so
+// the hook fails closed: every error, panic or timeout ends it with exit
+// 2 and the reason on stderr, which blocks the tool call. It never
+// promotes anything itself.
+
+// hookTimeout is how long the hook takes to decide, by default: below
+// Claude Code's own default hook timeout (600 s), whose expiry would let
+// the tool run.
+const hookTimeout = 50 * time.Second
+
+// maxHookInput is the most bytes of hook input act reads.
+const maxHookInput = 64 << 20
+
+// maxHookReason is the most characters of a decision's reason.
+const maxHookReason = 12000
+
+// hookName names the descriptor the hook makes, where positions would
+// name a file.
+const hookName = "<act hook>"
+
+func newHookCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "hook",
+		Usage:     "answer an agent's hook before a tool runs (claude-code)",
+		UsageText: "act hook claude-code [--workspace DIR] [--timeout DURATION]",
+		Description: `Hooks an agent harness runs before a tool call; see docs/agents.md.
+
+EXAMPLES:
+   act hook claude-code --workspace ~/src/proj
+
+` + endsWith("a decision printed (or nothing: a tool act does not handle)", 2).
+			note(2, "blocked: bad input, an error or the timeout (the reason on stderr)").help(),
+		Subcommands: []*cli.Command{{
+			Name:      "claude-code",
+			Usage:     "a Claude Code PreToolUse hook: Write, Edit, MultiEdit and Bash dry-run by act",
+			UsageText: "act hook claude-code [--workspace DIR] [--timeout DURATION]",
+			Description: `Reads one PreToolUse hook input (JSON) on stdin, as Claude Code sends it
+   (https://code.claude.com/docs/en/hooks), and prints its decision as the
+   JSON hookSpecificOutput (permissionDecision allow, ask or deny) on stdout.
+
+   Write, Edit and MultiEdit become a FILE_WRITE (content, or exact-match
+   edits); Bash becomes a COMMAND_EXECUTION of sh -c COMMAND in the
+   workspace, as act run makes it. Each is planned (dry-run) and decided by
+   the policy: allowed, the tool runs — for Bash, with its command replaced
+   by "act apply PLAN_ID", which promotes exactly the reviewed diff; a
+   person needed, "ask" with act's plan and reasons (Bash: the command
+   becomes "act apply PLAN_ID --confirm"); when the policy counts only a
+   terminal or a signature as a person's yes, "deny" and the plan stays in
+   act pending; blocked, "deny" with the reason. Any other tool: no output
+   (Claude Code decides as without act).
+
+   The workspace (--workspace, default the hook input's cwd) must lie under
+   an allowed root of the policy and counts as a workspace for risk, as
+   act run's. Act fails closed: malformed input, any error, and no decision
+   within --timeout (default 50s) exit 2, which blocks the tool call.
+
+EXAMPLES:
+   echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"cwd":"'"$PWD"'"}' | act hook claude-code
+
+` + endsWith("a decision printed (or nothing: a tool act does not handle)", 2).
+				note(2, "blocked: bad input, an error or the timeout (the reason on stderr)").help(),
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "workspace", Usage: "the directory the agent may change (default the hook input's cwd)"},
+				&cli.DurationFlag{Name: "timeout", Value: hookTimeout, Usage: "decide within this long, else deny"},
+			},
+			Action: func(c *cli.Context) (err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = hookBlock(env, fmt.Errorf("internal error: %v", r))
+					}
+				}()
+				if c.NArg() > 0 {
+					return hookBlock(env, fmt.Errorf("claude-code takes no arguments, got %q", c.Args().First()))
+				}
+				return runHook(c.Context, env, c.String("workspace"), c.Duration("timeout"))
+			},
+		}},
+		Action: func(c *cli.Context) error {
+			return hookBlock(env, errors.New("act hook takes a harness: act hook claude-code"))
+		},
+	}
+}
+
+// hookInput is what Claude Code sends a PreToolUse hook (the fields act
+// reads).
+type hookInput struct {
+	SessionID     string          `json:"session_id"`
+	HookEventName string          `json:"hook_event_name"`
+	ToolName      string          `json:"tool_name"`
+	ToolInput     json.RawMessage `json:"tool_input"`
+	Cwd           string          `json:"cwd"`
+}
+
+// hookDecision is a PreToolUse hook's decision.
+type hookDecision struct {
+	HookEventName            string                     `json:"hookEventName"`
+	PermissionDecision       string                     `json:"permissionDecision"`
+	PermissionDecisionReason string                     `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             map[string]json.RawMessage `json:"updatedInput,omitempty"`
+}
+
+type hookOutput struct {
+	HookSpecificOutput hookDecision `json:"hookSpecificOutput"`
+}
+
+// hookBlock ends the hook with exit 2 and err on stderr: Claude Code
+// blocks the tool call and shows the reason to Claude.
+func hookBlock(env *Env, err error) error {
+	fmt.Fprintf(env.Stdio.Err, "act hook: blocked, act could not decide: %s\n", escapeLine(err.Error()))
+	return &rendered{outcome.Outcome{Code: 2, Status: outcome.Usage.Status, Label: "blocked"}}
+}
+
+// hookTools are the tools the hook decides; any other passes through.
+var hookTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "Bash": true}
+
+// runHook is act hook claude-code.
+func runHook(ctx context.Context, env *Env, wsFlag string, timeout time.Duration) error {
+	if timeout <= 0 {
+		return hookBlock(env, fmt.Errorf("--timeout must be positive, got %s", timeout))
+	}
+	data, err := io.ReadAll(io.LimitReader(env.Stdio.In, maxHookInput+1))
+	if err != nil {
+		return hookBlock(env, fmt.Errorf("reading the hook input: %v", err))
+	}
+	if len(data) > maxHookInput {
+		return hookBlock(env, fmt.Errorf("the hook input is larger than %d bytes", maxHookInput))
+	}
+	var in hookInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		return hookBlock(env, fmt.Errorf("the hook input is not JSON: %v", err))
+	}
+	if in.HookEventName != "PreToolUse" {
+		return hookBlock(env, fmt.Errorf("act hook claude-code answers PreToolUse, got hook_event_name %q", in.HookEventName))
+	}
+	if !hookTools[in.ToolName] {
+		return nil // not act's: Claude Code decides as it would without act
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type answer struct {
+		d   *hookDecision
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- answer{err: fmt.Errorf("internal error: %v", r)}
+			}
+		}()
+		d, err := hookDecide(ctx, env, &in, wsFlag)
+		done <- answer{d, err}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-ctx.Done():
+		return hookBlock(env, fmt.Errorf("no decision within %s (--timeout)", timeout))
+	}
+	if a.err != nil {
+		if ctx.Err() != nil {
+			return hookBlock(env, fmt.Errorf("no decision within %s (--timeout): %v", timeout, a.err))
+		}
+		return hookBlock(env, a.err)
+	}
+	a.d.HookEventName = "PreToolUse"
+	a.d.PermissionDecisionReason = clipReason(a.d.PermissionDecisionReason)
+	b, err := json.Marshal(hookOutput{*a.d})
+	if err != nil {
+		return hookBlock(env, err)
+	}
+	if _, err := fmt.Fprintf(env.Stdio.Out, "%s\n", b); err != nil {
+		return hookBlock(env, err)
+	}
+	return nil
+}
+
+// clipReason bounds a reason at maxHookReason characters.
+func clipReason(s string) string {
+	if utf8.RuneCountInString(s) <= maxHookReason {
+		return s
+	}
+	return string([]rune(s)[:maxHookReason-1]) + "…"
+}
+
+// hookWorkspace resolves the hook's workspace (wsFlag, else the input's
+// cwd) and makes it one of this session; it returns it and the directory
+// a command runs in: the input's cwd when inside it, else the workspace.
+func hookWorkspace(env *Env, in *hookInput, wsFlag string) (ws, workdir string, err error) {
+	cwd := in.Cwd
+	if cwd != "" && !filepath.IsAbs(cwd) {
+		return "", "", fmt.Errorf("the hook input's cwd %q is not absolute", cwd)
+	}
+	dir := wsFlag
+	if dir == "" {
+		if cwd == "" {
+			return "", "", errors.New("no workspace: the hook input has no cwd and --workspace is not given")
+		}
+		dir = cwd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	if pathglob.HasMeta(abs) {
+		return "", "", fmt.Errorf("the workspace %s holds a glob character (* or ?)", abs)
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return "", "", fmt.Errorf("the workspace: %v", err)
+	} else if !fi.IsDir() {
+		return "", "", fmt.Errorf("the workspace %s is not a directory", abs)
+	}
+	if err := env.addWorkspace(abs); err != nil {
+		return "", "", err
+	}
+	ws = env.workspaces[len(env.workspaces)-1]
+	workdir = ws
+	if cwd != "" {
+		if c, err := filepath.EvalSymlinks(cwd); err == nil && pathglob.Within(c, ws) {
+			workdir = c
+		}
+	}
+	return ws, workdir, nil
+}
+
+// hookEdit is one of a MultiEdit's edits, as Claude Code sends it.
+type hookEdit struct {
+	OldString  *string `json:"old_string"`
+	NewString  *string `json:"new_string"`
+	ReplaceAll bool    `json:"replace_all"`
+}
+
+// hookFileInput is a Write's, Edit's or MultiEdit's tool_input.
+type hookFileInput struct {
+	FilePath   string     `json:"file_path"`
+	Content    *string    `json:"content"`
+	OldString  *string    `json:"old_string"`
+	NewString  *string    `json:"new_string"`
+	ReplaceAll bool       `json:"replace_all"`
+	Edits      []hookEdit `json:"edits"`
+}
+
+// hookFileDescriptor is the short FILE_WRITE descriptor of a Write, Edit
+// or MultiEdit (act derives its effects and stamps its ids).
+func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps policy.ResourceCaps) ([]byte, error) {
+	var fi hookFileInput
+	if err := json.Unmarshal(raw, &fi); err != nil {
+		return nil, fmt.Errorf("%s's tool_input: %v", tool, err)
+	}
+	if fi.FilePath == "" {
+		return nil, fmt.Errorf("%s's tool_input has no file_path", tool)
+	}
+	path := fi.FilePath
+	if !filepath.IsAbs(path) {
+		if cwd == "" {
+			return nil, fmt.Errorf("%s's file_path %q is relative and the input has no cwd", tool, path)
+		}
+		path = filepath.Join(cwd, path)
+	}
+	path = filepath.Clean(path)
+	op := map[string]any{"path": path}
+	edit := func(old, new *string, all bool) (map[string]any, error) {
+		if old == nil || new == nil {
+			return nil, fmt.Errorf("%s's edit lacks old_string or new_string", tool)
+		}
+		return map[string]any{"old": *old, "new": *new, "replace_all": all}, nil
+	}
+	size := 0
+	switch tool {
+	case "Write":
+		if fi.Content == nil {
+			return nil, errors.New("Write's tool_input has no content")
+		}
+		op["content"] = *fi.Content
+		size = len(*fi.Content)
+	case "Edit":
+		e, err := edit(fi.OldString, fi.NewString, fi.ReplaceAll)
+		if err != nil {
+			return nil, err
+		}
+		op["edits"] = []any{e}
+	case "MultiEdit":
+		if len(fi.Edits) == 0 {
+			return nil, errors.New("MultiEdit's tool_input has no edits")
+		}
+		var edits []any
+		for _, x := range fi.Edits {
+			e, err := edit(x.OldString, x.NewString, x.ReplaceAll)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, e)
+		}
+		op["edits"] = edits
+	}
+	lower := func(a, b int64) int64 {
+		if b > 0 && b < a {
+			return b
+		}
+		return a
+	}
+	d := map[string]any{
+		"intent_summary": hookIntent(tool + " " + path),
+		"action_type":    "FILE_WRITE",
+		"risk_level":     "LOW", // the agent's grading; act grades the plan and uses the stricter
+		"scope": map[string]any{
+			"filesystem": map[string]any{"paths": []string{filepath.Dir(path)}, "recursive": false},
+			"network":    map[string]any{"required": false},
+			"ui":         map[string]any{"required": false},
+		},
+		"resources": map[string]any{
+			"max_cpu_ms":      lower(10000, caps.MaxCPUMs),
+			"max_memory_mb":   lower(256, caps.MaxMemoryMB),
+			"max_disk_mb":     lower(int64(size>>20)*2+64, caps.MaxDiskMB),
+			"max_duration_ms": lower(30000, caps.MaxDurationMs),
+		},
+		"preconditions": map[string]any{"paths_exist": []string{}, "network_available": false, "user_idle": false},
+		"sandbox":       map[string]any{"required": false, "allow_network": false, "max_runs": 1},
+		"rollback":      map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
+		"confirmation":  map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
+		"audit":         map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
+		"operation":     op,
+	}
+	return json.Marshal(d)
+}
+
+// hookIntent is an intent summary: s on one line, escaped, at most
+// maxRunIntent characters.
+func hookIntent(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		} else {
+			b.Write(appendSafe(nil, r, []byte(s[i:i+size])))
+		}
+		i += size
+	}
+	out := b.String()
+	if utf8.RuneCountInString(out) > maxRunIntent {
+		out = string([]rune(out)[:maxRunIntent-1]) + "…"
+	}
+	return out
+}
+
+// hookDecide plans the tool call of in and decides it.
+func hookDecide(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*hookDecision, error) {
+	res := &result{}
+	if _, err := env.stateDir(); err != nil {
+		return nil, err
+	}
+	ws, workdir, err := hookWorkspace(env, in, wsFlag)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := env.loadPolicy(res)
+	if err != nil {
+		return nil, err
+	}
+	bash := in.ToolName == "Bash"
+	var tool map[string]json.RawMessage
+	if err := json.Unmarshal(in.ToolInput, &tool); err != nil || tool == nil {
+		return nil, fmt.Errorf("%s's tool_input is not a JSON object", in.ToolName)
+	}
+	var data []byte
+	var command string
+	if bash {
+		if err := json.Unmarshal(tool["command"], &command); err != nil || strings.TrimSpace(command) == "" {
+			return nil, errors.New("Bash's tool_input has no command")
+		}
+		data, err = runDescriptor([]string{"sh", "-c", command}, ws, workdir, pol.ResourceCaps)
+	} else {
+		data, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, pol.ResourceCaps)
+	}
+	if err != nil {
+		return nil, err
+	}
+	deny := func(why string) *hookDecision {
+		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: why}
+	}
+	ck, err := env.checkData(ctx, res, pol, hookName, data, true)
+	if err != nil {
+		if why, ok := problemsText(err); ok {
+			return deny("act refused this " + in.ToolName + ": " + why), nil
+		}
+		return nil, err
+	}
+	defer ck.release()
+	collected := &runOutput{}
+	p, pre, err := planRun(ctx, env, res, ck, collected.line)
+	switch {
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if code, failed := commandFailed(err); failed {
+			collected.mu.Lock()
+			out, errOut := collected.out[1].String(), collected.out[2].String()
+			collected.mu.Unlock()
+			why := fmt.Sprintf("act ran this command in its sandbox and it exited with status %d; nothing was changed.", code)
+			if out != "" {
+				why += "\nIts output:\n" + out
+			}
+			if errOut != "" {
+				why += "\nIts error output:\n" + errOut
+			}
+			return deny(why), nil
+		}
+		if why, ok := problemsText(err); ok {
+			return deny("act's dry run refused this " + in.ToolName + ": " + why), nil
+		}
+		return nil, err
+	case pre.Applied != nil:
+		return nil, fmt.Errorf("action %s was applied already", pre.Applied.ActionID)
+	case pre.Reuse != nil:
+		p = pre.Reuse.Plan
+	}
+	g := env.gate(ck.pol)
+	e, err := g.EntryOf(p)
+	if err != nil {
+		return nil, err
+	}
+	adm, err := g.Admit(e)
+	if err != nil {
+		if why, ok := problemsText(err); ok {
+			return deny(fmt.Sprintf("act's policy blocks this %s (plan %s): %s", in.ToolName, p.ID, why)), nil
+		}
+		return nil, err
+	}
+	var shown bytes.Buffer
+	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
+	apply := hookActCommand(env, "apply", p.ID)
+	if len(adm.Confirm) == 0 {
+		d := &hookDecision{PermissionDecision: "allow", PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; the policy allows it", in.ToolName, p.ID)}
+		if bash {
+			d.UpdatedInput = withCommand(tool, apply)
+		}
+		return d, nil
+	}
+	why := strings.Join(adm.Confirm, "; ")
+	if g.Via() == gate.ViaFlag {
+		// A person's yes in Claude Code's prompt is what --confirm is.
+		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, shown.String())}
+		if bash {
+			d.UpdatedInput = withCommand(tool, apply+" --confirm")
+		}
+		return d, nil
+	}
+	// Only a yes typed at a terminal or a signature counts: a click in
+	// Claude Code cannot be one. The plan waits in act pending.
+	if err := g.Queue(ctx, e, adm.Confirm); err != nil {
+		if why, ok := problemsText(err); ok {
+			return deny(fmt.Sprintf("act's policy blocks this %s (plan %s): %s", in.ToolName, p.ID, why)), nil
+		}
+		return nil, err
+	}
+	return deny(fmt.Sprintf("act: a person must confirm this %s (%s), and the host policy counts only %s as a person's confirmation. The plan %s is pending: a person runs %s --confirm (act pending lists it). Do not retry it another way.",
+		in.ToolName, why, viaName(g.Via()), p.ID, apply)), nil
+}
+
+// viaName says what policy confirmation.via counts.
+func viaName(via string) string {
+	switch via {
+	case gate.ViaTerminal:
+		return "a yes typed at a terminal"
+	case gate.ViaSigned:
+		return "an SSH signature by a listed approver"
+	}
+	return via
+}
+
+// problemsText is the text of err's problems, when it is act's decision
+// (a problem list) rather than an error.
+func problemsText(err error) (string, bool) {
+	var probs problem.List
+	if !errors.As(err, &probs) {
+		return "", false
+	}
+	var lines []string
+	for _, p := range probs {
+		s := p.Rule
+		if p.Field != "" {
+			s += ": " + p.Field
+		}
+		lines = append(lines, s+": "+p.Message)
+	}
+	return strings.Join(lines, "; "), true
+}
+
+// withCommand is a copy of a Bash tool input with its command replaced
+// (updatedInput replaces the whole input).
+func withCommand(tool map[string]json.RawMessage, command string) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(tool))
+	for k, v := range tool {
+		out[k] = v
+	}
+	b, _ := json.Marshal(command)
+	out["command"] = b
+	return out
+}
+
+// hookActCommand is the shell command line of this act with args: the
+// executable as the hook was started (a name found on PATH made
+// absolute), and the --home and --policy it was given.
+func hookActCommand(env *Env, args ...string) string {
+	self := os.Args[0]
+	if !strings.Contains(self, "/") {
+		if p, err := exec.LookPath(self); err == nil {
+			self = p
+		}
+	}
+	if abs, err := filepath.Abs(self); err == nil && strings.Contains(self, "/") {
+		self = abs
+	}
+	argv := []string{self}
+	if env.home != "" {
+		h, _ := filepath.Abs(env.home)
+		argv = append(argv, "--home", h)
+	}
+	if env.policyFile != "" {
+		f, _ := filepath.Abs(env.policyFile)
+		argv = append(argv, "--policy", f)
+	}
+	return shellJoin(append(argv, args...))
+}
