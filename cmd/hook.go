@@ -20,6 +20,7 @@ import (
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 )
 
@@ -27,8 +28,9 @@ import (
 // Code's hooks reference (https://code.claude.com/docs/en/hooks). Claude
 // Code runs a tool when its hook errs or exits with any code but 2, so
 // the hook fails closed: every error, panic or timeout ends it with exit
-// 2 and the reason on stderr, which blocks the tool call. It never
-// promotes anything itself.
+// 2 and the reason on stderr, which blocks the tool call. What the policy
+// allows of a Write, Edit or MultiEdit the hook promotes itself, so that
+// act rollback undoes it; an allowed Bash becomes act apply PLAN_ID.
 
 // hookTimeout is how long the hook takes to decide, by default: below
 // Claude Code's own default hook timeout (600 s), whose expiry would let
@@ -68,9 +70,11 @@ EXAMPLES:
    Write, Edit and MultiEdit become a FILE_WRITE (content, or exact-match
    edits); Bash becomes a COMMAND_EXECUTION of sh -c COMMAND in the
    workspace, as act run makes it. Each is planned (dry-run) and decided by
-   the policy: allowed, the tool runs — for Bash, with its command replaced
-   by "act apply PLAN_ID", which promotes exactly the reviewed diff; a
-   person needed, "ask" with act's plan and reasons (Bash: the command
+   the policy: allowed, act promotes a Write, Edit or MultiEdit itself (act
+   rollback undoes it) and answers "allow" for a Write (the tool writes the
+   same bytes again) and "deny" for an Edit, saying it was applied; a Bash
+   runs with its command replaced by "act apply PLAN_ID", which promotes
+   exactly the reviewed diff; a person needed, "ask" with act's plan and reasons (Bash: the command
    becomes "act apply PLAN_ID --confirm"); when the policy counts only a
    terminal or a signature as a person's yes, "deny" and the plan stays in
    act pending; blocked, "deny" with the reason. Any other tool: no output
@@ -459,11 +463,12 @@ func hookDecide(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*h
 	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
 	apply := hookActCommand(env, "apply", p.ID)
 	if len(adm.Confirm) == 0 {
-		d := &hookDecision{PermissionDecision: "allow", PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; the policy allows it", in.ToolName, p.ID)}
 		if bash {
-			d.UpdatedInput = withCommand(tool, apply)
+			return &hookDecision{PermissionDecision: "allow",
+				PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; the policy allows it", in.ToolName, p.ID),
+				UpdatedInput:             withCommand(tool, apply)}, nil
 		}
-		return d, nil
+		return hookPromote(ctx, env, res, g, p, in.ToolName)
 	}
 	why := strings.Join(adm.Confirm, "; ")
 	if g.Via() == gate.ViaFlag {
@@ -484,6 +489,34 @@ func hookDecide(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*h
 	}
 	return deny(fmt.Sprintf("act: a person must confirm this %s (%s), and the host policy counts only %s as a person's confirmation. The plan %s is pending: a person runs %s --confirm (act pending lists it). Do not retry it another way.",
 		in.ToolName, why, viaName(g.Via()), p.ID, apply)), nil
+}
+
+// hookPromote promotes the allowed plan p of a Write, Edit or MultiEdit
+// in the hook, as act apply PLAN_ID does, so that act rollback undoes it.
+// A Write is then allowed: the tool writes the same bytes again. An Edit
+// is denied, since its old text is gone: the reason says act applied it.
+func hookPromote(ctx context.Context, env *Env, res *result, g *gate.Gate, p *plan.Plan, tool string) (*hookDecision, error) {
+	out, _, err := promoteSaved(ctx, res, g, p, func(l problem.List) problem.List { return l }, gate.Approval{}, nil, nil)
+	if out != nil {
+		env.recovered = append(env.recovered, out.Recovered...)
+	}
+	if err != nil {
+		if why, ok := problemsText(err); ok {
+			return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf("act could not apply this %s (plan %s): %s", tool, p.ID, why)}, nil
+		}
+		return nil, err
+	}
+	id := p.ActionID
+	if out != nil && out.Action != nil {
+		id = out.Action.ActionID
+	}
+	undo := hookActCommand(env, "rollback", id)
+	if tool == "Write" {
+		return &hookDecision{PermissionDecision: "allow", PermissionDecisionReason: fmt.Sprintf(
+			"act applied this Write as action %s (plan %s; undo: %s); the file holds exactly this content already, so the Write rewrites the same bytes", id, p.ID, undo)}, nil
+	}
+	return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf(
+		"act applied this %s itself as action %s (plan %s; undo: %s): the file now holds the edit, and nothing more is needed. This is not a failure: do not retry the edit.", tool, id, p.ID, undo)}, nil
 }
 
 // viaName says what policy confirmation.via counts.
