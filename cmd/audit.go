@@ -28,7 +28,7 @@ func newAuditCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "audit",
 		Usage:     "verify and inspect the signed audit log",
-		UsageText: "act audit verify|checkpoint|show|pubkey",
+		UsageText: "act audit verify|checkpoint|show|pubkey|export",
 		Description: `The audit log (<home>/audit, docs/audit.md) holds one signed record per
    decision act made. Every audit command makes the log's signing key if
    there is none yet, so the key can be printed and kept before the first
@@ -40,6 +40,7 @@ EXAMPLES:
    act audit checkpoint > saved.cp; act audit verify --since saved.cp
    act audit show 12
    act audit pubkey --note
+   act audit export --tiles /srv/www/act-log
 
 ` + endsWith("success", 1, 2).note(1, "error or a damaged log (the first bad record is named)").help(),
 		Subcommands: []*cli.Command{
@@ -148,6 +149,60 @@ EXAMPLES:
 						fmt.Fprintf(w, "Inclusion proof (%d hashes) against:\n%s", len(s.Proof), s.Checkpoint)
 						for _, h := range s.Proof {
 							fmt.Fprintf(w, "  %s\n", h)
+						}
+					})
+				},
+			},
+			{
+				Name:      "export",
+				Usage:     "publish the log as c2sp.org/tlog-tiles, for a static web server",
+				UsageText: "act audit export --tiles DIR [--json]",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "tiles", Usage: "the directory to write the tiles and checkpoint in (made if missing)"}},
+				Description: `Verifies the log, then writes it to DIR as a tiled transparency log
+   (c2sp.org/tlog-tiles, docs/audit.md "Publishing the log as tiles"),
+   for any static web server and any tlog client:
+   - DIR/tile/<L>/<N>[.p/<W>]: the Merkle tree's hash tiles, 256 hashes a
+     full tile, N in zero-padded path elements (tile/0/x001/234);
+   - DIR/tile/entries/<N>[.p/<W>]: the records as entry bundles, each entry
+     a 2-byte big-endian length and the record's statement (the DSSE
+     payload, whose RFC 6962 leaf hash is the tree's leaf);
+   - DIR/checkpoint: the log's own newest signed checkpoint, written last.
+   A later export into the same DIR writes only what is new: full tiles are
+   never rewritten, the partial tiles of the new size are added beside the
+   older ones, each file through a temporary name and a rename. It refuses
+   a DIR whose checkpoint is another log's, larger than the log, or not
+   extended by it. Entry bundles holding a record pruned by act gc, or one
+   larger than 65,535 bytes, are withheld (named in the output); their
+   hash tiles are written, so every proof still works.
+
+EXAMPLES:
+   act audit export --tiles /srv/www/act-log
+   act --json audit export --tiles out
+
+` + endsWith("success", 1, 2).note(1, "error, a damaged log, or a DIR that is not this log's").help(),
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 0 {
+						return usagef("audit export takes no arguments")
+					}
+					out := c.String("tiles")
+					if out == "" {
+						return usagef("audit export: --tiles DIR is required")
+					}
+					res := &result{}
+					d, err := dir()
+					if err != nil {
+						return env.finish(res, "ok", err, nil)
+					}
+					r, err := audit.ExportTiles(d, out, audit.VerifyOptions{})
+					res.Data = r
+					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
+						fmt.Fprintf(w, "exported %d records to %s (%d files written", r.Records, escapeLine(out), len(r.Written))
+						if r.Previous > 0 {
+							fmt.Fprintf(w, ", extending the export of %d records", r.Previous)
+						}
+						fmt.Fprintln(w, ")")
+						for _, wh := range r.Withheld {
+							fmt.Fprintf(w, "withheld %s\n", escapeLine(wh))
 						}
 					})
 				},
