@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/torchwood"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -365,5 +366,84 @@ func TestExportTilesPruned(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "tile/entries/000")); err == nil {
 		t.Error("a bundle of pruned records was written")
+	}
+}
+
+// TestExportTilesTorchwood reads an export with filippo.io/torchwood's
+// tlog-tiles client over HTTP: its own tile paths (TilePath), its own
+// entry bundle parser, every entry checked against the tree.
+func TestExportTilesTorchwood(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	out := filepath.Join(t.TempDir(), "tiles")
+	appendN(t, dir, 40)
+	if _, err := audit.ExportTiles(dir, out, audit.VerifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := os.ReadFile(filepath.Join(out, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, dir, 260)
+	if _, err := audit.ExportTiles(dir, out, audit.VerifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(out)))
+	defer srv.Close()
+	ctx := context.Background()
+	tf, err := torchwood.NewTileFetcher(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := os.ReadFile(filepath.Join(dir, audit.PublicKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := tf.ReadEndpoint(ctx, "checkpoint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := openCheckpoint(t, text, pub)
+	body, _, _ := strings.Cut(string(text), "\n\n")
+	if cp, err := torchwood.ParseCheckpoint(body + "\n"); err != nil || cp.Tree != tree || cp.Origin != tilesOrigin {
+		t.Fatalf("torchwood.ParseCheckpoint: %v %+v", err, cp)
+	}
+	c, err := torchwood.NewClient(tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Entries checks each entry's inclusion as it reads the bundles; it
+	// may stop short of a partial bundle, so resume until the end.
+	var n int64
+	for tries := 0; n < tree.N && tries < 4; tries++ {
+		for i, e := range c.Entries(ctx, tree, n) {
+			var st audit.Statement
+			if i != n || json.Unmarshal(e, &st) != nil || st.Predicate.Seq != uint64(i) {
+				t.Fatalf("entry %d (want %d): %q", i, n, e)
+			}
+			n++
+		}
+		if err := c.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n != tree.N {
+		t.Fatalf("read %d entries of %d", n, tree.N)
+	}
+	for _, i := range []int64{0, 39, 255, 256, 299} {
+		e, proof, err := c.Entry(ctx, tree, i)
+		if err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		if err := tlog.CheckRecord(proof, tree.N, tree.Hash, i, tlog.RecordHash(e)); err != nil {
+			t.Errorf("entry %d: %v", i, err)
+		}
+	}
+	old := openCheckpoint(t, saved, pub)
+	proof, err := tlog.ProveTree(tree.N, old.N, torchwood.TileHashReaderWithContext(ctx, tree, tf))
+	if err == nil {
+		err = tlog.CheckTree(proof, tree.N, tree.Hash, old.N, old.Hash)
+	}
+	if err != nil {
+		t.Errorf("consistency with the checkpoint of %d records: %v", old.N, err)
 	}
 }
