@@ -192,7 +192,7 @@ func TestHookSession(t *testing.T) {
 			t.Fatalf("%s: %v", file, err)
 		}
 		// Claude Code blocks the call when the hook exits 2: "block".
-		out, errOut, err := run(input, act, "hook", "claude-code", "--timeout", "110s")
+		out, errOut, err := run(input, act, "hook", "claude-code", "--workspace", proj, "--timeout", "110s")
 		blocked := false
 		if err != nil {
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !slices.Contains(step.decisions, "block") {

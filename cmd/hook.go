@@ -80,7 +80,8 @@ EXAMPLES:
    act pending; blocked, "deny" with the reason. Any other tool: no output
    (Claude Code decides as without act).
 
-   The workspace (--workspace, default the hook input's cwd) must lie under
+   The workspace (--workspace, default $CLAUDE_PROJECT_DIR; never the
+   input's cwd, which the agent moves) must lie under
    an allowed root of the policy and counts as a workspace for risk, as
    act run's. Act fails closed: malformed input, any error, and no decision
    within --timeout (default 50s) exit 2, which blocks the tool call.
@@ -91,7 +92,7 @@ EXAMPLES:
 ` + endsWith("a decision printed (or nothing: a tool act does not handle)", 2).
 				note(2, "blocked: bad input, an error or the timeout (the reason on stderr)").help(),
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "workspace", Usage: "the directory the agent may change (default the hook input's cwd)"},
+				&cli.StringFlag{Name: "workspace", Usage: "the directory the agent may change (default $CLAUDE_PROJECT_DIR; never the input's cwd)"},
 				&cli.DurationFlag{Name: "timeout", Value: hookTimeout, Usage: "decide within this long, else deny"},
 			},
 			Action: func(c *cli.Context) (err error) {
@@ -214,9 +215,13 @@ func clipReason(s string) string {
 	return string([]rune(s)[:maxHookReason-1]) + "…"
 }
 
-// hookWorkspace resolves the hook's workspace (wsFlag, else the input's
-// cwd) and makes it one of this session; it returns it and the directory
-// a command runs in: the input's cwd when inside it, else the workspace.
+// hookWorkspace resolves the hook's workspace (wsFlag, else
+// $CLAUDE_PROJECT_DIR, which Claude Code sets to the project it was started
+// in) and makes it one of this session; it returns it and the directory a
+// command runs in: the input's cwd when inside it, else the workspace. The
+// input's cwd never chooses the workspace: the agent moves it (a cd in a
+// Bash call), and nothing the agent controls may widen where its changes
+// flow (docs/agents.md).
 func hookWorkspace(env *Env, in *hookInput, wsFlag string) (ws, workdir string, err error) {
 	cwd := in.Cwd
 	if cwd != "" && !filepath.IsAbs(cwd) {
@@ -224,10 +229,10 @@ func hookWorkspace(env *Env, in *hookInput, wsFlag string) (ws, workdir string, 
 	}
 	dir := wsFlag
 	if dir == "" {
-		if cwd == "" {
-			return "", "", errors.New("no workspace: the hook input has no cwd and --workspace is not given")
-		}
-		dir = cwd
+		dir = env.Getenv("CLAUDE_PROJECT_DIR")
+	}
+	if dir == "" {
+		return "", "", errors.New("no workspace: give --workspace DIR (Claude Code's CLAUDE_PROJECT_DIR is not set either); the input's cwd is the agent's to move, so it never sets the workspace")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
