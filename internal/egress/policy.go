@@ -139,7 +139,12 @@ func (p Policy) CheckAddr(ip netip.Addr) error {
 			return &RefusedError{Addr: ip, Kind: s.kind, Range: s.p}
 		}
 	}
-	if own, pfx := hostAddress(ip); own {
+	own, pfx, err := hostAddress(ip)
+	if err != nil {
+		// Fail closed: an address that may be this host's is refused.
+		return &RefusedError{Addr: ip, Kind: "an address not known not to be this host's (its interfaces cannot be read: " + err.Error() + ")", Range: netip.PrefixFrom(ip, ip.BitLen())}
+	}
+	if own {
 		return &RefusedError{Addr: ip, Kind: "one of this host's own addresses", Range: pfx}
 	}
 	if nat64.Contains(ip) {
@@ -354,11 +359,12 @@ func validHost(host string) bool {
 // hostAddress reports whether ip is an address of one of this host's
 // interfaces (a service bound to it is the host's, as a loopback one is),
 // and the interface's prefix. The interfaces are read each time: they
-// change.
-func hostAddress(ip netip.Addr) (bool, netip.Prefix) {
-	addrs, err := net.InterfaceAddrs()
+// change. When they cannot be read, the error says so and CheckAddr
+// refuses.
+func hostAddress(ip netip.Addr) (bool, netip.Prefix, error) {
+	addrs, err := interfaceAddrs()
 	if err != nil {
-		return false, netip.Prefix{}
+		return false, netip.Prefix{}, err
 	}
 	for _, a := range addrs {
 		n, ok := a.(*net.IPNet)
@@ -366,8 +372,11 @@ func hostAddress(ip netip.Addr) (bool, netip.Prefix) {
 			continue
 		}
 		if h, ok := netip.AddrFromSlice(n.IP); ok && h.Unmap() == ip {
-			return true, netip.PrefixFrom(ip, ip.BitLen())
+			return true, netip.PrefixFrom(ip, ip.BitLen()), nil
 		}
 	}
-	return false, netip.Prefix{}
+	return false, netip.Prefix{}, nil
 }
+
+// interfaceAddrs is net.InterfaceAddrs (a variable: a test makes it fail).
+var interfaceAddrs = net.InterfaceAddrs

@@ -227,3 +227,14 @@ func TestCheckAddrHostAndMetadata(t *testing.T) {
 	}
 	t.Logf("%d host addresses checked", checked)
 }
+
+// TestCheckAddrInterfacesUnreadable: when the host's interfaces cannot be
+// read, a public address is refused (it may be this host's), not let
+// through.
+func TestCheckAddrInterfacesUnreadable(t *testing.T) {
+	defer func(f func() ([]net.Addr, error)) { interfaceAddrs = f }(interfaceAddrs)
+	interfaceAddrs = func() ([]net.Addr, error) { return nil, errors.New("netlink: refused") }
+	if err := (Policy{}).CheckAddr(netip.MustParseAddr("93.184.216.34")); err == nil || !strings.Contains(err.Error(), "cannot be read") {
+		t.Errorf("CheckAddr with unreadable interfaces = %v, want a refusal", err)
+	}
+}
