@@ -154,24 +154,7 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
 	}
-	askPerson := func(p *plan.Plan, why []string) (gate.Approval, bool) {
-		if !env.interactive() || g.Via() == gate.ViaSigned {
-			return gate.Approval{}, false
-		}
-		// The whole diff first, paged when it is longer than the terminal:
-		// a person approves what they have seen.
-		env.full = true
-		env.showPaged(func(w io.Writer) {
-			renderPlan(w, newStyles(env, env.Stdio.Out), env, p, p.State)
-			fmt.Fprintln(w)
-		})
-		shot = true
-		if ask(env, intentLine(p)+confirmQuestion(why, p.ID)) {
-			return gate.NewApproval(gate.ViaTerminal), true
-		}
-		return gate.Approval{}, false
-	}
-	out, reads, err := promoteSaved(ctx, res, g, p, doc, ap, askPerson, env.progress("applying"))
+	out, reads, err := promoteSaved(ctx, res, g, p, doc, ap, env.askPerson(g, &shot), env.progress("applying"))
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
 	}
@@ -373,5 +356,27 @@ func isTerminal(f any) bool {
 func (env *Env) progress(verb string) rollback.Progress {
 	return func(done, total int) {
 		fmt.Fprintf(env.Stdio.Err, "act: %s: %d of %d done\n", verb, done, total)
+	}
+}
+
+// askPerson is how apply and run ask a person at the terminal: never
+// without one, nor where only a signature approves; the whole diff first,
+// paged when longer than the terminal (a person approves what they have
+// seen, and *shown says it was printed), then the intent and the question.
+func (env *Env) askPerson(g *gate.Gate, shown *bool) func(p *plan.Plan, why []string) (gate.Approval, bool) {
+	return func(p *plan.Plan, why []string) (gate.Approval, bool) {
+		if !env.interactive() || g.Via() == gate.ViaSigned {
+			return gate.Approval{}, false
+		}
+		env.full = true
+		env.showPaged(func(w io.Writer) {
+			renderPlan(w, newStyles(env, env.Stdio.Out), env, p, p.State)
+			fmt.Fprintln(w)
+		})
+		*shown = true
+		if ask(env, intentLine(p)+confirmQuestion(why, p.ID)) {
+			return gate.NewApproval(gate.ViaTerminal), true
+		}
+		return gate.Approval{}, false
 	}
 }

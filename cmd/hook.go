@@ -336,7 +336,7 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 		return a
 	}
 	d := map[string]any{
-		"intent_summary": hookIntent(tool + " " + path),
+		"intent_summary": intentLineOf(tool + " " + path),
 		"action_type":    "FILE_WRITE",
 		"risk_level":     "LOW", // the agent's grading; act grades the plan and uses the stricter
 		"scope": map[string]any{
@@ -358,26 +358,6 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 		"operation":     op,
 	}
 	return json.Marshal(d)
-}
-
-// hookIntent is an intent summary: s on one line, escaped, at most
-// maxRunIntent characters.
-func hookIntent(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 {
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		} else {
-			b.Write(appendSafe(nil, r, []byte(s[i:i+size])))
-		}
-		i += size
-	}
-	out := b.String()
-	if utf8.RuneCountInString(out) > maxRunIntent {
-		out = string([]rune(out)[:maxRunIntent-1]) + "…"
-	}
-	return out
 }
 
 // hookDecide plans the tool call of in and decides it.

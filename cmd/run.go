@@ -138,25 +138,30 @@ func runDescriptor(argv []string, ws, workdir string, caps policy.ResourceCaps) 
 }
 
 // runIntent is the intent summary of argv: "Run: " and the command line
-// as a shell would need it typed, on one line, every character that could
-// drive a terminal or hide escaped, at most maxRunIntent characters.
+// as a shell would need it typed, made one line by intentLineOf.
 func runIntent(argv []string) string {
-	line := "Run: " + shellJoin(argv)
+	return intentLineOf("Run: " + shellJoin(argv))
+}
+
+// intentLineOf is s as an intent summary act writes (act run's, the
+// hook's): one line, every character that could drive a terminal or hide
+// escaped, invalid UTF-8 as \xNN, at most maxRunIntent characters.
+func intentLineOf(s string) string {
 	var b strings.Builder
-	for i := 0; i < len(line); {
-		r, size := utf8.DecodeRuneInString(line[i:])
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size <= 1 {
-			fmt.Fprintf(&b, `\x%02x`, line[i])
+			fmt.Fprintf(&b, `\x%02x`, s[i])
 		} else {
-			b.Write(appendSafe(nil, r, []byte(line[i:i+size])))
+			b.Write(appendSafe(nil, r, []byte(s[i:i+size])))
 		}
 		i += size
 	}
-	s := b.String()
-	if utf8.RuneCountInString(s) > maxRunIntent {
-		s = string([]rune(s)[:maxRunIntent-1]) + "…"
+	out := b.String()
+	if utf8.RuneCountInString(out) > maxRunIntent {
+		out = string([]rune(out)[:maxRunIntent-1]) + "…"
 	}
-	return s
+	return out
 }
 
 // runWorkspace resolves act run's workspace (dir, or the current
@@ -279,22 +284,7 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 	if confirmed {
 		ap = gate.NewApproval(gate.ViaFlag)
 	}
-	askPerson := func(p *plan.Plan, why []string) (gate.Approval, bool) {
-		if !env.interactive() || g.Via() == gate.ViaSigned {
-			return gate.Approval{}, false
-		}
-		env.full = true
-		env.showPaged(func(w io.Writer) {
-			renderPlan(w, newStyles(env, env.Stdio.Out), env, p, p.State)
-			fmt.Fprintln(w)
-		})
-		shot = true
-		if ask(env, intentLine(p)+confirmQuestion(why, p.ID)) {
-			return gate.NewApproval(gate.ViaTerminal), true
-		}
-		return gate.Approval{}, false
-	}
-	out, _, err := promoteSaved(ctx, res, g, p, doc, ap, askPerson, env.progress("applying"))
+	out, _, err := promoteSaved(ctx, res, g, p, doc, ap, env.askPerson(g, &shot), env.progress("applying"))
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
 	}

@@ -143,15 +143,7 @@ func TestDiscardDepthLimit(t *testing.T) {
 		err   string
 	}{{2048, ""}, {2049, "more than 2048 nested directories"}} {
 		t.Run(fmt.Sprint(c.depth), func(t *testing.T) {
-			s := newScope(t, t.TempDir(), nil)
-			script := fmt.Sprintf(`import os
-for i in range(%d):
-    os.mkdir("d")
-    os.chdir("d")
-open("f", "w").write("x\n")
-`, c.depth)
-			res, err := Run(context.Background(), Spec{Argv: []string{"python3", "-c", script}, Env: pathEnv, Workdir: s.Path,
-				Scopes: []Scope{{Path: s.Path, Upper: s.Upper}}, Limits: Limits{WallMs: 60_000, DiskMB: 64}, Discard: true})
+			s, res, err := runDeep(t, c.depth, true)
 			if c.err == "" {
 				if err != nil {
 					t.Fatal(err)

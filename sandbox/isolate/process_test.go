@@ -531,17 +531,7 @@ func TestCopyOutDepthLimit(t *testing.T) {
 		err   string
 	}{{2048, ""}, {2049, "more than 2048 nested directories"}} {
 		t.Run(fmt.Sprint(c.depth), func(t *testing.T) {
-			s := newScope(t, t.TempDir(), nil)
-			// Python, whose chdir is relative (a shell's cd fails past
-			// PATH_MAX).
-			script := fmt.Sprintf(`import os
-for i in range(%d):
-    os.mkdir("d")
-    os.chdir("d")
-open("f", "w").write("x\n")
-`, c.depth)
-			res, err := Run(context.Background(), Spec{Argv: []string{"python3", "-c", script}, Env: pathEnv, Workdir: s.Path,
-				Scopes: []Scope{{Path: s.Path, Upper: s.Upper}}, Limits: Limits{WallMs: 60_000, DiskMB: 64}})
+			s, res, err := runDeep(t, c.depth, false)
 			if c.err == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -559,6 +549,24 @@ open("f", "w").write("x\n")
 			}
 		})
 	}
+}
+
+// runDeep runs, in a new scope with a disk cap, a command that makes depth
+// nested directories and a file "f" in the deepest (discard: the run
+// discards its changes).
+func runDeep(t *testing.T, depth int, discard bool) (Scope, *Result, error) {
+	t.Helper()
+	s := newScope(t, t.TempDir(), nil)
+	// Python, whose chdir is relative (a shell's cd fails past PATH_MAX).
+	script := fmt.Sprintf(`import os
+for i in range(%d):
+    os.mkdir("d")
+    os.chdir("d")
+open("f", "w").write("x\n")
+`, depth)
+	res, err := Run(context.Background(), Spec{Argv: []string{"python3", "-c", script}, Env: pathEnv, Workdir: s.Path,
+		Scopes: []Scope{{Path: s.Path, Upper: s.Upper}}, Limits: Limits{WallMs: 60_000, DiskMB: 64}, Discard: discard})
+	return s, res, err
 }
 
 // readDeep reads the file at path, which may be longer than PATH_MAX.
