@@ -53,17 +53,15 @@ func TestEgress(t *testing.T) {
 			scope := filepath.Join(base, "s")
 			mustDo(t, os.MkdirAll(scope, 0o755))
 			script := fmt.Sprintf(`curl -sS --max-time 10 http://127.0.0.1:%[1]d/; echo; curl -sS --max-time 10 http://169.254.169.254/latest/meta-data/; echo; curl -sS --max-time 10 http://localhost:%[1]d/; echo; true`, port)
-			text := `descriptor_version: "1.0"
-action_id: 6e6e6e6e-0000-4000-8000-00000000000` + map[bool]string{true: "1", false: "2"}[tt.name == "named"] + `
-created_at: "2026-11-22T00:00:00Z"
-created_by: ai
-intent_summary: Fetch through the proxy.
+			// The short form: act stamps the id, the time and the
+			// single-valued fields.
+			text := `intent_summary: Fetch through the proxy.
 risk_level: MEDIUM
 action_type: COMMAND_EXECUTION
 scope: {filesystem: {paths: [` + scope + `], recursive: true}, network: {required: true}, ui: {required: false}}
 resources: {max_cpu_ms: 4000, max_memory_mb: 256, max_disk_mb: 4, max_duration_ms: 30000}
-sandbox: {required: true, sandbox_type: container, allow_network: true, max_runs: 1}
-rollback: {supported: true, rollback_type: filesystem_snapshot, rollback_scope: declared_effects_only}
+sandbox: {required: true, allow_network: true, max_runs: 1}
+rollback: {supported: true, rollback_scope: declared_effects_only}
 confirmation: {required: false, reason: "", cooldown_on_repeat: false}
 audit: {log: true, log_level: SUMMARY, retain_days: 30}
 preconditions: {paths_exist: [], network_available: false, user_idle: false}
