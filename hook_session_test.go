@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/act-project/act/internal/treesnap"
 
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -351,40 +351,17 @@ func checkCommits(t *testing.T, run func([]byte, string, ...string) (string, str
 	}
 }
 
-// hashTree is every entry under root: its mode, and a file's sha256 or a
-// link's target.
+// hashTree is every entry under root (treesnap's: type, mode, owner, a
+// file's sha256, a link's target), each as one string.
 func hashTree(t *testing.T, root string) map[string]string {
 	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		v := fi.Mode().String()
-		switch {
-		case fi.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			v += fmt.Sprintf(" %x", sha256.Sum256(data))
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			v += " -> " + target
-		}
-		m[rel] = v
-		return nil
-	})
+	snap, err := treesnap.Take(root)
 	if err != nil {
 		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for rel, e := range snap {
+		m[rel] = fmt.Sprintf("%+v", e)
 	}
 	return m
 }
