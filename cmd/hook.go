@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -335,12 +337,13 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 		}
 		return a
 	}
+	scope := map[string]any{"paths": []string{filepath.Dir(path)}, "recursive": false}
 	d := map[string]any{
 		"intent_summary": intentLineOf(tool + " " + path),
 		"action_type":    "FILE_WRITE",
 		"risk_level":     "LOW", // the agent's grading; act grades the plan and uses the stricter
 		"scope": map[string]any{
-			"filesystem": map[string]any{"paths": []string{filepath.Dir(path)}, "recursive": false},
+			"filesystem": scope,
 			"network":    map[string]any{"required": false},
 			"ui":         map[string]any{"required": false},
 		},
@@ -357,7 +360,43 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 		"audit":         map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
 		"operation":     op,
 	}
+	if tool == "Write" {
+		// Claude Code's Write makes the directories a file goes in: so
+		// does act, as a DIRECTORY_CREATE step before the write, each
+		// missing directory declared (docs/agents.md).
+		if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
+			scope["paths"], scope["recursive"] = []string{base}, true
+			noEffects := func(create ...string) map[string]any {
+				return map[string]any{
+					"filesystem":          map[string]any{"create": create, "modify": []string{}, "delete": []string{}},
+					"network":             false,
+					"system_state_change": false,
+				}
+			}
+			delete(d, "operation")
+			d["action_type"] = "MULTI_STEP_COMPOSITE"
+			d["effects"] = noEffects(append(slices.Clone(missing), path)...)
+			d["steps"] = []any{
+				map[string]any{"action_type": "DIRECTORY_CREATE", "effects": noEffects(missing...),
+					"operation": map[string]any{"path": filepath.Dir(path), "parents": true}},
+				map[string]any{"action_type": "FILE_WRITE", "effects": noEffects(path), "operation": op},
+			}
+		}
+	}
 	return json.Marshal(d)
+}
+
+// missingDirs returns the directories on the way to dir that do not
+// exist, outermost first, and the nearest one that does (or that is not
+// a directory: the plan then says so). None when dir exists.
+func missingDirs(dir string) (missing []string, base string) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+			slices.Reverse(missing)
+			return missing, d
+		}
+		missing = append(missing, d)
+	}
 }
 
 // hookDecide plans the tool call of in and decides it.
