@@ -122,17 +122,19 @@ func TestHookSession(t *testing.T) {
 	}
 	same := func(t *testing.T, proj string) {}
 	steps := map[string]hookStep{
-		"01_read_readme":        {decisions: []string{""}, check: same},
-		"02_write_new":          {decisions: []string{"allow"}, applied: true, check: has("sub.go", "func Sub")},
-		"03_edit":               {decisions: []string{"deny"}, applied: true, check: has("calc.go", "return b + a")},
-		"04_multiedit":          {decisions: []string{"deny"}, applied: true, check: has("README.md", "# calc, a calculator\n\ndone: more. done\n")},
-		"05_glob":               {decisions: []string{""}, check: same},
-		"06_bash_go_test":       {decisions: []string{"allow"}, check: same},
-		"07_bash_gofmt":         {decisions: []string{"allow"}, check: has("calc.go", "func Add(a, b int) int { return b + a }")},
-		"08_bash_git_commit":    {decisions: []string{"allow"}, check: func(t *testing.T, proj string) { checkCommits(t, run, 2) }},
-		"09_bash_rm_readme":     {decisions: []string{"ask"}, check: gone("README.md")},
-		"10_bash_mv":            {decisions: []string{"ask"}, check: has("b.txt", "banana")},
-		"11_bash_npm":           {decisions: []string{"deny", "block"}, check: gone("node_modules")},
+		"01_read_readme":     {decisions: []string{""}, check: same},
+		"02_write_new":       {decisions: []string{"allow"}, applied: true, check: has("sub.go", "func Sub")},
+		"03_edit":            {decisions: []string{"deny"}, applied: true, check: has("calc.go", "return b + a")},
+		"04_multiedit":       {decisions: []string{"deny"}, applied: true, check: has("README.md", "# calc, a calculator\n\ndone: more. done\n")},
+		"05_glob":            {decisions: []string{""}, check: same},
+		"06_bash_go_test":    {decisions: []string{"allow"}, check: same},
+		"07_bash_gofmt":      {decisions: []string{"allow"}, check: has("calc.go", "func Add(a, b int) int { return b + a }")},
+		"08_bash_git_commit": {decisions: []string{"allow"}, check: func(t *testing.T, proj string) { checkCommits(t, run, 2) }},
+		"09_bash_rm_readme":  {decisions: []string{"ask"}, check: gone("README.md")},
+		"10_bash_mv":         {decisions: []string{"ask"}, check: has("b.txt", "banana")},
+		// npm without the network: it fails in the sandbox, or is still
+		// waiting when its part of the hook's time is up (hooks.cannot_dry_run).
+		"11_bash_npm":           {decisions: []string{"deny"}, check: gone("node_modules")},
 		"12_write_bashrc":       {decisions: []string{"deny"}, check: func(t *testing.T, proj string) { gone(".bashrc")(t, home) }},
 		"13_bash_curl_sh":       {decisions: []string{"deny", "ask"}, check: same},
 		"14_grep":               {decisions: []string{""}, check: same},
@@ -141,10 +143,9 @@ func TestHookSession(t *testing.T) {
 		"17_bash_go_test_again": {decisions: []string{"allow"}, check: same},
 		"18_bash_echo":          {decisions: []string{"ask"}, check: has("out.txt", "hi\n")},
 		"19_edit_replace_all":   {decisions: []string{"deny"}, applied: true, check: has("b.txt", "bAnAnA\n")},
-		// A Write into a directory that does not exist yet: FILE_WRITE
-		// refuses it (op.parent-missing), while Claude Code's Write would
-		// make the directory. A known gap.
-		"20_write_subdir":  {decisions: []string{"deny"}, check: gone("docs")},
+		// A Write into a directory that does not exist yet: act makes it,
+		// as Claude Code's Write does, and the rollback removes it.
+		"20_write_subdir":  {decisions: []string{"allow"}, applied: true, check: has("docs/notes.md", "# Notes\n")},
 		"21_bash_failing":  {decisions: []string{"deny"}, check: same},
 		"22_write_outside": {decisions: []string{"deny"}, check: func(t *testing.T, proj string) { gone("act-hook-session")(t, "/etc") }},
 		"23_bash_chmod": {decisions: []string{"ask"}, check: func(t *testing.T, proj string) {

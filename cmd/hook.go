@@ -443,11 +443,24 @@ func hookDecide(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*h
 	}
 	defer ck.release()
 	collected := &runOutput{}
-	p, pre, err := planRun(ctx, env, res, ck, collected.line)
+	// The dry run has part of the hook's time: a command still running
+	// at its end is answered by the policy's hooks.cannot_dry_run, with
+	// time left to stop it and say so.
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if dl, ok := ctx.Deadline(); ok {
+		dctx, stop = context.WithDeadline(ctx, dl.Add(-time.Until(dl)/5))
+		defer stop()
+	}
+	started := time.Now()
+	p, pre, err := planRun(dctx, env, res, ck, collected.line)
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {
 			return nil, err
+		}
+		if dctx.Err() != nil {
+			return cannotDryRun(pol, in.ToolName, time.Since(started), collected), nil
 		}
 		if code, failed := commandFailed(err); failed {
 			collected.mu.Lock()
@@ -486,11 +499,14 @@ func hookDecide(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*h
 	var shown bytes.Buffer
 	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
 	apply := hookActCommand(env, "apply", p.ID)
+	// What replaces a Bash command ends as the command would: its output
+	// and exit code (docs/agents.md, "Bash is promoted by act").
+	asCommand := hookActCommand(env, "apply", "--as-command", p.ID)
 	if len(adm.Confirm) == 0 {
 		if bash {
 			return &hookDecision{PermissionDecision: "allow",
 				PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; the policy allows it", in.ToolName, p.ID),
-				UpdatedInput:             withCommand(tool, apply)}, nil
+				UpdatedInput:             withCommand(tool, asCommand)}, nil
 		}
 		return hookPromote(ctx, env, res, g, p, in.ToolName)
 	}
@@ -499,7 +515,7 @@ func hookDecide(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*h
 		// A person's yes in Claude Code's prompt is what --confirm is.
 		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, shown.String())}
 		if bash {
-			d.UpdatedInput = withCommand(tool, apply+" --confirm")
+			d.UpdatedInput = withCommand(tool, asCommand+" --confirm")
 		}
 		return d, nil
 	}
@@ -513,6 +529,26 @@ func hookDecide(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*h
 	}
 	return deny(fmt.Sprintf("act: a person must confirm this %s (%s), and the host policy counts only %s as a person's confirmation. The plan %s is pending: a person runs %s --confirm (act pending lists it). Do not retry it another way.",
 		in.ToolName, why, viaName(g.Via()), p.ID, apply)), nil
+}
+
+// cannotDryRun is the decision on a command whose dry run did not finish
+// in ran (its part of the hook's time): the policy's hooks.cannot_dry_run (deny by
+// default; ask only where a yes in the agent's prompt counts as a
+// person's), with what the command printed until it was stopped.
+func cannotDryRun(pol *policy.Policy, tool string, ran time.Duration, collected *runOutput) *hookDecision {
+	why := fmt.Sprintf("act could not dry-run this %s: it was still running in act's sandbox when act stopped it, after %s of the hook's time. It may wait on the network, which the policy does not give the sandbox, or on a local service, which the sandbox cannot reach; nothing was changed.",
+		tool, ran.Round(time.Second))
+	collected.mu.Lock()
+	if out := collected.out[1].String() + collected.out[2].String(); out != "" {
+		why += "\nIts output until then:\n" + strings.TrimRight(out, "\n")
+	}
+	collected.mu.Unlock()
+	if pol.Hooks.CannotDryRun == policy.HookAsk && pol.Confirmation.Via == policy.ViaFlag {
+		return &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: why +
+			"\nThe policy (hooks.cannot_dry_run: ask) leaves it to a person: a yes runs it OUTSIDE act's sandbox, unreviewed, and act rollback cannot undo it."}
+	}
+	return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: why +
+		"\nThe policy (hooks.cannot_dry_run) refuses such commands. Run what can be checked offline, or ask the person to run this one."}
 }
 
 // hookPromote promotes the allowed plan p of a Write, Edit or MultiEdit

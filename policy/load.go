@@ -460,6 +460,9 @@ func build(file, base map[string]any, h home) (*Policy, error) {
 	if p.Confirmation.Via == "" {
 		p.Confirmation.Via = ViaFlag
 	}
+	if p.Hooks.CannotDryRun == "" {
+		p.Hooks.CannotDryRun = HookDeny
+	}
 	if f := p.Confirmation.ApproversFile; f != "" {
 		if isTilde(f) {
 			f = expandHome(f, userHome)

@@ -43,6 +43,7 @@ func defaultPolicy() *Policy {
 		MaxChanges:   100000,
 		MaxPending:   50,
 		MaxLayersMB:  2048,
+		Hooks:        Hooks{CannotDryRun: HookDeny},
 		CommandRules: []CommandRule{},
 		Risk:         Risk{MaxDeletes: 20, SensitivePaths: []string{}},
 		Sandbox: SandboxPolicy{HidePaths: []string{}, HomeVisible: func() []string {

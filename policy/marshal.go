@@ -85,6 +85,9 @@ func (p *Policy) Marshal() []byte {
 			pair("retain_days", intNode(p.Audit.RetainDays), "How many days audit records are kept."),
 		), ""),
 		pair("confirmation", confirmationNode(p.Confirmation, p.approversNote()), ""),
+		pair("hooks", mapping(
+			pair("cannot_dry_run", strNode(cmp.Or(p.Hooks.CannotDryRun, HookDeny)), "What act hook answers for a command whose dry run does not finish in the\nhook's time (it may wait on the network the sandbox lacks, or a local\nservice): deny, or ask (a person's yes then runs it outside act)."),
+		), ""),
 		pair("sandbox", mapping(
 			pair("hide_paths", strList(p.Sandbox.HidePaths), "More paths hidden from sandboxed commands, besides act's state dir and\nthe usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …)."),
 			pair("home_visible", strList(p.Sandbox.HomeVisible), "What builds need below the home, shown read-only to commands while the\nrest of every home is masked; never a credential store."),

@@ -120,6 +120,9 @@ type Policy struct {
 	Sandbox SandboxPolicy `json:"sandbox"`
 	// Confirmation says what counts as a person's confirmation.
 	Confirmation Confirmation `json:"confirmation"`
+	// Hooks says what an agent's hook answers where act cannot decide
+	// by a dry run (docs/agents.md).
+	Hooks Hooks `json:"hooks"`
 
 	// System is the system layer's own settings, when there is one.
 	System *System `json:"-"`
@@ -154,6 +157,20 @@ type Confirmation struct {
 	Approvers     []string `json:"approvers"`
 	ApproversFile string   `json:"approvers_file,omitempty"`
 }
+
+// Hooks is the policy's hooks section.
+type Hooks struct {
+	// CannotDryRun is HookAsk or HookDeny: the answer of act hook to a
+	// command whose dry run did not finish in the hook's time (it may
+	// wait on the network the sandbox lacks, or on a local service).
+	CannotDryRun string `json:"cannot_dry_run"`
+}
+
+// The answers of hooks.cannot_dry_run.
+const (
+	HookAsk  = "ask"
+	HookDeny = "deny"
+)
 
 // Risk is the policy's risk section: more deleted paths than MaxDeletes,
 // or a change under one of SensitivePaths (globs, "~" expanded), grade a
@@ -337,6 +354,7 @@ type policyJSON struct {
 	Redact       Redact        `json:"redact"`
 	Sandbox      SandboxPolicy `json:"sandbox"`
 	Confirmation Confirmation  `json:"confirmation"`
+	Hooks        Hooks         `json:"hooks"`
 }
 
 // MarshalJSON encodes p with the field names of the policy file and
@@ -361,6 +379,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		Redact:       p.Redact,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths), HomeVisible: p.Sandbox.HomeVisible, Caches: p.Sandbox.Caches, Loopback: p.Sandbox.Loopback},
 		Confirmation: Confirmation{Via: p.Confirmation.Via, Approvers: nonNil(p.Confirmation.Approvers), ApproversFile: p.Confirmation.ApproversFile},
+		Hooks:        p.Hooks,
 	})
 }
 
@@ -401,6 +420,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		Redact:       j.Redact,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths), HomeVisible: j.Sandbox.HomeVisible, Caches: j.Sandbox.Caches, Loopback: j.Sandbox.Loopback},
 		Confirmation: Confirmation{Via: j.Confirmation.Via, Approvers: nonNil(j.Confirmation.Approvers), ApproversFile: j.Confirmation.ApproversFile},
+		Hooks:        j.Hooks,
 	}
 	return nil
 }

@@ -194,6 +194,10 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 		p.Confirmation.Approvers, p.Confirmation.ApproversFile = sys.Confirmation.Approvers, sys.Confirmation.ApproversFile
 		src["confirmation.approvers"], src["confirmation.approvers_file"] = OriginSystem, OriginSystem
 	}
+	if sys.Hooks.CannotDryRun == HookDeny && p.Hooks.CannotDryRun != HookDeny {
+		p.Hooks.CannotDryRun = HookDeny
+		set("hooks.cannot_dry_run", true)
+	}
 	// Modes: each action is decided by both layers, the stricter winning;
 	// the table that says so is the enforced one.
 	p.Modes = enforcedModes(user, sys)
@@ -228,7 +232,7 @@ var settingNames = func() []string {
 		"resource_caps.max_cpu_ms", "resource_caps.max_memory_mb", "resource_caps.max_disk_mb", "resource_caps.max_duration_ms",
 		"resources.memory_enforcement", "network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
 		"max_changes", "max_pending", "max_layers_mb", "command_rules", "risk.max_deletes", "risk.sensitive_paths", "redact.pii",
-		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.home_visible", "sandbox.caches", "sandbox.loopback"}
+		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.home_visible", "sandbox.caches", "sandbox.loopback", "hooks.cannot_dry_run"}
 	for _, r := range descriptors.RiskLevels {
 		names = append(names, "modes.risk."+string(r))
 	}

@@ -23,6 +23,7 @@ plan_expiry: 1h
 idle_period: 10m
 audit: {retain_days: 365}
 confirmation: {via: terminal}
+hooks: {cannot_dry_run: deny}
 sandbox: {hide_paths: [/srv/secret]}
 max_layers_mb: 100
 state_dir: /var/lib/act
@@ -43,6 +44,7 @@ audit: {retain_days: 1}
 confirmation: {via: flag}
 max_layers_mb: 99999
 resources: {memory_enforcement: per_process}
+hooks: {cannot_dry_run: ask}
 `), "/home/u")
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +71,7 @@ resources: {memory_enforcement: per_process}
 		"sources say system":                    p.Sources["plan_expiry"] == OriginSystem && p.Sources["confirmation.via"] == OriginSystem,
 		"sources, user stood":                   p.Sources["resource_caps.max_memory_mb"] == OriginFlag,
 		"total memory cap binds the user":       p.MemoryTotalDemanded() && p.Sources["resources.memory_enforcement"] == OriginSystem,
+		"hooks deny what cannot be dry-run":     p.Hooks.CannotDryRun == HookDeny && p.Sources["hooks.cannot_dry_run"] == OriginSystem,
 	} {
 		if !ok {
 			t.Errorf("%s: not tightened as it should be", name)
