@@ -29,7 +29,7 @@ func newApplyCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "apply",
 		Usage:     "promote a plan onto the real tree, all or nothing",
-		UsageText: "act apply [--confirm] [--json] DESCRIPTOR|-|PLAN_ID",
+		UsageText: "act apply [--confirm] [--json | --as-command] DESCRIPTOR|-|PLAN_ID",
 		Description: `With a descriptor (a file, or - for stdin) apply plans first, as plan does;
    with a plan id it promotes that saved plan. Every path must still match the
    plan's pre-image and the preconditions must still hold. The promotion is
@@ -40,9 +40,19 @@ func newApplyCommand(env *Env) *cli.Command {
    (cooldown_on_repeat). --confirm gives it; on a terminal act asks; otherwise
    the plan stays pending (exit 7) for "act apply PLAN_ID --confirm".
 
+   --as-command promotes the plan of a command (COMMAND_EXECUTION) as the
+   command itself would end: instead of the plan, it prints the command's
+   output as the dry run captured it, stdout on stdout and stderr on
+   stderr, then one line on stderr naming the action and its act rollback,
+   and exits with the command's exit code (0: a command that failed has no
+   plan). Refused, it prints act's error and exits with act's code. The
+   Claude Code hook replaces an allowed Bash command with it
+   (docs/agents.md).
+
 EXAMPLES:
    act apply d.yaml
    act apply 3f2a9c0e1b7d4a65 --confirm
+   act apply --as-command 3f2a9c0e1b7d4a65
    act --json apply d.yaml
 
 ` + endsWith("applied (or already applied)", 1, 2, 3, 4, 5, 6, 7, 8, 9).
@@ -51,19 +61,35 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
 			&cli.StringFlag{Name: "signature", Usage: "a signed approval: the ssh-keygen -Y sign signature (namespace act-approval) of the plan's digest"},
 			&cli.StringFlag{Name: "sign-with", Usage: "sign the approval now with this SSH key (a private key, or the .pub of one in ssh-agent or on a security key)"},
+			&cli.BoolFlag{Name: "as-command", Usage: "promote a command's plan and end as the command: its captured output and its exit code"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("apply takes exactly one descriptor or plan id, got %d arguments", c.NArg())
 			}
 			env.signature, env.signWith = c.String("signature"), c.String("sign-with")
-			return runApply(c.Context, env, c.Args().First(), c.Bool("confirm"))
+			if c.Bool("as-command") {
+				if env.json {
+					return usagef("--as-command prints the command's own output, not JSON: drop --json or --as-command")
+				}
+				if !plan.IsID(c.Args().First()) {
+					return usagef("--as-command takes a plan id (act run or the hook prints it), got %q", c.Args().First())
+				}
+			}
+			return runApplyAs(c.Context, env, c.Args().First(), c.Bool("confirm"), c.Bool("as-command"))
 		},
 	}
 }
 
 // runApply is parse → gate → ask → render: every decision is the gate's.
 func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
+	return runApplyAs(ctx, env, arg, confirmed, false)
+}
+
+// runApplyAs is runApply; with asCommand (a plan id only) the plan must be
+// a command's, and once promoted act ends as the command would
+// (endAsCommand).
+func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand bool) error {
 	res := &result{}
 	home, err := env.stateDir()
 	if err != nil {
@@ -144,6 +170,14 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		p = e.Plan
 		fillPlan(res, p)
 		doc = planLocator(p)
+		if asCommand && p.ActionType != string(descriptors.CommandExecution) {
+			return env.finish(res, outcome.Succeeded.Status, usagef("--as-command promotes a command's plan (COMMAND_EXECUTION); plan %s is a %s: apply it without --as-command", arg, p.ActionType), nil)
+		}
+		if asCommand && p.File == "" {
+			// act's own descriptor (act run's, the hook's): its broad
+			// effects are act's, not news to the agent (runWarnings).
+			res.Warnings = runWarnings(res.Warnings)
+		}
 	}
 	ap := gate.Approval{}
 	if confirmed {
@@ -157,6 +191,9 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 	out, reads, err := promoteSaved(ctx, res, g, p, doc, ap, env.askPerson(g, &shot), env.progress("applying"))
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
+	}
+	if asCommand && err == nil {
+		return endAsCommand(env, res, p, out)
 	}
 	if err == nil && out.AlreadyApplied {
 		return alreadyApplied(env, res, out.Action)
@@ -198,6 +235,62 @@ func runApply(ctx context.Context, env *Env, arg string, confirmed bool) error {
 		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
 		fmt.Fprintf(w, "Roll back with: act rollback %s\n", escapeLine(p.ActionID))
 	})
+}
+
+// endAsCommand ends act apply --as-command of command plan p, promoted
+// (out): the command's output as the dry run captured it (bounded and
+// redacted, escaped as all act prints: docs/sandbox-output.md), stdout on
+// stdout and stderr on stderr, with nothing added to it; then act's
+// warnings, if any, and last its one line on stderr, the action and its
+// rollback; then the command's exit
+// code, which is 0 (a command that exits non-zero rejects its dry run).
+// docs/agents.md, "Bash is promoted by act".
+func endAsCommand(env *Env, res *result, p *plan.Plan, out *rollback.Outcome) error {
+	var cmd *plan.CommandResult
+	for i := range p.Commands {
+		if p.Commands[i].Field == "operation" {
+			cmd = &p.Commands[i]
+		}
+	}
+	if cmd == nil {
+		// Not expected: the plan of a COMMAND_EXECUTION records its run.
+		return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("plan %s was applied, but it records no output of its command", p.ID), nil)
+	}
+	io.WriteString(env.Stdio.Out, cmd.Stdout)
+	io.WriteString(env.Stdio.Err, cmd.Stderr)
+	if cmd.Stderr != "" && !strings.HasSuffix(cmd.Stderr, "\n") {
+		fmt.Fprintln(env.Stdio.Err)
+	}
+	for _, s := range []struct {
+		name string
+		cut  bool
+	}{{"output", cmd.StdoutCut}, {"error output", cmd.StderrCut}} {
+		if s.cut {
+			fmt.Fprintf(env.Stdio.Err, "act: the command's %s was cut at %d bytes\n", s.name, plan.MaxCommandOutput)
+		}
+	}
+	id, status := p.ActionID, outcome.Succeeded.Status
+	if out != nil && out.Action != nil {
+		id = out.Action.ActionID
+	}
+	what := "applied"
+	switch {
+	case out != nil && out.AlreadyApplied:
+		what, status = "was applied already: nothing changed now", outcome.AlreadyApplied.Status
+	case len(p.Changes) == 0:
+		what = "applied, changing nothing"
+	default:
+		c, m, dl := diff.Summary(p.Changes)
+		what = fmt.Sprintf("applied: %d created, %d modified, %d deleted", c, m, dl)
+	}
+	if err := env.finish(res, status, nil, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdio.Err, "act: action %s (plan %s) %s; undo: act rollback %s\n", escapeLine(id), escapeLine(p.ID), what, escapeLine(id))
+	if cmd.ExitCode != 0 {
+		return &rendered{outcome.Outcome{Code: cmd.ExitCode, Status: status, Label: "the command's exit code"}}
+	}
+	return nil
 }
 
 // promoteSaved is apply of the saved plan p through the gate's one
