@@ -52,12 +52,13 @@ const hookName = "<act hook>"
 func newHookCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "hook",
-		Usage:     "answer an agent's hook before a tool runs (claude-code)",
-		UsageText: "act hook claude-code [--workspace DIR] [--timeout DURATION]",
+		Usage:     "answer an agent's hook before a tool runs (claude-code, codex)",
+		UsageText: "act hook claude-code|codex [--workspace DIR] [--timeout DURATION]",
 		Description: `Hooks an agent harness runs before a tool call; see docs/agents.md.
 
 EXAMPLES:
    act hook claude-code --workspace ~/src/proj
+   act hook codex --workspace ~/src/proj
 
 ` + endsWith("a decision printed (or nothing: a tool act does not handle)", 2).
 			note(2, "blocked: bad input, an error or the timeout (the reason on stderr)").help(),
@@ -106,11 +107,11 @@ EXAMPLES:
 				if c.NArg() > 0 {
 					return hookBlock(env, fmt.Errorf("claude-code takes no arguments, got %q", c.Args().First()))
 				}
-				return runHook(c.Context, env, c.String("workspace"), c.Duration("timeout"))
+				return runHook(c.Context, env, hookClaude, c.String("workspace"), c.Duration("timeout"))
 			},
-		}},
+		}, newHookCodexCommand(env)},
 		Action: func(c *cli.Context) error {
-			return hookBlock(env, errors.New("act hook takes a harness: act hook claude-code"))
+			return hookBlock(env, errors.New("act hook takes a harness: act hook claude-code or act hook codex"))
 		},
 	}
 }
@@ -147,8 +148,8 @@ func hookBlock(env *Env, err error) error {
 // hookTools are the tools the hook decides; any other passes through.
 var hookTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "Bash": true}
 
-// runHook is act hook claude-code.
-func runHook(ctx context.Context, env *Env, wsFlag string, timeout time.Duration) error {
+// runHook is act hook claude-code and act hook codex (h).
+func runHook(ctx context.Context, env *Env, h *hookHarness, wsFlag string, timeout time.Duration) error {
 	if timeout <= 0 {
 		return hookBlock(env, fmt.Errorf("--timeout must be positive, got %s", timeout))
 	}
@@ -164,10 +165,10 @@ func runHook(ctx context.Context, env *Env, wsFlag string, timeout time.Duration
 		return hookBlock(env, fmt.Errorf("the hook input is not JSON: %v", err))
 	}
 	if in.HookEventName != "PreToolUse" {
-		return hookBlock(env, fmt.Errorf("act hook claude-code answers PreToolUse, got hook_event_name %q", in.HookEventName))
+		return hookBlock(env, fmt.Errorf("act hook %s answers PreToolUse, got hook_event_name %q", h.name, in.HookEventName))
 	}
-	if !hookTools[in.ToolName] {
-		return nil // not act's: Claude Code decides as it would without act
+	if !h.tools[in.ToolName] {
+		return nil // not act's: the agent's harness decides as it would without act
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -182,7 +183,7 @@ func runHook(ctx context.Context, env *Env, wsFlag string, timeout time.Duration
 				done <- answer{err: fmt.Errorf("internal error: %v", r)}
 			}
 		}()
-		d, err := hookDecide(ctx, env, &in, wsFlag)
+		d, err := hookDecide(ctx, env, h, &in, wsFlag)
 		done <- answer{d, err}
 	}()
 	var a answer
@@ -196,6 +197,9 @@ func runHook(ctx context.Context, env *Env, wsFlag string, timeout time.Duration
 			return hookBlock(env, fmt.Errorf("no decision within %s (--timeout): %v", timeout, a.err))
 		}
 		return hookBlock(env, a.err)
+	}
+	if h.denyOnly {
+		codexDenyOnly(a.d)
 	}
 	a.d.HookEventName = "PreToolUse"
 	a.d.PermissionDecisionReason = clipReason(a.d.PermissionDecisionReason)
@@ -400,7 +404,7 @@ func missingDirs(dir string) (missing []string, base string) {
 }
 
 // hookDecide plans the tool call of in and decides it.
-func hookDecide(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*hookDecision, error) {
+func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, wsFlag string) (*hookDecision, error) {
 	res := &result{}
 	if _, err := env.stateDir(); err != nil {
 		return nil, err
@@ -425,6 +429,11 @@ func hookDecide(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*h
 			return nil, errors.New("Bash's tool_input has no command")
 		}
 		data, err = runDescriptor([]string{"sh", "-c", command}, ws, workdir, pol.ResourceCaps)
+	} else if in.ToolName == "apply_patch" {
+		data, err = codexPatchDescriptor(tool, in.Cwd, ws, pol.ResourceCaps)
+		if d, refused := refusalOf(err); refused {
+			return d, nil
+		}
 	} else {
 		data, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, pol.ResourceCaps)
 	}
@@ -495,6 +504,9 @@ func hookDecide(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*h
 			return deny(fmt.Sprintf("act's policy blocks this %s (plan %s): %s", in.ToolName, p.ID, why)), nil
 		}
 		return nil, err
+	}
+	if h.denyOnly {
+		return codexDecide(ctx, env, res, g, e, adm, p, in.ToolName)
 	}
 	var shown bytes.Buffer
 	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)

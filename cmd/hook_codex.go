@@ -1,0 +1,381 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/diff"
+	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/applypatch"
+	"github.com/act-project/act/internal/pathglob"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/plan"
+	"github.com/act-project/act/policy"
+)
+
+// act hook codex (docs/agents.md, "Codex CLI"): Codex CLI's PreToolUse
+// hook speaks Claude Code's format (openai/codex,
+// codex-rs/hooks/src/events/pre_tool_use.rs) but enforces only deny: its
+// output parser rejects "ask", and "allow" without updatedInput, as
+// unsupported and then runs the call. Exit 2 with a reason on stderr
+// blocks; any other failure lets the call run. So every answer of act
+// hook codex is a deny: what the policy allows, act promotes itself in
+// the hook and says so; what needs a person waits in act pending.
+
+// A hookHarness is the agent harness a hook answers.
+type hookHarness struct {
+	name  string
+	tools map[string]bool // the tool names it decides; others pass through
+	// denyOnly: the harness enforces only deny (Codex CLI). The hook
+	// promotes an allowed plan itself and queues one a person must
+	// confirm, and answers deny either way.
+	denyOnly bool
+}
+
+var (
+	hookClaude = &hookHarness{name: "claude-code", tools: hookTools}
+	// Codex names its shell tools (shell, exec_command, …) "Bash" in a
+	// hook's input and its patch tool "apply_patch", the raw patch in
+	// tool_input.command (codex-rs/core/src/tools/hook_names.rs).
+	hookCodex = &hookHarness{name: "codex", tools: map[string]bool{"Bash": true, "apply_patch": true}, denyOnly: true}
+)
+
+func newHookCodexCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "codex",
+		Usage:     "a Codex CLI PreToolUse hook: shell commands and apply_patch dry-run and applied by act",
+		UsageText: "act hook codex --workspace DIR [--timeout DURATION]",
+		Description: `Reads one PreToolUse hook input (JSON) on stdin, as Codex CLI sends it
+   (https://developers.openai.com/codex/hooks), and prints its decision as
+   the JSON hookSpecificOutput on stdout. Codex enforces only "deny", so
+   every decision is a deny; its reason tells the model what act did.
+
+   A shell command (tool "Bash") becomes a COMMAND_EXECUTION of sh -c
+   COMMAND in the workspace, as act run makes it; an apply_patch becomes
+   the FILE_WRITE, FILE_DELETE and DIRECTORY_CREATE steps of the patch
+   (the new content of an updated file worked out from the file as it is;
+   a patch whose lines are not in the file, or that names a path outside
+   the workspace, is refused). Each is planned (dry-run) and decided by
+   the policy: allowed, act promotes the plan itself (act rollback undoes
+   it) and denies the call, the reason saying it was applied as action
+   ACTION_ID, with a command's captured output and exit status; a person
+   needed, the plan waits in act pending and the reason names the
+   "act apply PLAN_ID --confirm" a person runs; blocked, the reason says
+   why. Any other tool: no output (Codex decides as without act).
+
+   The workspace is --workspace (Codex sets no project variable, and the
+   input's cwd is the agent's to move); it must lie under an allowed root
+   of the policy. Act fails closed: malformed input, any error, and no
+   decision within --timeout (default 50s) exit 2 with the reason on
+   stderr, which blocks the tool call.
+
+EXAMPLES:
+   echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"cwd":"'"$PWD"'"}' | act hook codex --workspace "$PWD"
+
+` + endsWith("a decision printed (or nothing: a tool act does not handle)", 2).
+			note(2, "blocked: bad input, an error or the timeout (the reason on stderr)").help(),
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "workspace", Usage: "the directory the agent may change (required; never the input's cwd)"},
+			&cli.DurationFlag{Name: "timeout", Value: hookTimeout, Usage: "decide within this long, else block"},
+		},
+		Action: func(c *cli.Context) (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = hookBlock(env, fmt.Errorf("internal error: %v", r))
+				}
+			}()
+			if c.NArg() > 0 {
+				return hookBlock(env, fmt.Errorf("codex takes no arguments, got %q", c.Args().First()))
+			}
+			if c.String("workspace") == "" {
+				return hookBlock(env, errors.New("no workspace: give --workspace DIR (Codex sets no project variable, and the input's cwd is the agent's to move, so it never sets the workspace)"))
+			}
+			return runHook(c.Context, env, hookCodex, c.String("workspace"), c.Duration("timeout"))
+		},
+	}
+}
+
+// hookRefusal is a tool call act refuses before planning it (a patch
+// that does not fit the tree): the hook denies it with this reason.
+type hookRefusal struct{ why string }
+
+func (r *hookRefusal) Error() string { return r.why }
+
+// refusalOf is the deny of err when it is a hookRefusal.
+func refusalOf(err error) (*hookDecision, bool) {
+	var r *hookRefusal
+	if !errors.As(err, &r) {
+		return nil, false
+	}
+	return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: r.why}, true
+}
+
+// maxPatchFile is the largest file act reads to apply a patch to it.
+const maxPatchFile = 16 << 20
+
+// codexPatchDescriptor is the short descriptor of an apply_patch whose
+// tool_input is tool, applied in cwd (the input's) inside workspace ws:
+// the patch's effect on the tree as it is now (applypatch.Plan), one
+// step per path — DIRECTORY_CREATE for each directory a new file needs,
+// then FILE_WRITE with the whole new content of each added, updated or
+// moved-to file, then FILE_DELETE of each deleted or moved-from file —
+// as a MULTI_STEP_COMPOSITE when there is more than one. A whole content
+// rather than edits: the plan records the file it was made from, so a
+// file changed since is a conflict at promotion, and the dry run shows
+// the diff. A patch that does not parse or fit is a hookRefusal.
+func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps policy.ResourceCaps) ([]byte, error) {
+	var text string
+	if err := json.Unmarshal(tool["command"], &text); err != nil || strings.TrimSpace(text) == "" {
+		return nil, errors.New("apply_patch's tool_input has no command (the patch)")
+	}
+	refuse := func(err error) error {
+		return &hookRefusal{"act refused this apply_patch, nothing was changed: " + err.Error()}
+	}
+	hunks, err := applypatch.Parse(text)
+	if err != nil {
+		return nil, refuse(err)
+	}
+	dir, err := patchDir(cwd, ws)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := applypatch.Plan(hunks, dir, ws, readPatchFile)
+	if err != nil {
+		return nil, refuse(err)
+	}
+	if len(changes) == 0 {
+		return nil, refuse(errors.New("the patch changes no file"))
+	}
+	var writes, deletes []any
+	var scope, made, names []string
+	recursive := false
+	size := 0
+	for _, c := range changes {
+		if pathglob.HasMeta(c.Path) {
+			return nil, refuse(fmt.Errorf("%s holds a glob character (* or ?)", c.Path))
+		}
+		if !realWithin(c.Path, ws) {
+			return nil, refuse(fmt.Errorf("%s is outside the workspace %s once symbolic links are followed", c.Path, ws))
+		}
+		rel, _ := filepath.Rel(ws, c.Path)
+		if c.Delete {
+			deletes = append(deletes, map[string]any{"action_type": "FILE_DELETE", "operation": map[string]any{"paths": []string{c.Path}}})
+			names = append(names, "delete "+rel)
+			scope = append(scope, filepath.Dir(c.Path))
+			continue
+		}
+		missing, base := missingDirs(filepath.Dir(c.Path))
+		for _, d := range missing {
+			if !slices.Contains(made, d) {
+				made = append(made, d)
+				writes = append(writes, map[string]any{"action_type": "DIRECTORY_CREATE", "operation": map[string]any{"path": d}})
+			}
+		}
+		if len(missing) > 0 {
+			recursive = true
+		}
+		op := map[string]any{"path": c.Path, "content": c.Content}
+		if c.Mode != 0 {
+			op["mode"] = fmt.Sprintf("%04o", c.Mode.Perm())
+		}
+		writes = append(writes, map[string]any{"action_type": "FILE_WRITE", "operation": op})
+		size += len(c.Content)
+		verb := "update "
+		if !c.Existed {
+			verb = "add "
+		}
+		names = append(names, verb+rel)
+		scope = append(scope, base)
+	}
+	slices.Sort(scope)
+	steps := append(writes, deletes...)
+	lower := func(a, b int64) int64 {
+		if b > 0 && b < a {
+			return b
+		}
+		return a
+	}
+	d := map[string]any{
+		"intent_summary": intentLineOf("apply_patch: " + strings.Join(names, ", ")),
+		"risk_level":     "LOW", // the agent's grading; act grades the plan and uses the stricter
+		"scope": map[string]any{
+			"filesystem": map[string]any{"paths": slices.Compact(scope), "recursive": recursive},
+			"network":    map[string]any{"required": false},
+			"ui":         map[string]any{"required": false},
+		},
+		"resources": map[string]any{
+			"max_cpu_ms":      lower(10000, caps.MaxCPUMs),
+			"max_memory_mb":   lower(256, caps.MaxMemoryMB),
+			"max_disk_mb":     lower(int64(size>>20)*2+64, caps.MaxDiskMB),
+			"max_duration_ms": lower(30000, caps.MaxDurationMs),
+		},
+		"preconditions": map[string]any{"paths_exist": []string{}, "network_available": false, "user_idle": false},
+		"sandbox":       map[string]any{"required": false, "allow_network": false, "max_runs": 1},
+		"rollback":      map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
+		"confirmation":  map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
+		"audit":         map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
+	}
+	if len(steps) == 1 {
+		s := steps[0].(map[string]any)
+		d["action_type"], d["operation"] = s["action_type"], s["operation"]
+	} else {
+		d["action_type"], d["steps"] = "MULTI_STEP_COMPOSITE", steps
+	}
+	return json.Marshal(d)
+}
+
+// patchDir is the directory a patch's relative paths are resolved
+// against, as Codex resolves them: the input's cwd (the workspace when
+// there is none). A cwd that is the workspace or inside it through a
+// symbolic link is named under the workspace.
+func patchDir(cwd, ws string) (string, error) {
+	if cwd == "" {
+		return ws, nil
+	}
+	if !filepath.IsAbs(cwd) {
+		return "", fmt.Errorf("the hook input's cwd %q is not absolute", cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	if pathglob.Within(cwd, ws) {
+		return cwd, nil
+	}
+	rc, err1 := filepath.EvalSymlinks(cwd)
+	rw, err2 := filepath.EvalSymlinks(ws)
+	if err1 == nil && err2 == nil && pathglob.Within(rc, rw) {
+		rel, _ := filepath.Rel(rw, rc)
+		return filepath.Join(ws, rel), nil
+	}
+	return cwd, nil // relative paths then lie outside: refused
+}
+
+// realWithin says p, once the symbolic links of its nearest existing
+// ancestor are followed, lies below the workspace ws (also resolved).
+func realWithin(p, ws string) bool {
+	rws, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return false
+	}
+	for d := p; ; d = filepath.Dir(d) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			rel, _ := filepath.Rel(d, p)
+			full := filepath.Join(r, rel)
+			return full != rws && pathglob.Within(full, rws)
+		} else if !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+			return false
+		}
+	}
+}
+
+// readPatchFile reads a file a patch names: a regular file (not a link,
+// which apply_patch would follow out of the workspace), at most
+// maxPatchFile bytes.
+func readPatchFile(p string) ([]byte, fs.FileMode, error) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case fi.IsDir():
+		return nil, 0, fmt.Errorf("%s is a directory", p)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, 0, fmt.Errorf("%s is a symbolic link: act applies a patch to regular files only", p)
+	case !fi.Mode().IsRegular():
+		return nil, 0, fmt.Errorf("%s is not a regular file", p)
+	case fi.Size() > maxPatchFile:
+		return nil, 0, fmt.Errorf("%s is larger than %d bytes", p, maxPatchFile)
+	}
+	b, err := os.ReadFile(p)
+	return b, fi.Mode(), err
+}
+
+// codexDecide is act hook codex's answer on plan p, admitted (adm):
+// always a deny, since Codex enforces nothing else. Allowed, act
+// promotes p here and the reason says so, with a command's output; a
+// person needed, p is queued for act apply PLAN_ID --confirm.
+func codexDecide(ctx context.Context, env *Env, res *result, g *gate.Gate, e *gate.Entry, adm *gate.Admission, p *plan.Plan, tool string) (*hookDecision, error) {
+	deny := func(why string) *hookDecision {
+		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: why}
+	}
+	what := "patch"
+	if tool == "Bash" {
+		what = "command"
+	}
+	if len(adm.Confirm) == 0 {
+		out, _, err := promoteSaved(ctx, res, g, p, func(l problem.List) problem.List { return l }, gate.Approval{}, nil, nil)
+		if out != nil {
+			env.recovered = append(env.recovered, out.Recovered...)
+		}
+		if err != nil {
+			if why, ok := problemsText(err); ok {
+				return deny(fmt.Sprintf("act could not apply this %s (plan %s), nothing was changed: %s", what, p.ID, why)), nil
+			}
+			return nil, err
+		}
+		id := p.ActionID
+		if out != nil && out.Action != nil {
+			id = out.Action.ActionID
+		}
+		undo := hookActCommand(env, "rollback", id)
+		if tool != "Bash" {
+			return deny(fmt.Sprintf("act applied this patch itself as action %s (plan %s; undo: %s): %s. This is not a failure: the files now hold the patch and nothing more is needed; do not apply it again.",
+				id, p.ID, undo, changeSummary(p))), nil
+		}
+		why := fmt.Sprintf("act ran this command in its sandbox and applied what it changed as action %s (plan %s; undo: %s): %s. This is not a failure: do not run the command again.",
+			id, p.ID, undo, changeSummary(p))
+		for _, c := range p.Commands {
+			if c.Field != "operation" {
+				continue
+			}
+			why += fmt.Sprintf("\nIt exited with status %d.", c.ExitCode)
+			if c.Stdout != "" {
+				why += "\nIts output:\n" + c.Stdout
+			}
+			if c.Stderr != "" {
+				why += "\nIts error output:\n" + c.Stderr
+			}
+		}
+		return deny(why), nil
+	}
+	if err := g.Queue(ctx, e, adm.Confirm); err != nil {
+		if why, ok := problemsText(err); ok {
+			return deny(fmt.Sprintf("act's policy blocks this %s (plan %s): %s", what, p.ID, why)), nil
+		}
+		return nil, err
+	}
+	var shown bytes.Buffer
+	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
+	return deny(fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s and nothing was changed; the plan is pending: a person runs %s --confirm (act pending lists it, act show %s shows it). Codex cannot ask a person for act, so this call is denied: tell the person, and do not retry it another way.\n%s",
+		what, strings.Join(adm.Confirm, "; "), p.ID, hookActCommand(env, "apply", p.ID), p.ID, shown.String())), nil
+}
+
+// changeSummary counts a plan's changes for a reason.
+func changeSummary(p *plan.Plan) string {
+	if len(p.Changes) == 0 {
+		return "it changed no file"
+	}
+	c, m, d := diff.Summary(p.Changes)
+	return fmt.Sprintf("%d created, %d modified, %d deleted", c, m, d)
+}
+
+// codexDenyOnly makes d a deny for a harness that enforces nothing else
+// (a "ask" or an "allow" Codex would run the call on): act fails closed.
+func codexDenyOnly(d *hookDecision) {
+	if d.PermissionDecision == "deny" {
+		return
+	}
+	d.PermissionDecision, d.UpdatedInput = "deny", nil
+	d.PermissionDecisionReason += "\nCodex cannot ask a person for act, so act denies this call."
+	if strings.TrimSpace(d.PermissionDecisionReason) == "" {
+		d.PermissionDecisionReason = "act denies this call"
+	}
+}
