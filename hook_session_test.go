@@ -166,6 +166,7 @@ func TestHookSession(t *testing.T) {
 	// The actions applied, in the session's order, from the hook's reasons
 	// and act apply's "act rollback ID" lines.
 	var actions []string
+	replayed := 0 // replaced Bash calls whose output was checked
 	for _, file := range recorded {
 		name := strings.TrimSuffix(filepath.Base(file), ".json")
 		step, ok := steps[name]
@@ -238,7 +239,26 @@ func TestHookSession(t *testing.T) {
 			}
 			if err := runTool(in.ToolName, toolInput, func(command string) (string, string, error) {
 				o, e, err := run(nil, "sh", "-c", command)
-				actions = appendActions(actions, o)
+				actions = appendActions(actions, e) // act apply --as-command's last line
+				// The agent sees what the command printed in the sandbox.
+				if m := asCommandPlan.FindStringSubmatch(command); m != nil && err == nil {
+					var shown struct {
+						Data struct {
+							Plan struct {
+								Commands []struct{ Stdout string } `json:"commands"`
+							} `json:"plan"`
+						} `json:"data"`
+					}
+					if jerr := json.Unmarshal([]byte(must(act, "--json", "show", m[1])), &shown); jerr != nil || len(shown.Data.Plan.Commands) == 0 {
+						t.Fatalf("%s: act show %s: %v", name, m[1], jerr)
+					}
+					if want := shown.Data.Plan.Commands[0].Stdout; o != want {
+						t.Errorf("%s: the replaced command printed %q, the command in the sandbox %q", name, o, want)
+					}
+					if o != "" {
+						replayed++
+					}
+				}
 				return o, e, err
 			}); err != nil {
 				t.Fatalf("%s: the tool: %v", name, err)
@@ -248,6 +268,9 @@ func TestHookSession(t *testing.T) {
 		if t.Failed() {
 			t.FailNow()
 		}
+	}
+	if replayed == 0 {
+		t.Error("no replaced Bash call printed the output of its command")
 	}
 	if !strings.Contains(must("go", "test", "./..."), "ok") {
 		t.Error("go test ./... does not pass on the tree after the session")
@@ -389,6 +412,10 @@ func write(t *testing.T, name, data string) {
 		t.Fatal(err)
 	}
 }
+
+// asCommandPlan finds the plan id in the command the hook put in place of
+// a Bash command.
+var asCommandPlan = regexp.MustCompile(`act apply --as-command ([0-9a-f]{16})`)
 
 var rollbackID = regexp.MustCompile(`act rollback ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)
 
