@@ -157,7 +157,7 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		return nil, refuse(errors.New("the patch changes no file"))
 	}
 	var writes, deletes []any
-	var scope, made, names []string
+	var scope, made []string
 	recursive := false
 	size := 0
 	for _, c := range changes {
@@ -167,10 +167,8 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		if !realWithin(c.Path, ws) {
 			return nil, refuse(fmt.Errorf("%s is outside the workspace %s once symbolic links are followed", c.Path, ws))
 		}
-		rel, _ := filepath.Rel(ws, c.Path)
 		if c.Delete {
 			deletes = append(deletes, map[string]any{"action_type": "FILE_DELETE", "operation": map[string]any{"paths": []string{c.Path}}})
-			names = append(names, "delete "+rel)
 			scope = append(scope, filepath.Dir(c.Path))
 			continue
 		}
@@ -190,14 +188,17 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		}
 		writes = append(writes, map[string]any{"action_type": "FILE_WRITE", "operation": op})
 		size += len(c.Content)
-		verb := "update "
-		if !c.Existed {
-			verb = "add "
-		}
-		names = append(names, verb+rel)
 		scope = append(scope, base)
 	}
 	slices.Sort(scope)
+	var names []string
+	for _, h := range hunks {
+		s := h.Kind.String() + " " + h.Path
+		if h.MoveTo != "" {
+			s += " (moved to " + h.MoveTo + ")"
+		}
+		names = append(names, s)
+	}
 	steps := append(writes, deletes...)
 	lower := func(a, b int64) int64 {
 		if b > 0 && b < a {
@@ -220,10 +221,11 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 			"max_duration_ms": lower(30000, caps.MaxDurationMs),
 		},
 		"preconditions": map[string]any{"paths_exist": []string{}, "network_available": false, "user_idle": false},
-		"sandbox":       map[string]any{"required": false, "allow_network": false, "max_runs": 1},
-		"rollback":      map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
-		"confirmation":  map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
-		"audit":         map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
+		// A FILE_DELETE must run in the sandbox (rule sandbox.required).
+		"sandbox":      map[string]any{"required": len(deletes) > 0, "allow_network": false, "max_runs": 1},
+		"rollback":     map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
+		"confirmation": map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
+		"audit":        map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
 	}
 	if len(steps) == 1 {
 		s := steps[0].(map[string]any)
