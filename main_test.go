@@ -470,7 +470,7 @@ func TestDeps(t *testing.T) {
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
 		"":                      {"cmd", "sandbox/isolate"},
-		"cmd":                   {"audit", "descriptors", "diff", "gate", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/redact", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema"},
+		"cmd":                   {"audit", "descriptors", "diff", "gate", "internal/applypatch", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/redact", "internal/state", "policy", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema"},
 		"internal/treesnap":     {"internal/digest"},
 		"internal/cgrouptest":   {"internal/cgroupfs"},
 		"internal/cgroupfs":     {},
@@ -495,6 +495,7 @@ func TestDeps(t *testing.T) {
 		"diff":                  {"internal/digest", "internal/overlay", "internal/parallel", "internal/pathglob", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
 		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/digest", "internal/configedit", "internal/egress", "internal/lifecycle", "internal/state", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
 		"internal/pathglob":     {},
+		"internal/applypatch":   {},
 		"internal/lifecycle":    {},
 		"internal/state":        {"github.com/gofrs/flock"},
 		"audit":                 {"internal/atomicfile", "internal/redact", "github.com/secure-systems-lab/go-securesystemslib/dsse", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog", "golang.org/x/sys/unix"},
