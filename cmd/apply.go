@@ -173,7 +173,7 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 		if asCommand && p.ActionType != string(descriptors.CommandExecution) {
 			return env.finish(res, outcome.Succeeded.Status, usagef("--as-command promotes a command's plan (COMMAND_EXECUTION); plan %s is a %s: apply it without --as-command", arg, p.ActionType), nil)
 		}
-		if asCommand && p.File == "" {
+		if asCommand && (p.File == "" || p.File == hookName) {
 			// act's own descriptor (act run's, the hook's): its broad
 			// effects are act's, not news to the agent (runWarnings).
 			res.Warnings = runWarnings(res.Warnings)
