@@ -376,8 +376,5 @@ func codexDenyOnly(d *hookDecision) {
 		return
 	}
 	d.PermissionDecision, d.UpdatedInput = "deny", nil
-	d.PermissionDecisionReason += "\nCodex cannot ask a person for act, so act denies this call."
-	if strings.TrimSpace(d.PermissionDecisionReason) == "" {
-		d.PermissionDecisionReason = "act denies this call"
-	}
+	d.PermissionDecisionReason = strings.TrimSpace(d.PermissionDecisionReason + "\nCodex cannot ask a person for act, so act denies this call.")
 }

@@ -1,0 +1,140 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/act-project/act/policy"
+)
+
+func patchInput(t *testing.T, patch string) map[string]json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]json.RawMessage{"command": b}
+}
+
+func TestCodexPatchDescriptor(t *testing.T) {
+	ws := t.TempDir()
+	outside := t.TempDir()
+	for name, content := range map[string]string{"keep.txt": "hello\nworld\n", "gone.txt": "bye\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(ws, "keep.txt"), filepath.Join(ws, "alias.txt")); err != nil {
+		t.Fatal(err)
+	}
+	caps := policy.ResourceCaps{}
+	describe := func(patch string) (map[string]any, error) {
+		data, err := codexPatchDescriptor(patchInput(t, patch), ws, ws, caps)
+		if err != nil {
+			return nil, err
+		}
+		var d map[string]any
+		if err := json.Unmarshal(data, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d, nil
+	}
+
+	// One file: the operation itself, with the whole new content.
+	d, err := describe("*** Begin Patch\n*** Update File: keep.txt\n@@\n hello\n-world\n+there\n*** End Patch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, _ := d["operation"].(map[string]any)
+	if d["action_type"] != "FILE_WRITE" || op["content"] != "hello\nthere\n" || op["path"] != filepath.Join(ws, "keep.txt") {
+		t.Errorf("update: got %v", d)
+	}
+	if sb, _ := d["sandbox"].(map[string]any); sb["required"] != false {
+		t.Errorf("update: sandbox %v, want not required", sb)
+	}
+
+	// Several: a composite, directories first, deletes last and sandboxed.
+	d, err = describe("*** Begin Patch\n*** Delete File: gone.txt\n*** Add File: a/b/new.txt\n+x\n*** End Patch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	steps, _ := d["steps"].([]any)
+	for _, s := range steps {
+		types = append(types, s.(map[string]any)["action_type"].(string))
+	}
+	if d["action_type"] != "MULTI_STEP_COMPOSITE" || strings.Join(types, " ") != "DIRECTORY_CREATE DIRECTORY_CREATE FILE_WRITE FILE_DELETE" {
+		t.Errorf("composite: got %v steps %v", d["action_type"], types)
+	}
+	if sb, _ := d["sandbox"].(map[string]any); sb["required"] != true {
+		t.Errorf("composite with a delete: sandbox %v, want required", sb)
+	}
+	if !strings.Contains(d["intent_summary"].(string), "apply_patch: delete gone.txt, add a/b/new.txt") {
+		t.Errorf("intent: %v", d["intent_summary"])
+	}
+
+	// Refused, with the reason the model reads.
+	for patch, want := range map[string]string{
+		"*** Begin Patch\n*** Add File: link/x.txt\n+x\n*** End Patch":                "outside the workspace " + ws + " once symbolic links are followed",
+		"*** Begin Patch\n*** Update File: alias.txt\n@@\n-hello\n+hi\n*** End Patch": "is a symbolic link",
+		"*** Begin Patch\n*** Add File: ../x.txt\n+x\n*** End Patch":                  "is outside the workspace",
+		"*** Begin Patch\n*** Add File: a*.txt\n+x\n*** End Patch":                    "holds a glob character",
+		"*** Begin Patch\n*** Update File: keep.txt\n@@\n-nope\n+x\n*** End Patch":    "these lines are not in the file",
+		"not a patch": "the first line must be",
+	} {
+		_, err := describe(patch)
+		var r *hookRefusal
+		if !errors.As(err, &r) || !strings.HasPrefix(r.why, "act refused this apply_patch, nothing was changed: ") || !strings.Contains(r.why, want) {
+			t.Errorf("%q: got %v, want a refusal containing %q", patch, err, want)
+		}
+	}
+	// No patch at all is bad input, not a refusal: the hook blocks.
+	if _, err := codexPatchDescriptor(map[string]json.RawMessage{}, ws, ws, caps); err == nil || errors.As(err, new(*hookRefusal)) {
+		t.Errorf("no command: got %v, want an error", err)
+	}
+}
+
+func TestPatchDir(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	link := filepath.Join(other, "to-sub")
+	if err := os.Symlink(filepath.Join(ws, "sub"), link); err != nil {
+		t.Fatal(err)
+	}
+	for cwd, want := range map[string]string{
+		"":                       ws,
+		filepath.Join(ws, "sub"): filepath.Join(ws, "sub"),
+		link:                     filepath.Join(ws, "sub"),
+		other:                    other,
+	} {
+		if got, err := patchDir(cwd, ws); err != nil || got != want {
+			t.Errorf("patchDir(%q) = %q, %v; want %q", cwd, got, err, want)
+		}
+	}
+	if _, err := patchDir("rel", ws); err == nil {
+		t.Error("a relative cwd: want an error")
+	}
+}
+
+func TestCodexDenyOnly(t *testing.T) {
+	d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: "act could not dry-run this Bash", UpdatedInput: map[string]json.RawMessage{"command": []byte(`"x"`)}}
+	codexDenyOnly(d)
+	if d.PermissionDecision != "deny" || d.UpdatedInput != nil || !strings.Contains(d.PermissionDecisionReason, "Codex cannot ask a person for act") {
+		t.Errorf("got %+v", d)
+	}
+	d = &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: "no"}
+	codexDenyOnly(d)
+	if d.PermissionDecisionReason != "no" {
+		t.Errorf("a deny changed: %+v", d)
+	}
+}
