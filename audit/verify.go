@@ -49,6 +49,16 @@ type VerifyOptions struct {
 	// Since is a checkpoint saved earlier (signed note text): Verify proves
 	// with a consistency proof that the log extends it.
 	Since []byte
+
+	// Witnesses are the policy's witnesses: Verify checks the cosigned
+	// checkpoint stored for each in witness/ (docs/audit.md, "Verifying
+	// with witnesses"). None: witness/ is not read.
+	Witnesses []Witness
+	// Quorums must each cover, by their cosigned checkpoints, every
+	// record appended more than Grace before Now (time.Now() when zero).
+	Quorums []Quorum
+	Grace   time.Duration
+	Now     time.Time
 }
 
 // A Report is what Verify found.
@@ -66,8 +76,12 @@ type Report struct {
 	PrunedThrough time.Time `json:"pruned_through,omitzero"`
 	// Since is the saved checkpoint's size when VerifyOptions.Since held
 	// one and the log extends it.
-	Since   int64    `json:"since,omitempty"`
-	Problem *Problem `json:"problem,omitempty"`
+	Since int64 `json:"since,omitempty"`
+	// Witnessed is, for each witness of VerifyOptions.Witnesses, the
+	// checkpoint it cosigned; Quorums says how far each quorum covers.
+	Witnessed []WitnessStatus `json:"witnessed,omitempty"`
+	Quorums   []QuorumStatus  `json:"quorums,omitempty"`
+	Problem   *Problem        `json:"problem,omitempty"`
 }
 
 // scanned is a log as Verify read it.
@@ -76,6 +90,7 @@ type scanned struct {
 	stmts  []*Statement
 	leaves []tlog.Hash
 	hashes []tlog.Hash
+	times  []time.Time // each record's time (a pruned one's from its stub)
 	verif  note.Verifier
 }
 
@@ -86,11 +101,17 @@ func (s *scanned) reader() tlog.HashReader {
 // Verify checks the log in dir: every envelope's signature and statement,
 // the sequence numbers, the hash chain, each line's signed tree head
 // against the recomputed Merkle tree, the checkpoint file, and with
-// opts.Since a consistency proof from a saved checkpoint. A damaged log
-// gives a Report whose Problem names the first bad record, and that
-// Problem as the error; other errors mean the log could not be read.
+// opts.Since a consistency proof from a saved checkpoint; with
+// opts.Witnesses, each witness's stored cosigned checkpoint and the
+// quorums. A damaged log gives a Report whose Problem names the first bad
+// record, and that Problem as the error; other errors mean the log could
+// not be read.
 func Verify(dir string, opts VerifyOptions) (Report, error) {
-	r, _, err := scan(dir, opts)
+	r, s, err := scan(dir, opts)
+	if err != nil || len(opts.Witnesses) == 0 && len(opts.Quorums) == 0 {
+		return r, err
+	}
+	err = verifyWitnesses(&r, s, dir, opts)
 	return r, err
 }
 
@@ -266,6 +287,7 @@ func scan(dir string, opts VerifyOptions) (Report, *scanned, error) {
 		} else {
 			t = s.stmts[i].Predicate.Time
 		}
+		s.times = append(s.times, t)
 		if i == 0 {
 			r.First = t
 		}
