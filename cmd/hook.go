@@ -76,12 +76,19 @@ EXAMPLES:
    the policy: allowed, act promotes a Write, Edit or MultiEdit itself (act
    rollback undoes it) and answers "allow" for a Write (the tool writes the
    same bytes again) and "deny" for an Edit, saying it was applied; a Bash
-   runs with its command replaced by "act apply PLAN_ID", which promotes
-   exactly the reviewed diff; a person needed, "ask" with act's plan and reasons (Bash: the command
-   becomes "act apply PLAN_ID --confirm"); when the policy counts only a
-   terminal or a signature as a person's yes, "deny" and the plan stays in
-   act pending; blocked, "deny" with the reason. Any other tool: no output
+   runs with its command replaced by "act apply --as-command PLAN_ID",
+   which promotes exactly the reviewed diff and ends as the command did
+   (its output, its exit code); a person needed, "ask" with act's plan and
+   reasons (Bash: the replacement gets --confirm); when the policy counts
+   only a terminal or a signature as a person's yes, "deny" and the plan
+   stays in act pending; blocked, "deny" with the reason. A command still
+   running in the sandbox at four fifths of --timeout is stopped and
+   answered by the policy's hooks.cannot_dry_run. Any other tool: no output
    (Claude Code decides as without act).
+
+   Installed as a PostToolUse hook too, it records a Write or Edit a person
+   allowed at the prompt, which Claude Code's tool wrote, as an action act
+   rollback undoes — only if the file is exactly what the person was shown.
 
    The workspace (--workspace, default $CLAUDE_PROJECT_DIR; never the
    input's cwd, which the agent moves) must lie under
@@ -123,6 +130,7 @@ type hookInput struct {
 	HookEventName string          `json:"hook_event_name"`
 	ToolName      string          `json:"tool_name"`
 	ToolInput     json.RawMessage `json:"tool_input"`
+	ToolUseID     string          `json:"tool_use_id"`
 	Cwd           string          `json:"cwd"`
 }
 
@@ -163,6 +171,9 @@ func runHook(ctx context.Context, env *Env, h *hookHarness, wsFlag string, timeo
 	var in hookInput
 	if err := json.Unmarshal(data, &in); err != nil {
 		return hookBlock(env, fmt.Errorf("the hook input is not JSON: %v", err))
+	}
+	if in.HookEventName == "PostToolUse" && h == hookClaude {
+		return runPostToolUse(ctx, env, &in, wsFlag, timeout)
 	}
 	if in.HookEventName != "PreToolUse" {
 		return hookBlock(env, fmt.Errorf("act hook %s answers PreToolUse, got hook_event_name %q", h.name, in.HookEventName))
@@ -528,6 +539,11 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, shown.String())}
 		if bash {
 			d.UpdatedInput = withCommand(tool, asCommand+" --confirm")
+		} else if h == hookClaude {
+			home, _ := env.stateDir()
+			if err := keepForAdoption(home, p, in); err != nil {
+				return nil, err
+			}
 		}
 		return d, nil
 	}

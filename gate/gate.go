@@ -934,6 +934,56 @@ func (g *Gate) promote(ctx context.Context, adm *Admission, ap Approval, host pl
 	return out, err
 }
 
+// Adopt records the planned plan of e as applied where an agent's own
+// tool made its changes after a person allowed the call at the agent's
+// prompt (docs/agents.md): ap is that yes, which must count under the
+// policy as any other (only a flag counts: the prompt is not a terminal
+// and signs nothing). The real tree must hold exactly the plan's changes
+// and copies the kept copies of what they replaced (rollback.Adopt), so
+// that act rollback undoes them; nothing on the tree is changed. It is
+// decided as an apply (admitted, approved, recorded), and refused (exit
+// 8) where the tree is not what the plan makes of it.
+func (g *Gate) Adopt(ctx context.Context, e *Entry, ap Approval, copies map[int]string) (*rollback.Outcome, error) {
+	p := e.Plan
+	refused := func(err error) error {
+		return g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), err)
+	}
+	adm, err := g.Admit(e)
+	var expired *ExpiredError
+	if errors.As(err, &expired) {
+		return nil, err // recorded by Admit
+	}
+	if err != nil {
+		return nil, refused(err)
+	}
+	if ap, err = g.Approve(adm.Confirm, p, ap); err != nil {
+		return nil, refused(err)
+	}
+	var out *rollback.Outcome
+	err = g.transition(ctx, e, lifecycle.Apply, RuleNotAllowed, func(lifecycle.State) (err error) {
+		out, err = rollback.Adopt(ctx, g.Home, p, copies, rollback.Options{
+			Now:      g.Now,
+			Approval: &ap.Approval,
+			Record: g.recordOutcome(ctx, func(*rollback.Action) audit.Event {
+				ev := planEvent(audit.EventApplied, p)
+				ev.Status, ev.Approval = outcome.Succeeded.Status, approvalOf(&ap.Approval)
+				ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
+				ev.Risk.Assessed = string(adm.Risk.Assessed)
+				ev.Reason = "adopted: the agent's tool made exactly the reviewed change after a person allowed it at the agent's prompt"
+				return ev
+			}),
+		})
+		return err
+	}, nil)
+	var probs problem.List
+	if errors.As(err, &probs) {
+		ev := planEvent(audit.EventApplyRefused, p)
+		ev.Approval = approvalOf(&ap.Approval)
+		err = g.refused(ctx, audit.EventApplyRefused, ev, err)
+	}
+	return out, err
+}
+
 // Rollback rolls back action id; a forced one needs a person's
 // confirmation (ap, or what ask obtains when ap is not enough; nil never
 // asks), as the host counts it. Every refusal is recorded

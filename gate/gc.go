@@ -141,6 +141,13 @@ func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error
 		}
 	}
 
+	// The hook's notes of the plans it asked a person about
+	// (docs/agents.md): past the plan expiry, their plans can no longer
+	// be adopted.
+	if err := removeOlder(filepath.Join(g.Home.Root, "hooks"), g.Now().Add(-g.Policy.PlanExpiry)); err != nil {
+		return c, err
+	}
+
 	// The actions: which are past retention, and the newest applied one.
 	acts, err := g.actions()
 	if err != nil {
@@ -300,6 +307,25 @@ func removeAs(dir, tmp string) (bool, error) {
 		return false, err
 	}
 	return true, sandbox.RemoveAll(tmp)
+}
+
+// removeOlder removes the regular files in dir not modified since t.
+func removeOlder(dir string, t time.Time) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(t) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // removeLeftovers removes, in dir, what earlier gcs left (.gc-*) and, in
