@@ -181,10 +181,35 @@ func runHook(ctx context.Context, env *Env, h *hookHarness, wsFlag string, timeo
 	if !h.tools[in.ToolName] {
 		return nil // not act's: the agent's harness decides as it would without act
 	}
+	d, err := within(ctx, timeout, func(ctx context.Context) (*hookDecision, error) {
+		return hookDecide(ctx, env, h, &in, wsFlag)
+	})
+	if err != nil {
+		return hookBlock(env, err)
+	}
+	if h.denyOnly {
+		codexDenyOnly(d)
+	}
+	d.HookEventName = "PreToolUse"
+	d.PermissionDecisionReason = clipReason(d.PermissionDecisionReason)
+	b, err := json.Marshal(hookOutput{*d})
+	if err != nil {
+		return hookBlock(env, err)
+	}
+	if _, err := fmt.Fprintf(env.Stdio.Out, "%s\n", b); err != nil {
+		return hookBlock(env, err)
+	}
+	return nil
+}
+
+// within returns f's answer, given a context ending after timeout: a
+// panic in f is an error, and so is no answer in time (f may still be
+// stopping; the hook does not wait for it).
+func within[T any](ctx context.Context, timeout time.Duration, f func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type answer struct {
-		d   *hookDecision
+		v   T
 		err error
 	}
 	done := make(chan answer, 1)
@@ -194,34 +219,19 @@ func runHook(ctx context.Context, env *Env, h *hookHarness, wsFlag string, timeo
 				done <- answer{err: fmt.Errorf("internal error: %v", r)}
 			}
 		}()
-		d, err := hookDecide(ctx, env, h, &in, wsFlag)
-		done <- answer{d, err}
+		v, err := f(ctx)
+		done <- answer{v, err}
 	}()
-	var a answer
+	var zero T
 	select {
-	case a = <-done:
-	case <-ctx.Done():
-		return hookBlock(env, fmt.Errorf("no decision within %s (--timeout)", timeout))
-	}
-	if a.err != nil {
-		if ctx.Err() != nil {
-			return hookBlock(env, fmt.Errorf("no decision within %s (--timeout): %v", timeout, a.err))
+	case a := <-done:
+		if a.err != nil && ctx.Err() != nil {
+			return zero, fmt.Errorf("no decision within %s (--timeout): %v", timeout, a.err)
 		}
-		return hookBlock(env, a.err)
+		return a.v, a.err
+	case <-ctx.Done():
+		return zero, fmt.Errorf("no decision within %s (--timeout)", timeout)
 	}
-	if h.denyOnly {
-		codexDenyOnly(a.d)
-	}
-	a.d.HookEventName = "PreToolUse"
-	a.d.PermissionDecisionReason = clipReason(a.d.PermissionDecisionReason)
-	b, err := json.Marshal(hookOutput{*a.d})
-	if err != nil {
-		return hookBlock(env, err)
-	}
-	if _, err := fmt.Fprintf(env.Stdio.Out, "%s\n", b); err != nil {
-		return hookBlock(env, err)
-	}
-	return nil
 }
 
 // clipReason bounds a reason at maxHookReason characters.

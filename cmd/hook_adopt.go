@@ -123,35 +123,16 @@ type postToolSpecific struct {
 // when there is nothing to adopt; an error or the timeout exit 2, which
 // shows Claude the reason on stderr.
 func runPostToolUse(ctx context.Context, env *Env, in *hookInput, wsFlag string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	type answer struct {
-		out *postToolOutput
-		err error
+	out, err := within(ctx, timeout, func(ctx context.Context) (*postToolOutput, error) {
+		return hookAdopt(ctx, env, in, wsFlag)
+	})
+	if err != nil {
+		return hookBlock(env, err)
 	}
-	done := make(chan answer, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- answer{err: fmt.Errorf("internal error: %v", r)}
-			}
-		}()
-		out, err := hookAdopt(ctx, env, in, wsFlag)
-		done <- answer{out, err}
-	}()
-	var a answer
-	select {
-	case a = <-done:
-	case <-ctx.Done():
-		return hookBlock(env, fmt.Errorf("no answer within %s (--timeout)", timeout))
-	}
-	if a.err != nil {
-		return hookBlock(env, a.err)
-	}
-	if a.out == nil {
+	if out == nil {
 		return nil
 	}
-	b, err := json.Marshal(a.out)
+	b, err := json.Marshal(out)
 	if err != nil {
 		return hookBlock(env, err)
 	}
