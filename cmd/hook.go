@@ -105,21 +105,30 @@ EXAMPLES:
 				&cli.StringFlag{Name: "workspace", Usage: "the directory the agent may change (default $CLAUDE_PROJECT_DIR; never the input's cwd)"},
 				&cli.DurationFlag{Name: "timeout", Value: hookTimeout, Usage: "decide within this long, else deny"},
 			},
-			Action: func(c *cli.Context) (err error) {
-				defer func() {
-					if r := recover(); r != nil {
-						err = hookBlock(env, fmt.Errorf("internal error: %v", r))
-					}
-				}()
-				if c.NArg() > 0 {
-					return hookBlock(env, fmt.Errorf("claude-code takes no arguments, got %q", c.Args().First()))
-				}
-				return runHook(c.Context, env, hookClaude, c.String("workspace"), c.Duration("timeout"))
-			},
+			Action: hookAction(env, hookClaude),
 		}, newHookCodexCommand(env)},
 		Action: func(c *cli.Context) error {
 			return hookBlock(env, errors.New("act hook takes a harness: act hook claude-code or act hook codex"))
 		},
+	}
+}
+
+// hookAction is the action of act hook h.name: runHook, every panic and
+// bad use exit 2.
+func hookAction(env *Env, h *hookHarness) cli.ActionFunc {
+	return func(c *cli.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = hookBlock(env, fmt.Errorf("internal error: %v", r))
+			}
+		}()
+		if c.NArg() > 0 {
+			return hookBlock(env, fmt.Errorf("%s takes no arguments, got %q", h.name, c.Args().First()))
+		}
+		if h.needsWorkspace != "" && c.String("workspace") == "" {
+			return hookBlock(env, errors.New(h.needsWorkspace))
+		}
+		return runHook(c.Context, env, h, c.String("workspace"), c.Duration("timeout"))
 	}
 }
 

@@ -40,6 +40,9 @@ type hookHarness struct {
 	// promotes an allowed plan itself and queues one a person must
 	// confirm, and answers deny either way.
 	denyOnly bool
+	// needsWorkspace, when set, is the error of a call without
+	// --workspace (the harness names no project directory).
+	needsWorkspace string
 }
 
 var (
@@ -47,7 +50,8 @@ var (
 	// Codex names its shell tools (shell, exec_command, …) "Bash" in a
 	// hook's input and its patch tool "apply_patch", the raw patch in
 	// tool_input.command (codex-rs/core/src/tools/hook_names.rs).
-	hookCodex = &hookHarness{name: "codex", tools: map[string]bool{"Bash": true, "apply_patch": true}, denyOnly: true}
+	hookCodex = &hookHarness{name: "codex", tools: map[string]bool{"Bash": true, "apply_patch": true}, denyOnly: true,
+		needsWorkspace: "no workspace: give --workspace DIR (Codex sets no project variable, and the input's cwd is the agent's to move, so it never sets the workspace)"}
 )
 
 func newHookCodexCommand(env *Env) *cli.Command {
@@ -88,20 +92,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "workspace", Usage: "the directory the agent may change (required; never the input's cwd)"},
 			&cli.DurationFlag{Name: "timeout", Value: hookTimeout, Usage: "decide within this long, else block"},
 		},
-		Action: func(c *cli.Context) (err error) {
-			defer func() {
-				if r := recover(); r != nil {
-					err = hookBlock(env, fmt.Errorf("internal error: %v", r))
-				}
-			}()
-			if c.NArg() > 0 {
-				return hookBlock(env, fmt.Errorf("codex takes no arguments, got %q", c.Args().First()))
-			}
-			if c.String("workspace") == "" {
-				return hookBlock(env, errors.New("no workspace: give --workspace DIR (Codex sets no project variable, and the input's cwd is the agent's to move, so it never sets the workspace)"))
-			}
-			return runHook(c.Context, env, hookCodex, c.String("workspace"), c.Duration("timeout"))
-		},
+		Action: hookAction(env, hookCodex),
 	}
 }
 
