@@ -45,7 +45,9 @@ type TilesReport struct {
 // tile/<L>/<N>[.p/<W>], the entry bundles tile/entries/<N>[.p/<W>] (each
 // entry a big-endian uint16 length and the record's payload, the bytes
 // whose RFC 6962 leaf hash is the tree's leaf), and last the log's own
-// newest signed checkpoint at out/checkpoint.
+// newest signed checkpoint at out/checkpoint, carrying after its own
+// signature the cosignatures stored in witness/ for that very checkpoint
+// by the witnesses of opts.Witnesses (docs/audit.md, "A fleet").
 //
 // An export into a directory exported before writes only what is new: a
 // full tile already there is never rewritten (it is compared, and one
@@ -66,13 +68,13 @@ func ExportTiles(dir, out string, opts VerifyOptions) (TilesReport, error) {
 	if n == 0 {
 		return rep, errors.New("audit: the log holds no record yet: nothing to export")
 	}
-	cpText := s.lines[n-1].Checkpoint
-	rep.Checkpoint = cpText
 	rf := s.reader()
 	root, err := tlog.TreeHash(n, rf)
 	if err != nil {
 		return rep, err
 	}
+	cpText := s.lines[n-1].Checkpoint + cosignatures(dir, s, r.Origin, n, root, opts.Witnesses)
+	rep.Checkpoint = cpText
 
 	// What out holds already.
 	cpPath := filepath.Join(out, CheckpointFile)

@@ -665,3 +665,30 @@ func verifyWitnesses(r *Report, s *scanned, dir string, opts VerifyOptions) erro
 	}
 	return nil
 }
+
+// cosignatures are the signature lines of the cosignatures stored by the
+// witnesses ws for the checkpoint of n records and root: each verified
+// with the witness's key and the log's, in the order of ws.
+func cosignatures(dir string, s *scanned, origin string, n int64, root tlog.Hash, ws []Witness) string {
+	var out strings.Builder
+	for _, wt := range ws {
+		wv, err := NewCosignatureVerifier(wt.Key)
+		if err != nil {
+			continue
+		}
+		c, err := readCosigned(dir, wt.Name, s.verif, wv, origin)
+		if err != nil || c == nil || c.N != n || c.Hash != root {
+			continue
+		}
+		nt, err := note.Open([]byte(c.Text), note.VerifierList(s.verif, wv))
+		if err != nil {
+			continue
+		}
+		for _, sg := range nt.Sigs {
+			if sg.Name == wv.Name() && sg.Hash == wv.KeyHash() {
+				fmt.Fprintf(&out, "— %s %s\n", sg.Name, sg.Base64)
+			}
+		}
+	}
+	return out.String()
+}

@@ -192,6 +192,9 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
 	}
+	if err == nil && out != nil && !out.AlreadyApplied {
+		defer env.witnessAfter(g.Policy) // once the outcome is printed (audit.witness_after)
+	}
 	if asCommand && err == nil {
 		return endAsCommand(env, res, p, out)
 	}

@@ -28,7 +28,7 @@ func newAuditCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "audit",
 		Usage:     "verify and inspect the signed audit log",
-		UsageText: "act audit verify|checkpoint|show|pubkey|export",
+		UsageText: "act audit verify|checkpoint|show|pubkey|export|witness",
 		Description: `The audit log (<home>/audit, docs/audit.md) holds one signed record per
    decision act made. Every audit command makes the log's signing key if
    there is none yet, so the key can be printed and kept before the first
@@ -41,6 +41,7 @@ EXAMPLES:
    act audit show 12
    act audit pubkey --note
    act audit export --tiles /srv/www/act-log
+   act audit witness
 
 ` + endsWith("success", 1, 2).note(1, "error or a damaged log (the first bad record is named)").help(),
 		Subcommands: []*cli.Command{
@@ -48,6 +49,16 @@ EXAMPLES:
 				Name:      "verify",
 				Usage:     "prove no record was altered, removed, duplicated, reordered or truncated",
 				UsageText: "act audit verify [--since FILE] [--key PEM] [--json]",
+				Description: `Verifies every record, the hash chain and the signed checkpoints
+   (docs/audit.md, "Verifying"). When the policy lists witnesses
+   (audit.witnesses), it also checks the cosigned checkpoint stored for
+   each: signed by the log's key, cosigned by the policy's key for that
+   witness, and on this log (a log rewritten below a cosigned size fails,
+   whatever --since says); it says which witness cosigned which size, and
+   fails when the quorum has not cosigned a record appended more than
+   audit.witness_grace ago (docs/audit.md, "Verifying with witnesses").
+
+` + endsWith("success", 1, 2).note(1, "error, a damaged log, or a quorum not met").help(),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "since", Usage: "a checkpoint saved earlier: prove the log extends it"},
 					&cli.StringFlag{Name: "key", Usage: "the public key (PEM) the log must be signed by, instead of <home>/audit/key.pub"},
@@ -85,6 +96,9 @@ EXAMPLES:
 					if err != nil {
 						return env.finish(res, "ok", err, nil)
 					}
+					if err := env.witnessOptions(&opts); err != nil {
+						return env.finish(res, "ok", err, nil)
+					}
 					r, err := audit.Verify(d, opts)
 					res.Data = r
 					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
@@ -99,6 +113,7 @@ EXAMPLES:
 							fmt.Fprintf(w, ", extends the saved checkpoint of %d records", r.Since)
 						}
 						fmt.Fprintln(w)
+						renderWitnessed(w, r, opts.Grace)
 					})
 				},
 			},
@@ -166,7 +181,8 @@ EXAMPLES:
    - DIR/tile/entries/<N>[.p/<W>]: the records as entry bundles, each entry
      a 2-byte big-endian length and the record's statement (the DSSE
      payload, whose RFC 6962 leaf hash is the tree's leaf);
-   - DIR/checkpoint: the log's own newest signed checkpoint, written last.
+   - DIR/checkpoint: the log's own newest signed checkpoint, written last,
+     with the cosignatures act audit witness stored for it.
    A later export into the same DIR writes only what is new: full tiles are
    never rewritten, the partial tiles of the new size are added beside the
    older ones, each file through a temporary name and a rename. It refuses
@@ -193,7 +209,11 @@ EXAMPLES:
 					if err != nil {
 						return env.finish(res, "ok", err, nil)
 					}
-					r, err := audit.ExportTiles(d, out, audit.VerifyOptions{})
+					var opts audit.VerifyOptions
+					if err := env.witnessOptions(&opts); err != nil {
+						return env.finish(res, "ok", err, nil)
+					}
+					r, err := audit.ExportTiles(d, out, opts)
 					res.Data = r
 					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
 						fmt.Fprintf(w, "exported %d records to %s (%d files written", r.Records, escapeLine(out), len(r.Written))
@@ -207,6 +227,7 @@ EXAMPLES:
 					})
 				},
 			},
+			newAuditWitnessCommand(env, dir),
 			{
 				Name:      "pubkey",
 				Usage:     "print the log's public key (PEM), or its note verifier key",

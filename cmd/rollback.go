@@ -84,6 +84,9 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 			res.Changes = out.Action.Changes
 		}
 	}
+	if err == nil {
+		defer env.witnessAfter(pol) // once the outcome is printed (audit.witness_after)
+	}
 	if err == nil && len(out.Action.Saved) > 0 {
 		res.Data = map[string]any{"saved": out.Action.Saved}
 	}

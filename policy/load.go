@@ -43,6 +43,12 @@ const (
 	RuleNoHome = "policy.no-home"
 	// RuleEmptySystem: a system policy file with no settings.
 	RuleEmptySystem = "policy.empty-system"
+	// RuleInvalidWitness: an audit witness whose key is not a
+	// cosignature/v1 verifier key, whose URL is not one, or whose name
+	// another witness has.
+	RuleInvalidWitness = "policy.invalid-witness"
+	// RuleInvalidQuorum: an audit quorum larger than the witnesses listed.
+	RuleInvalidQuorum = "policy.invalid-quorum"
 )
 
 // HomeFile is the name of the policy file in act's state dir.
@@ -346,18 +352,35 @@ func check(name string, doc *document.Document, v any, h home) problem.List {
 	for _, f := range []struct {
 		name string
 		min  time.Duration
-	}{{"cooldown", 0}, {"plan_expiry", time.Second}, {"idle_period", time.Second}} {
-		s, ok := m[f.name].(string)
+		path []string
+	}{{"cooldown", 0, nil}, {"plan_expiry", time.Second, nil}, {"idle_period", time.Second, nil}, {"witness_grace", 0, []string{"audit", "witness_grace"}}} {
+		path := f.path
+		if path == nil {
+			path = []string{f.name}
+		}
+		var s string
+		var ok bool
+		if len(path) == 2 {
+			a, _ := m[path[0]].(map[string]any)
+			s, ok = a[path[1]].(string)
+		} else {
+			s, ok = m[f.name].(string)
+		}
 		if !ok {
 			continue
 		}
 		d, err := time.ParseDuration(s)
 		switch {
 		case err != nil:
-			at(problem.Rule, []string{f.name}, RuleInvalidDuration, "%q is not a duration Go can represent (at most about 2562047h)", s)
+			at(problem.Rule, path, RuleInvalidDuration, "%q is not a duration Go can represent (at most about 2562047h)", s)
 		case d < f.min:
-			at(problem.Rule, []string{f.name}, RuleInvalidDuration, "must be at least %s, not %q", FormatDuration(f.min), s)
+			at(problem.Rule, path, RuleInvalidDuration, "must be at least %s, not %q", FormatDuration(f.min), s)
 		}
+	}
+	if a, ok := m["audit"].(map[string]any); ok {
+		checkWitnesses(a, func(path []string, rule, format string, args ...any) {
+			at(problem.Rule, append([]string{"audit"}, path...), rule, format, args...)
+		})
 	}
 	// "~" anywhere, with no usable home: the file is invalid.
 	tilde := func(path []string, s string) bool {

@@ -39,7 +39,7 @@ func defaultPolicy() *Policy {
 		Cooldown:     time.Hour,
 		PlanExpiry:   24 * time.Hour,
 		IdlePeriod:   5 * time.Minute,
-		Audit:        Audit{RetainDays: 90},
+		Audit:        Audit{RetainDays: 90, Witnesses: []Witness{}, WitnessGrace: time.Hour},
 		MaxChanges:   100000,
 		MaxPending:   50,
 		MaxLayersMB:  2048,

@@ -83,6 +83,10 @@ func (p *Policy) Marshal() []byte {
 		), "Also redact e-mail addresses and phone numbers in commands' output."),
 		pair("audit", mapping(
 			pair("retain_days", intNode(p.Audit.RetainDays), "How many days audit records are kept."),
+			pair("witnesses", witnessesNode(p.Audit.Witnesses), "Witnesses that cosign the log's checkpoints (docs/audit.md, \"Witnesses\"):\n[{name: w1, key: \"<its cosignature/v1 verifier key>\", url: \"https://...\"}]."),
+			pair("quorum", intNode(p.Audit.Quorum), "How many of the witnesses must cosign (0: none)."),
+			pair("witness_grace", strNode(FormatDuration(p.Audit.WitnessGrace)), "How long a record may wait for the quorum before act audit verify fails."),
+			pair("witness_after", boolNode(p.Audit.WitnessAfter), "Ask the witnesses to cosign after each apply and rollback."),
 		), ""),
 		pair("confirmation", confirmationNode(p.Confirmation, p.approversNote()), ""),
 		pair("hooks", mapping(
@@ -239,6 +243,19 @@ func commandRulesNode(rules []CommandRule) *yaml.Node {
 		prefix.Style = yaml.FlowStyle
 		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
 		m.Content = append(m.Content, strNode("prefix"), prefix, strNode("mode"), strNode(string(r.Mode)))
+		n.Content = append(n.Content, m)
+	}
+	return n
+}
+
+func witnessesNode(ws []Witness) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	if len(ws) == 0 {
+		n.Style = yaml.FlowStyle
+	}
+	for _, w := range ws {
+		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		m.Content = append(m.Content, strNode("name"), strNode(w.Name), strNode("key"), strNode(w.Key), strNode("url"), strNode(w.URL))
 		n.Content = append(n.Content, m)
 	}
 	return n

@@ -17,6 +17,12 @@ import (
 	"github.com/act-project/act/schema"
 )
 
+// Witness keys (cosignature/v1) for tests.
+const (
+	testWitnessKey1 = "witness.example/w1+da40b4ad+BBERERERERERERERERERERERERERERERERERERERERER"
+	testWitnessKey2 = "witness.example/w2+2e820545+BCIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIi"
+)
+
 // custom is a policy with every field away from the default.
 func custom() *Policy {
 	return &Policy{
@@ -40,7 +46,10 @@ func custom() *Policy {
 		Cooldown:     0,
 		PlanExpiry:   90*time.Minute + 1500*time.Millisecond,
 		IdlePeriod:   2*time.Hour + 3*time.Microsecond + 4,
-		Audit:        Audit{RetainDays: 3650},
+		Audit: Audit{RetainDays: 3650, Witnesses: []Witness{
+			{Name: "w1", Key: testWitnessKey1, URL: "https://w1.example/witness"},
+			{Name: "w2", Key: testWitnessKey2, URL: "http://127.0.0.1:7380"},
+		}, Quorum: 1, WitnessGrace: 10 * time.Minute, WitnessAfter: true},
 		MaxChanges:   7,
 		MaxPending:   3,
 		MaxLayersMB:  64,
@@ -166,6 +175,15 @@ redact:
 audit:
   # How many days audit records are kept.
   retain_days: 90
+  # Witnesses that cosign the log's checkpoints (docs/audit.md, "Witnesses"):
+  # [{name: w1, key: "<its cosignature/v1 verifier key>", url: "https://..."}].
+  witnesses: []
+  # How many of the witnesses must cosign (0: none).
+  quorum: 0
+  # How long a record may wait for the quorum before act audit verify fails.
+  witness_grace: 1h
+  # Ask the witnesses to cosign after each apply and rollback.
+  witness_after: false
 confirmation:
   # What counts as a person's confirmation: flag (--confirm, or a yes at the
   # terminal), terminal (only a yes at the controlling terminal), signed (an
@@ -229,7 +247,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"loopback":false},"confirmation":{"via":"flag","approvers":[]},"hooks":{"cannot_dry_run":"deny"}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90,"witnesses":[],"quorum":0,"witness_grace":"1h","witness_after":false},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"loopback":false},"confirmation":{"via":"flag","approvers":[]},"hooks":{"cannot_dry_run":"deny"}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

@@ -331,6 +331,79 @@ type Network struct {
 // Audit is the policy's audit section. Retention is the host's alone.
 type Audit struct {
 	RetainDays int64 `json:"retain_days"`
+	// Witnesses cosign the log's checkpoints (docs/audit.md, "Witnesses").
+	Witnesses []Witness `json:"witnesses"`
+	// Quorum is how many of Witnesses must cosign: all of them when the
+	// file leaves it out, 0 for none.
+	Quorum int64 `json:"quorum"`
+	// WitnessGrace is how long a record may wait for the quorum.
+	WitnessGrace time.Duration `json:"witness_grace"`
+	// WitnessAfter asks the witnesses to cosign after each apply and
+	// rollback.
+	WitnessAfter bool `json:"witness_after"`
+}
+
+// A Witness is one witness of the policy: act's name for it, its note
+// verifier key (cosignature/v1) and its submission URL.
+type Witness struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+	URL  string `json:"url"`
+}
+
+// A WitnessQuorum asks that K of the witnesses named cosign.
+type WitnessQuorum struct {
+	Witnesses []string
+	K         int64
+}
+
+// WitnessQuorums are the quorums act audit verify requires: the policy's
+// quorum of all its witnesses and, under a system policy, the system's
+// own quorum of its own witnesses, which a user layer's witnesses do not
+// count towards (docs/policy.md).
+func (p *Policy) WitnessQuorums() []WitnessQuorum {
+	var out []WitnessQuorum
+	for _, l := range []*Policy{p, p.floor} {
+		if l == nil || l.Audit.Quorum == 0 {
+			continue
+		}
+		q := WitnessQuorum{K: l.Audit.Quorum}
+		for _, w := range l.Audit.Witnesses {
+			q.Witnesses = append(q.Witnesses, w.Name)
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// auditJSON is Audit as the file writes it: the grace a duration string,
+// the quorum absent for all witnesses.
+type auditJSON struct {
+	RetainDays   int64     `json:"retain_days"`
+	Witnesses    []Witness `json:"witnesses"`
+	Quorum       *int64    `json:"quorum,omitempty"`
+	WitnessGrace string    `json:"witness_grace,omitempty"`
+	WitnessAfter bool      `json:"witness_after"`
+}
+
+func (a Audit) toJSON() auditJSON {
+	q := a.Quorum
+	return auditJSON{RetainDays: a.RetainDays, Witnesses: nonNil(a.Witnesses), Quorum: &q, WitnessGrace: FormatDuration(a.WitnessGrace), WitnessAfter: a.WitnessAfter}
+}
+
+func (j auditJSON) audit() (Audit, error) {
+	a := Audit{RetainDays: j.RetainDays, Witnesses: nonNil(j.Witnesses), WitnessAfter: j.WitnessAfter, Quorum: int64(len(j.Witnesses))}
+	if j.Quorum != nil {
+		a.Quorum = *j.Quorum
+	}
+	if j.WitnessGrace != "" {
+		d, err := time.ParseDuration(j.WitnessGrace)
+		if err != nil {
+			return a, err
+		}
+		a.WitnessGrace = d
+	}
+	return a, nil
 }
 
 // policyJSON is Policy with durations as Go duration strings ("1h"), the
@@ -345,7 +418,7 @@ type policyJSON struct {
 	Cooldown     string        `json:"cooldown"`
 	PlanExpiry   string        `json:"plan_expiry"`
 	IdlePeriod   string        `json:"idle_period"`
-	Audit        Audit         `json:"audit"`
+	Audit        auditJSON     `json:"audit"`
 	MaxChanges   int64         `json:"max_changes"`
 	MaxPending   int64         `json:"max_pending"`
 	MaxLayersMB  int64         `json:"max_layers_mb"`
@@ -370,7 +443,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		Cooldown:     FormatDuration(p.Cooldown),
 		PlanExpiry:   FormatDuration(p.PlanExpiry),
 		IdlePeriod:   FormatDuration(p.IdlePeriod),
-		Audit:        p.Audit,
+		Audit:        p.Audit.toJSON(),
 		MaxChanges:   p.MaxChanges,
 		MaxPending:   p.MaxPending,
 		MaxLayersMB:  p.MaxLayersMB,
@@ -401,6 +474,10 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		}
 		durs[i] = d
 	}
+	audit, err := j.Audit.audit()
+	if err != nil {
+		return err
+	}
 	*p = Policy{
 		AllowedRoots: nonNil(j.AllowedRoots),
 		Workspaces:   nonNil(j.Workspaces),
@@ -411,7 +488,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		Cooldown:     durs[0],
 		PlanExpiry:   durs[1],
 		IdlePeriod:   durs[2],
-		Audit:        j.Audit,
+		Audit:        audit,
 		MaxChanges:   j.MaxChanges,
 		MaxPending:   j.MaxPending,
 		MaxLayersMB:  j.MaxLayersMB,

@@ -161,6 +161,7 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 		p.Audit.RetainDays = sys.Audit.RetainDays
 		set("audit.retain_days", true)
 	}
+	tightenWitnesses(&p, sys, set)
 	p.Sandbox.HidePaths = slices.Clone(p.Sandbox.HidePaths)
 	for _, h := range sys.Sandbox.HidePaths {
 		if !slices.Contains(p.Sandbox.HidePaths, h) {
@@ -231,6 +232,7 @@ var settingNames = func() []string {
 	names := []string{"allowed_roots", "workspaces",
 		"resource_caps.max_cpu_ms", "resource_caps.max_memory_mb", "resource_caps.max_disk_mb", "resource_caps.max_duration_ms",
 		"resources.memory_enforcement", "network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
+		"audit.witnesses", "audit.quorum", "audit.witness_grace", "audit.witness_after",
 		"max_changes", "max_pending", "max_layers_mb", "command_rules", "risk.max_deletes", "risk.sensitive_paths", "redact.pii",
 		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.home_visible", "sandbox.caches", "sandbox.loopback", "hooks.cannot_dry_run"}
 	for _, r := range descriptors.RiskLevels {

@@ -76,6 +76,9 @@ type Witness struct {
 	VKey string
 	// Addr is the address it listens on.
 	Addr string
+	// Priv is its private key, made by the test and given to litewitness
+	// through the agent: for a verifier the test builds on its own side.
+	Priv ed25519.PrivateKey
 
 	dir    string
 	db     string
@@ -108,7 +111,7 @@ func StartAt(t testing.TB, name, addr string) *Witness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &Witness{t: t, Name: name, dir: dir, db: filepath.Join(dir, "litewitness.db"), sock: filepath.Join(dir, "agent.sock")}
+	w := &Witness{t: t, Name: name, Priv: priv, dir: dir, db: filepath.Join(dir, "litewitness.db"), sock: filepath.Join(dir, "agent.sock")}
 	w.serveAgent(priv)
 	sshPub, err := ssh.NewPublicKey(priv.Public())
 	if err != nil {
