@@ -659,8 +659,8 @@ func verifyWitnesses(r *Report, s *scanned, dir string, opts VerifyOptions) erro
 					have++
 				}
 			}
-			return fail(qs.Size, Unwitnessed, "record %d, appended at %s (more than witness_grace %s ago), is not cosigned by a quorum: %d of %s must cosign a checkpoint that holds it, and %d did (act audit witness)",
-				qs.Size, s.times[qs.Size].UTC().Format(time.RFC3339), opts.Grace, q.K, strings.Join(q.Witnesses, ", "), have)
+			return fail(qs.Size, Unwitnessed, "appended at %s, more than witness_grace %s ago, and not cosigned by a quorum: %d of %s must cosign a checkpoint that holds it, and %d did (act audit witness)",
+				s.times[qs.Size].UTC().Format(time.RFC3339), shortDuration(opts.Grace), q.K, strings.Join(q.Witnesses, ", "), have)
 		}
 	}
 	return nil
@@ -691,4 +691,16 @@ func cosignatures(dir string, s *scanned, origin string, n int64, root tlog.Hash
 		}
 	}
 	return out.String()
+}
+
+// shortDuration is d as a policy writes it: 1h, not 1h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
