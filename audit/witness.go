@@ -632,9 +632,13 @@ func verifyWitnesses(r *Report, s *scanned, dir string, opts VerifyOptions) erro
 	if now.IsZero() {
 		now = time.Now()
 	}
+	// A record is due once appended more than Grace ago; one stamped
+	// more than Grace (and a minute) after now is due too: no honest
+	// clock is that far behind, and a key holder must not postpone the
+	// quorum by stamping records in the future.
 	due := int64(0)
 	for i, t := range s.times {
-		if !t.After(now.Add(-opts.Grace)) {
+		if !t.After(now.Add(-opts.Grace)) || t.After(now.Add(opts.Grace+time.Minute)) {
 			due = int64(i) + 1
 		}
 	}

@@ -370,3 +370,22 @@ func copyDir(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestWitnessFutureRecords: records stamped far in the future are due at
+// once: a key holder cannot put off the quorum by its clock.
+func TestWitnessFutureRecords(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	now := time.Now()
+	appendAt(t, dir, 2, now.Add(-10*time.Minute), "a")
+	opts := audit.VerifyOptions{Witnesses: []audit.Witness{{Name: "w1", Key: "witness.example/w1+da40b4ad+BBERERERERERERERERERERERERERERERERERERERERER", URL: "http://127.0.0.1:1"}},
+		Quorums: []audit.Quorum{{Witnesses: []string{"w1"}, K: 1}}, Grace: time.Hour, Now: now}
+	if _, err := audit.Verify(dir, opts); err != nil {
+		t.Fatalf("records within the grace period: %v", err)
+	}
+	appendAt(t, dir, 1, now.Add(2*time.Hour), "b")
+	_, err := audit.Verify(dir, opts)
+	var p *audit.Problem
+	if !errors.As(err, &p) || p.Kind != audit.Unwitnessed || p.Seq != 0 {
+		t.Fatalf("a record stamped 2 h ahead: %v", err)
+	}
+}
