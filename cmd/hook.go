@@ -603,27 +603,40 @@ func cannotDryRun(pol *policy.Policy, tool string, ran time.Duration, collected 
 // A Write is then allowed: the tool writes the same bytes again. An Edit
 // is denied, since its old text is gone: the reason says act applied it.
 func hookPromote(ctx context.Context, env *Env, res *result, g *gate.Gate, p *plan.Plan, tool string) (*hookDecision, error) {
-	out, _, err := promoteSaved(ctx, res, g, p, func(l problem.List) problem.List { return l }, gate.Approval{}, nil, nil)
-	if out != nil {
-		env.recovered = append(env.recovered, out.Recovered...)
-	}
+	id, undo, refused, err := promoteInHook(ctx, env, res, g, p)
 	if err != nil {
-		if why, ok := problemsText(err); ok {
-			return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf("act could not apply this %s (plan %s): %s", tool, p.ID, why)}, nil
-		}
 		return nil, err
 	}
-	id := p.ActionID
-	if out != nil && out.Action != nil {
-		id = out.Action.ActionID
+	if refused != "" {
+		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf("act could not apply this %s (plan %s): %s", tool, p.ID, refused)}, nil
 	}
-	undo := hookActCommand(env, "rollback", id)
 	if tool == "Write" {
 		return &hookDecision{PermissionDecision: "allow", PermissionDecisionReason: fmt.Sprintf(
 			"act applied this Write as action %s (plan %s; undo: %s); the file holds exactly this content already, so the Write rewrites the same bytes", id, p.ID, undo)}, nil
 	}
 	return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf(
 		"act applied this %s itself as action %s (plan %s; undo: %s): the file now holds the edit, and nothing more is needed. This is not a failure: do not retry the edit.", tool, id, p.ID, undo)}, nil
+}
+
+// promoteInHook promotes the allowed plan p, as act apply PLAN_ID does:
+// it returns the action id and the act rollback command that undoes it,
+// or why act refused it (nothing changed).
+func promoteInHook(ctx context.Context, env *Env, res *result, g *gate.Gate, p *plan.Plan) (id, undo, refused string, err error) {
+	out, _, err := promoteSaved(ctx, res, g, p, func(l problem.List) problem.List { return l }, gate.Approval{}, nil, nil)
+	if out != nil {
+		env.recovered = append(env.recovered, out.Recovered...)
+	}
+	if err != nil {
+		if why, ok := problemsText(err); ok {
+			return "", "", why, nil
+		}
+		return "", "", "", err
+	}
+	id = p.ActionID
+	if out != nil && out.Action != nil {
+		id = out.Action.ActionID
+	}
+	return id, hookActCommand(env, "rollback", id), "", nil
 }
 
 // viaName says what policy confirmation.via counts.

@@ -18,7 +18,6 @@ import (
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/applypatch"
 	"github.com/act-project/act/internal/pathglob"
-	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 )
@@ -304,21 +303,13 @@ func codexDecide(ctx context.Context, env *Env, res *result, g *gate.Gate, e *ga
 		what = "command"
 	}
 	if len(adm.Confirm) == 0 {
-		out, _, err := promoteSaved(ctx, res, g, p, func(l problem.List) problem.List { return l }, gate.Approval{}, nil, nil)
-		if out != nil {
-			env.recovered = append(env.recovered, out.Recovered...)
-		}
+		id, undo, refused, err := promoteInHook(ctx, env, res, g, p)
 		if err != nil {
-			if why, ok := problemsText(err); ok {
-				return deny(fmt.Sprintf("act could not apply this %s (plan %s), nothing was changed: %s", what, p.ID, why)), nil
-			}
 			return nil, err
 		}
-		id := p.ActionID
-		if out != nil && out.Action != nil {
-			id = out.Action.ActionID
+		if refused != "" {
+			return deny(fmt.Sprintf("act could not apply this %s (plan %s), nothing was changed: %s", what, p.ID, refused)), nil
 		}
-		undo := hookActCommand(env, "rollback", id)
 		if tool != "Bash" {
 			return deny(fmt.Sprintf("act applied this patch itself as action %s (plan %s; undo: %s): %s. This is not a failure: the files now hold the patch and nothing more is needed; do not apply it again.",
 				id, p.ID, undo, changeSummary(p))), nil
