@@ -58,6 +58,8 @@ func TestHookSession(t *testing.T) {
 		"README.md":    "# calc\n\nTODO: more. TODO\n",
 		"a.txt":        "banana\n",
 		"run.sh":       "#!/bin/sh\necho run\n",
+		// Under the policy's sensitive paths: an Edit of it asks a person.
+		"config/settings.txt": "mode = dev\n",
 	}
 	for name, data := range files {
 		write(t, filepath.Join(proj, name), data)
@@ -66,6 +68,7 @@ func TestHookSession(t *testing.T) {
   - {prefix: [sh, -c, "go test ./..."], mode: allow}
   - {prefix: [sh, -c, "gofmt -w calc.go"], mode: allow}
   - {prefix: [sh, -c, "git add -A && git commit -q -m x"], mode: allow}
+risk: {sensitive_paths: ["`+proj+`/config/**"]}
 `)
 	env := []string{"HOME=" + home, "ACT_HOME=" + state, "ACT_POLICY=" + pol,
 		"ACT_TEST_NOW=" + time.Now().UTC().Truncate(time.Second).Format(time.RFC3339),
@@ -154,6 +157,10 @@ func TestHookSession(t *testing.T) {
 			}
 		}},
 		"24_edit_outside": {decisions: []string{"deny"}, check: func(t *testing.T, proj string) { gone(".profile")(t, home) }},
+		// A person allows an Edit at the prompt: Claude Code's tool makes
+		// it, and the PostToolUse hook records it, so the rollback below
+		// undoes it too.
+		"25_edit_sensitive": {decisions: []string{"ask"}, check: has("config/settings.txt", "mode = prod\n")},
 	}
 	recorded, err := filepath.Glob("testdata/hook/session/*.json")
 	if err != nil {
@@ -262,6 +269,18 @@ func TestHookSession(t *testing.T) {
 				return o, e, err
 			}); err != nil {
 				t.Fatalf("%s: the tool: %v", name, err)
+			}
+			// The tool ran: Claude Code runs the PostToolUse hooks.
+			if in.ToolName != "Bash" {
+				post := bytes.Replace(input, []byte(`"PreToolUse"`), []byte(`"PostToolUse"`), 1)
+				out, errOut, err := run(post, act, "hook", "claude-code", "--workspace", proj)
+				if err != nil {
+					t.Fatalf("%s: the PostToolUse hook: %v\n%s", name, err, errOut)
+				}
+				if d == "ask" != strings.Contains(out, `"additionalContext":"act recorded this`) {
+					t.Errorf("%s: the PostToolUse hook answered %q", name, out)
+				}
+				actions = appendActions(actions, out)
 			}
 		}
 		step.check(t, proj)

@@ -70,7 +70,7 @@ func TestValidatePolicy(t *testing.T) {
 				{Path: []string{"allowed_roots", "2"}, Rule: "schema.pattern", Message: `"rel" is not an absolute path, "~" or a path starting with "~/"`},
 				{Path: []string{"audit", "retain_days"}, Rule: "schema.type", Message: "must be an integer, not a number"},
 				{Path: []string{"cooldown"}, Rule: "schema.pattern", Message: `"1x" is not a Go duration such as 90s, 5m or 1h30m`},
-				{Path: []string{"extra"}, Rule: "schema.unknown-field", Message: `unknown field "extra": the policy takes allowed_roots, workspaces, resource_caps, resources, modes, network, cooldown, plan_expiry, idle_period, audit, confirmation, max_changes, max_pending, max_layers_mb, command_rules, risk, redact, state_dir, user_policy and sandbox`},
+				{Path: []string{"extra"}, Rule: "schema.unknown-field", Message: `unknown field "extra": the policy takes allowed_roots, workspaces, resource_caps, resources, modes, network, cooldown, plan_expiry, idle_period, audit, confirmation, hooks, max_changes, max_pending, max_layers_mb, command_rules, risk, redact, state_dir, user_policy and sandbox`},
 				{Path: []string{"modes", "risk", "LOW"}, Rule: "schema.enum", Message: `must be one of allow, confirm or deny, not "maybe"`},
 				{Path: []string{"modes", "risk", "MEDIUM"}, Rule: "schema.enum", Message: "must be one of allow, confirm or deny, not 1"},
 				{Path: []string{"modes", "types", "NOPE"}, Rule: "schema.unknown-field", Message: `unknown field "NOPE": types takes FILE_READ, FILE_WRITE, FILE_DELETE, FILE_MOVE, DIRECTORY_CREATE, DIRECTORY_DELETE, COMMAND_EXECUTION, PACKAGE_INSTALL, PACKAGE_REMOVE, NETWORK_REQUEST, UI_AUTOMATION, CONFIG_CHANGE and MULTI_STEP_COMPOSITE`},
