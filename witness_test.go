@@ -141,6 +141,14 @@ operation: {path: $P/new.txt, content: "new\n", mode: "0640"}
 	if strings.TrimSpace(r.stdout) != fmt.Sprintf("witness w1: had cosigned these %d records already", n) {
 		t.Fatalf("act audit witness, nothing new:\n%s", r)
 	}
+	// act run promotes through the same gate, and witnesses after too.
+	r = w.ok(0, "run", "--confirm", "--workspace", w.root, "--", "sh", "-c", "echo ran > ran.txt")
+	if strings.Contains(r.stderr, "warning") {
+		t.Fatalf("act run with the witness up:\n%s", r)
+	}
+	if n, got := w.records(), lw.Size(origin); got != n || n == 0 {
+		t.Fatalf("after act run the witness holds %d records of %d", got, n)
+	}
 }
 
 // actAt runs the test CLI in w with its clock at now, and requires exit

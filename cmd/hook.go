@@ -636,6 +636,9 @@ func promoteInHook(ctx context.Context, env *Env, res *result, g *gate.Gate, p *
 	if out != nil && out.Action != nil {
 		id = out.Action.ActionID
 	}
+	if out != nil && !out.AlreadyApplied {
+		env.witnessAfter(g.Policy) // audit.witness_after: bounded, never failing the hook
+	}
 	return id, hookActCommand(env, "rollback", id), "", nil
 }
 

@@ -204,6 +204,7 @@ func hookAdopt(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*po
 	}
 	os.Remove(f)
 	os.RemoveAll(adoptDir(home, id))
+	env.witnessAfter(pol) // audit.witness_after: bounded, never failing the hook
 	actionID := e.Plan.ActionID
 	if out != nil && out.Action != nil {
 		actionID = out.Action.ActionID

@@ -527,6 +527,9 @@ func (s *mcpServer) apply(ctx context.Context, _ *mcp.CallToolRequest, in planID
 		// The agent's approval is always the empty one: a plan that needs
 		// a person is queued, never promoted.
 		out, reads, err = promoteSaved(ctx, res, g, p, planLocator(p), gate.Approval{}, nil, nil)
+		if err == nil && out != nil && !out.AlreadyApplied {
+			s.env.witnessAfter(g.Policy) // audit.witness_after: bounded, never failing the call
+		}
 	}
 	success := outcome.Succeeded.Status
 	if err == nil && out.AlreadyApplied {
@@ -666,6 +669,9 @@ func (s *mcpServer) rollback(ctx context.Context, _ *mcp.CallToolRequest, in act
 	if err == nil {
 		// Never forced, with no approval: forcing is a person's.
 		out, err = s.env.gate(pol).Rollback(ctx, in.ActionID, false, gate.Approval{}, nil, nil)
+		if err == nil {
+			s.env.witnessAfter(pol) // audit.witness_after: bounded, never failing the call
+		}
 	}
 	if out != nil && out.Action != nil {
 		res.PlanID, res.ActionType, res.Changes = out.Action.PlanID, out.Action.ActionType, out.Action.Changes

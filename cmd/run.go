@@ -288,6 +288,9 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
 	}
+	if err == nil && out != nil && !out.AlreadyApplied {
+		defer env.witnessAfter(g.Policy) // once the outcome is printed (audit.witness_after)
+	}
 	if err == nil && out.AlreadyApplied {
 		return alreadyApplied(env, res, out.Action)
 	}
