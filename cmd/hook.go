@@ -365,35 +365,9 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 		}
 		op["edits"] = edits
 	}
-	lower := func(a, b int64) int64 {
-		if b > 0 && b < a {
-			return b
-		}
-		return a
-	}
 	scope := map[string]any{"paths": []string{filepath.Dir(path)}, "recursive": false}
-	d := map[string]any{
-		"intent_summary": intentLineOf(tool + " " + path),
-		"action_type":    "FILE_WRITE",
-		"risk_level":     "LOW", // the agent's grading; act grades the plan and uses the stricter
-		"scope": map[string]any{
-			"filesystem": scope,
-			"network":    map[string]any{"required": false},
-			"ui":         map[string]any{"required": false},
-		},
-		"resources": map[string]any{
-			"max_cpu_ms":      lower(10000, caps.MaxCPUMs),
-			"max_memory_mb":   lower(256, caps.MaxMemoryMB),
-			"max_disk_mb":     lower(int64(size>>20)*2+64, caps.MaxDiskMB),
-			"max_duration_ms": lower(30000, caps.MaxDurationMs),
-		},
-		"preconditions": map[string]any{"paths_exist": []string{}, "network_available": false, "user_idle": false},
-		"sandbox":       map[string]any{"required": false, "allow_network": false, "max_runs": 1},
-		"rollback":      map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
-		"confirmation":  map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
-		"audit":         map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
-		"operation":     op,
-	}
+	d := hookFileBase(intentLineOf(tool+" "+path), scope, size, false, caps)
+	d["action_type"], d["operation"] = "FILE_WRITE", op
 	if tool == "Write" {
 		// Claude Code's Write makes the directories a file goes in: so
 		// does act, as a DIRECTORY_CREATE step before the write, each
@@ -418,6 +392,39 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 		}
 	}
 	return json.Marshal(d)
+}
+
+// hookFileBase is the descriptor of a file change the hook makes, but
+// its action type and operation (or steps): scope (filesystem), small
+// resources within the policy's caps for size bytes, sandbox.required as
+// sandboxed, the rest fixed.
+func hookFileBase(intent string, scope map[string]any, size int, sandboxed bool, caps policy.ResourceCaps) map[string]any {
+	lower := func(a, b int64) int64 {
+		if b > 0 && b < a {
+			return b
+		}
+		return a
+	}
+	return map[string]any{
+		"intent_summary": intent,
+		"risk_level":     "LOW", // the agent's grading; act grades the plan and uses the stricter
+		"scope": map[string]any{
+			"filesystem": scope,
+			"network":    map[string]any{"required": false},
+			"ui":         map[string]any{"required": false},
+		},
+		"resources": map[string]any{
+			"max_cpu_ms":      lower(10000, caps.MaxCPUMs),
+			"max_memory_mb":   lower(256, caps.MaxMemoryMB),
+			"max_disk_mb":     lower(int64(size>>20)*2+64, caps.MaxDiskMB),
+			"max_duration_ms": lower(30000, caps.MaxDurationMs),
+		},
+		"preconditions": map[string]any{"paths_exist": []string{}, "network_available": false, "user_idle": false},
+		"sandbox":       map[string]any{"required": sandboxed, "allow_network": false, "max_runs": 1},
+		"rollback":      map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
+		"confirmation":  map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
+		"audit":         map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
+	}
 }
 
 // missingDirs returns the directories on the way to dir that do not

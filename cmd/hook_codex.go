@@ -190,33 +190,9 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		names = append(names, s)
 	}
 	steps := append(writes, deletes...)
-	lower := func(a, b int64) int64 {
-		if b > 0 && b < a {
-			return b
-		}
-		return a
-	}
-	d := map[string]any{
-		"intent_summary": intentLineOf("apply_patch: " + strings.Join(names, ", ")),
-		"risk_level":     "LOW", // the agent's grading; act grades the plan and uses the stricter
-		"scope": map[string]any{
-			"filesystem": map[string]any{"paths": slices.Compact(scope), "recursive": recursive},
-			"network":    map[string]any{"required": false},
-			"ui":         map[string]any{"required": false},
-		},
-		"resources": map[string]any{
-			"max_cpu_ms":      lower(10000, caps.MaxCPUMs),
-			"max_memory_mb":   lower(256, caps.MaxMemoryMB),
-			"max_disk_mb":     lower(int64(size>>20)*2+64, caps.MaxDiskMB),
-			"max_duration_ms": lower(30000, caps.MaxDurationMs),
-		},
-		"preconditions": map[string]any{"paths_exist": []string{}, "network_available": false, "user_idle": false},
-		// A FILE_DELETE must run in the sandbox (rule sandbox.required).
-		"sandbox":      map[string]any{"required": len(deletes) > 0, "allow_network": false, "max_runs": 1},
-		"rollback":     map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
-		"confirmation": map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
-		"audit":        map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
-	}
+	// A FILE_DELETE must run in the sandbox (rule sandbox.required).
+	d := hookFileBase(intentLineOf("apply_patch: "+strings.Join(names, ", ")),
+		map[string]any{"paths": slices.Compact(scope), "recursive": recursive}, size, len(deletes) > 0, caps)
 	if len(steps) == 1 {
 		s := steps[0].(map[string]any)
 		d["action_type"], d["operation"] = s["action_type"], s["operation"]
