@@ -135,12 +135,13 @@ func hookAction(env *Env, h *hookHarness) cli.ActionFunc {
 // hookInput is what Claude Code sends a PreToolUse hook (the fields act
 // reads).
 type hookInput struct {
-	SessionID     string          `json:"session_id"`
-	HookEventName string          `json:"hook_event_name"`
-	ToolName      string          `json:"tool_name"`
-	ToolInput     json.RawMessage `json:"tool_input"`
-	ToolUseID     string          `json:"tool_use_id"`
-	Cwd           string          `json:"cwd"`
+	SessionID      string          `json:"session_id"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+	PermissionMode string          `json:"permission_mode"`
+	Cwd            string          `json:"cwd"`
 }
 
 // hookDecision is a PreToolUse hook's decision.
@@ -506,7 +507,7 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 			return nil, err
 		}
 		if dctx.Err() != nil {
-			return cannotDryRun(pol, in.ToolName, time.Since(started), collected), nil
+			return cannotDryRun(pol, in, time.Since(started), collected), nil
 		}
 		if code, failed := commandFailed(err); failed {
 			collected.mu.Lock()
@@ -560,7 +561,8 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 		return hookPromote(ctx, env, res, g, p, in.ToolName)
 	}
 	why := strings.Join(adm.Confirm, "; ")
-	if g.Via() == gate.ViaFlag {
+	unseen := promptUnseen(in)
+	if g.Via() == gate.ViaFlag && unseen == "" {
 		// A person's yes in Claude Code's prompt is what --confirm is.
 		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, shown.String())}
 		if bash {
@@ -573,23 +575,47 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 		}
 		return d, nil
 	}
-	// Only a yes typed at a terminal or a signature counts: a click in
-	// Claude Code cannot be one. The plan waits in act pending.
+	// Only a yes typed at a terminal or a signature counts, or Claude
+	// Code would not show a person the question: a click in Claude Code
+	// is no confirmation. The plan waits in act pending.
 	if err := g.Queue(ctx, e, adm.Confirm); err != nil {
 		if why, ok := problemsText(err); ok {
 			return deny(fmt.Sprintf("act's policy blocks this %s (plan %s): %s", in.ToolName, p.ID, why)), nil
 		}
 		return nil, err
 	}
-	return deny(fmt.Sprintf("act: a person must confirm this %s (%s), and the host policy counts only %s as a person's confirmation. The plan %s is pending: a person runs %s --confirm (act pending lists it). Do not retry it another way.",
-		in.ToolName, why, viaName(g.Via()), p.ID, apply)), nil
+	because := fmt.Sprintf("the host policy counts only %s as a person's confirmation", viaName(g.Via()))
+	if g.Via() == gate.ViaFlag {
+		because = unseen
+	}
+	return deny(fmt.Sprintf("act: a person must confirm this %s (%s), and %s. The plan %s is pending: a person runs %s --confirm (act pending lists it). Do not retry it another way.",
+		in.ToolName, why, because, p.ID, apply)), nil
+}
+
+// promptUnseen says why Claude Code would not show a person an "ask" for
+// the call in, or "" when it would. Claude Code approves a hook's ask
+// without asking in some permission modes (bypassPermissions and auto:
+// anthropics/claude-code#77212, #51255; acceptEdits, for file edits, is
+// not known not to), so only the modes where it is known to ask are
+// trusted: default, and acceptEdits for a Bash (docs/agents.md).
+func promptUnseen(in *hookInput) string {
+	switch {
+	case in.PermissionMode == "default":
+		return ""
+	case in.PermissionMode == "acceptEdits" && in.ToolName == "Bash":
+		return ""
+	case in.PermissionMode == "":
+		return "the hook input names no permission_mode, so act cannot tell that Claude Code would show a person its question"
+	}
+	return fmt.Sprintf("Claude Code runs in permission mode %q, where it may approve act's question without showing it to a person", in.PermissionMode)
 }
 
 // cannotDryRun is the decision on a command whose dry run did not finish
 // in ran (its part of the hook's time): the policy's hooks.cannot_dry_run (deny by
 // default; ask only where a yes in the agent's prompt counts as a
 // person's), with what the command printed until it was stopped.
-func cannotDryRun(pol *policy.Policy, tool string, ran time.Duration, collected *runOutput) *hookDecision {
+func cannotDryRun(pol *policy.Policy, in *hookInput, ran time.Duration, collected *runOutput) *hookDecision {
+	tool := in.ToolName
 	why := fmt.Sprintf("act could not dry-run this %s: it was still running in act's sandbox when act stopped it, after %s of the hook's time. It may wait on the network, which the policy does not give the sandbox, or on a local service, which the sandbox cannot reach; nothing was changed.",
 		tool, ran.Round(time.Second))
 	collected.mu.Lock()
@@ -597,7 +623,7 @@ func cannotDryRun(pol *policy.Policy, tool string, ran time.Duration, collected 
 		why += "\nIts output until then:\n" + strings.TrimRight(out, "\n")
 	}
 	collected.mu.Unlock()
-	if pol.Hooks.CannotDryRun == policy.HookAsk && pol.Confirmation.Via == policy.ViaFlag {
+	if pol.Hooks.CannotDryRun == policy.HookAsk && pol.Confirmation.Via == policy.ViaFlag && promptUnseen(in) == "" {
 		return &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: why +
 			"\nThe policy (hooks.cannot_dry_run: ask) leaves it to a person: a yes runs it OUTSIDE act's sandbox, unreviewed, and act rollback cannot undo it."}
 	}
