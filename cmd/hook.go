@@ -546,8 +546,6 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	if h.denyOnly {
 		return codexDecide(ctx, env, res, g, e, adm, p, in.ToolName)
 	}
-	var shown bytes.Buffer
-	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
 	apply := hookActCommand(env, "apply", p.ID)
 	// What replaces a Bash command ends as the command would: its output
 	// and exit code (docs/agents.md, "Bash is promoted by act").
@@ -564,6 +562,9 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	unseen := promptUnseen(in)
 	if g.Via() == gate.ViaFlag && unseen == "" {
 		// A person's yes in Claude Code's prompt is what --confirm is.
+		// The plan is rendered only for the person who is asked.
+		var shown bytes.Buffer
+		renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
 		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, shown.String())}
 		if bash {
 			d.UpdatedInput = withCommand(tool, asCommand+" --confirm")

@@ -914,13 +914,7 @@ func (g *Gate) promote(ctx context.Context, adm *Admission, ap Approval, host pl
 		Preconditions: func() problem.List {
 			return plan.CheckPreconditions(adm.Descriptor, host, g.Now(), g.Policy.IdlePeriod)
 		},
-		Record: g.recordOutcome(ctx, func(*rollback.Action) audit.Event {
-			ev := planEvent(audit.EventApplied, adm.Plan)
-			ev.Status, ev.Approval = outcome.Succeeded.Status, approvalOf(&ap.Approval)
-			ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
-			ev.Risk.Assessed = string(adm.Risk.Assessed)
-			return ev
-		}),
+		Record: g.recordApplied(ctx, adm, ap, ""),
 	})
 	var rev *rollback.RevertedError
 	if errors.As(err, &rev) {
@@ -964,14 +958,7 @@ func (g *Gate) Adopt(ctx context.Context, e *Entry, ap Approval, copies map[int]
 		out, err = rollback.Adopt(ctx, g.Home, p, copies, rollback.Options{
 			Now:      g.Now,
 			Approval: &ap.Approval,
-			Record: g.recordOutcome(ctx, func(*rollback.Action) audit.Event {
-				ev := planEvent(audit.EventApplied, p)
-				ev.Status, ev.Approval = outcome.Succeeded.Status, approvalOf(&ap.Approval)
-				ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
-				ev.Risk.Assessed = string(adm.Risk.Assessed)
-				ev.Reason = "adopted: the agent's tool made exactly the reviewed change after a person allowed it at the agent's prompt"
-				return ev
-			}),
+			Record:   g.recordApplied(ctx, adm, ap, "adopted: the agent's tool made exactly the reviewed change after a person allowed it at the agent's prompt"),
 		})
 		return err
 	}, nil)
@@ -982,6 +969,19 @@ func (g *Gate) Adopt(ctx context.Context, e *Entry, ap Approval, copies map[int]
 		err = g.refused(ctx, audit.EventApplyRefused, ev, err)
 	}
 	return out, err
+}
+
+// recordApplied records the promotion (or, with a reason, the adoption)
+// of the admitted plan, approved by ap.
+func (g *Gate) recordApplied(ctx context.Context, adm *Admission, ap Approval, reason string) func(*rollback.Action, bool) error {
+	return g.recordOutcome(ctx, func(*rollback.Action) audit.Event {
+		ev := planEvent(audit.EventApplied, adm.Plan)
+		ev.Status, ev.Approval = outcome.Succeeded.Status, approvalOf(&ap.Approval)
+		ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
+		ev.Risk.Assessed = string(adm.Risk.Assessed)
+		ev.Reason = reason
+		return ev
+	})
 }
 
 // Rollback rolls back action id; a forced one needs a person's
