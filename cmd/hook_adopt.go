@@ -72,7 +72,8 @@ func keepForAdoption(home string, p *plan.Plan, in *hookInput) error {
 }
 
 // copyRegular copies the regular file src (not following a last symlink)
-// to dst, mode included, durably.
+// to dst, mode included and, as root, owner and group: the copy is what
+// act rollback puts back in src's place.
 func copyRegular(src, dst string) error {
 	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
@@ -94,6 +95,9 @@ func copyRegular(src, dst string) error {
 		return err
 	}
 	_, err = io.Copy(out, in)
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && err == nil && os.Geteuid() == 0 {
+		err = out.Chown(int(st.Uid), int(st.Gid))
+	}
 	if err == nil {
 		err = out.Chmod(fi.Mode().Perm())
 	}
