@@ -7,13 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/act-project/act/diff"
@@ -21,6 +19,7 @@ import (
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/rollback"
 )
 
 // A Write, Edit or MultiEdit a person allows at Claude Code's prompt is
@@ -57,7 +56,11 @@ func keepForAdoption(home string, p *plan.Plan, in *hookInput) error {
 		if c.Kind != diff.Modify || c.Type != diff.TypeFile {
 			continue
 		}
-		if err := copyRegular(c.Path, filepath.Join(dir, strconv.Itoa(i))); err != nil {
+		cp := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.Remove(cp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := rollback.KeepCopy(c.Path, cp); err != nil {
 			return fmt.Errorf("keeping a copy of %s: %w", c.Path, err)
 		}
 	}
@@ -69,45 +72,6 @@ func keepForAdoption(home string, p *plan.Plan, in *hookInput) error {
 		return err
 	}
 	return atomicfile.WriteFile(f, []byte(p.ID+"\n"), 0o600)
-}
-
-// copyRegular copies the regular file src (not following a last symlink)
-// to dst, mode included and, as root, owner and group: the copy is what
-// act rollback puts back in src's place.
-func copyRegular(src, dst string) error {
-	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", src)
-	}
-	if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && err == nil && os.Geteuid() == 0 {
-		err = out.Chown(int(st.Uid), int(st.Gid))
-	}
-	if err == nil {
-		err = out.Chmod(fi.Mode().Perm())
-	}
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // postToolOutput is a PostToolUse hook's answer: context for Claude, or

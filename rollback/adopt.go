@@ -8,12 +8,22 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 )
+
+// KeepCopy copies the entry at src (not following a last symlink) to dst,
+// which must not exist, as a backup is copied across filesystems: mode,
+// owner and group (as root) and times kept, durably. It is how a copy for
+// [Adopt] is kept: act rollback puts it back in src's place.
+func KeepCopy(src, dst string) error {
+	return copyEntry(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, true)
+}
 
 // Adopt records plan p as applied without changing the real tree, which
 // holds its changes already: an agent's own tool made them after a person
