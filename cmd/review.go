@@ -25,8 +25,11 @@ import (
 //     B". The summary still counts a create and a delete, and says how
 //     many of them are renames.
 //   - The changes inside a .git directory are counted on one line
-//     (".git: 12 objects, 2 refs, index"), but for its hooks and its
-//     config, which run code and are shown in full.
+//     (".git: 12 objects, 2 refs, index"), but only the internals that
+//     run nothing (gitCounted); everything else there is shown in full:
+//     the hooks and the config, and those of a submodule
+//     (.git/modules/NAME/) or a worktree, the attributes, whatever git
+//     may run or obey.
 
 // A reviewEntry is one line of the change list as a person reads it.
 type reviewEntry struct {
@@ -57,7 +60,7 @@ func reviewEntries(changes []diff.Change, workspaces []string) []reviewEntry {
 	var gitOrder []string
 	for i, c := range changes {
 		dir, rest, ok := gitDir(c.Path)
-		if !ok || rest == "config" || rest == "hooks" || strings.HasPrefix(rest, "hooks/") {
+		if !ok || !gitCounted(rest, c.Type) {
 			continue
 		}
 		g := gits[dir]
@@ -179,6 +182,26 @@ func gitDir(path string) (dir, rest string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// gitCounted says whether the change at rest inside a .git directory, of
+// type typ, is one of the internals git runs nothing from, which a review
+// counts: a directory, objects, refs, logs, the index, HEAD and the other
+// *HEAD files, the last commit's message. Anything else (hooks, config,
+// config.worktree, info/attributes, a submodule's or a worktree's own
+// hooks and config) is shown in full: a list of what is not counted could
+// not keep up with what git reads.
+func gitCounted(rest, typ string) bool {
+	top, _, nested := strings.Cut(rest, "/")
+	switch {
+	case typ == diff.TypeDir || rest == "":
+		return true
+	case top == "objects" || top == "refs" || top == "logs":
+		return true
+	case nested:
+		return false
+	}
+	return rest == "index" || rest == "packed-refs" || rest == "COMMIT_EDITMSG" || strings.HasSuffix(rest, "HEAD")
 }
 
 // gitCount counts the changes inside one .git directory.

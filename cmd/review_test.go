@@ -76,3 +76,36 @@ func TestShortIntent(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewGitRunsCode: what git runs or obeys inside a .git directory is
+// shown in full, not counted, wherever it is: a submodule's hooks and
+// config (.git/modules/NAME/), a worktree's config, the attributes that
+// pick a filter the config names. Only the internals that run nothing
+// (objects, refs, logs, the index, HEAD and the like) are counted.
+func TestReviewGitRunsCode(t *testing.T) {
+	s := func(v string) *string { return &v }
+	changes := []diff.Change{
+		{Path: "/w/.git/objects/ab/cd", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("a")},
+		{Path: "/w/.git/COMMIT_EDITMSG", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("m")},
+		{Path: "/w/.git/modules/sub/hooks/post-checkout", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("h")},
+		{Path: "/w/.git/modules/sub/config", Kind: diff.Modify, Type: diff.TypeFile, SHA256Before: s("1"), SHA256After: s("2")},
+		{Path: "/w/.git/config.worktree", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("3")},
+		{Path: "/w/.git/info/attributes", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("4")},
+	}
+	st := newStyles(&Env{}, nil)
+	var got []string
+	for _, e := range reviewEntries(changes, []string{"/w"}) {
+		_, line, _ := entryLine(st, changes, e)
+		got = append(got, line)
+	}
+	want := []string{
+		"· .git: 1 object, 1 other file",
+		"+ create file .git/modules/sub/hooks/post-checkout",
+		"~ modify file .git/modules/sub/config",
+		"+ create file .git/config.worktree",
+		"+ create file .git/info/attributes",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
