@@ -81,13 +81,13 @@ func reviewEntries(changes []diff.Change, workspaces []string) []reviewEntry {
 	// same type and content.
 	deletes := map[string][]int{}
 	for i, c := range changes {
-		if k := contentKey(c, false); !merged[i] && c.Kind == diff.Delete && k != "" {
+		if k := c.ContentKey(false); !merged[i] && c.Kind == diff.Delete && k != "" {
 			deletes[k] = append(deletes[k], i)
 		}
 	}
 	renameOf := map[int]int{} // the first of the pair's indices → the other
 	for i, c := range changes {
-		k := contentKey(c, true)
+		k := c.ContentKey(true)
 		if merged[i] || c.Kind != diff.Create || k == "" || len(deletes[k]) == 0 {
 			continue
 		}
@@ -130,23 +130,6 @@ func reviewEntries(changes []diff.Change, workspaces []string) []reviewEntry {
 	order[""] = len(order)
 	slices.SortStableFunc(entries, func(a, b reviewEntry) int { return order[a.ws] - order[b.ws] })
 	return entries
-}
-
-// contentKey is what a delete (after false) and a create (after true) of
-// the same content share: the type and a file's sha256 or a symlink's
-// target; "" when there is none to compare.
-func contentKey(c diff.Change, after bool) string {
-	digest, link := c.SHA256Before, c.LinkBefore
-	if after {
-		digest, link = c.SHA256After, c.LinkAfter
-	}
-	switch {
-	case c.Type == diff.TypeFile && digest != nil:
-		return "f" + *digest
-	case c.Type == diff.TypeSymlink && link != nil:
-		return "l" + *link
-	}
-	return ""
 }
 
 // workspaceOf returns the innermost of workspaces that holds path, or "".

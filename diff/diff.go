@@ -86,6 +86,24 @@ type Change struct {
 	LinkAfter   *string `json:"link_after,omitempty"`
 }
 
+// ContentKey names c's type and content after the change (after) or
+// before it: "f" and a file's sha256, "l" and a symlink's target; "" for a
+// directory or a content not recorded. A delete and a create with the
+// same key moved one file (a rename, as risk and review read it).
+func (c Change) ContentKey(after bool) string {
+	sum, link := c.SHA256Before, c.LinkBefore
+	if after {
+		sum, link = c.SHA256After, c.LinkAfter
+	}
+	switch {
+	case c.Type == TypeFile && sum != nil:
+		return "f" + *sum
+	case c.Type == TypeSymlink && link != nil:
+		return "l" + *link
+	}
+	return ""
+}
+
 // Summary counts changes by kind, for the line "Plan: 2 to create, 1 to
 // modify, 3 to delete."
 func Summary(changes []Change) (create, modify, delete int) {

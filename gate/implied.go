@@ -30,7 +30,7 @@ func impliedTypes(changes []diff.Change) []implied {
 	dirsCreated := false
 	for _, c := range changes {
 		if c.Kind == diff.Create {
-			if k := contentKey(c, false); k != "" {
+			if k := c.ContentKey(true); k != "" {
 				created[k] = true
 			}
 			dirsCreated = dirsCreated || c.Type == diff.TypeDir
@@ -43,7 +43,7 @@ func impliedTypes(changes []diff.Change) []implied {
 		switch {
 		case c.Kind == diff.Delete && c.Type == diff.TypeDir:
 			continue // below, once the other deletes are known
-		case c.Kind == diff.Delete && created[contentKey(c, true)]:
+		case c.Kind == diff.Delete && created[c.ContentKey(false)]:
 			t = descriptors.FileMove
 		case c.Kind == diff.Delete:
 			t = descriptors.FileDelete
@@ -73,20 +73,4 @@ func impliedTypes(changes []diff.Change) []implied {
 		}
 	}
 	return out
-}
-
-// contentKey names a file's or symlink's type and content, before the
-// change (before) or after it; "" for a directory or an unknown content.
-func contentKey(c diff.Change, before bool) string {
-	sum, link := c.SHA256After, c.LinkAfter
-	if before {
-		sum, link = c.SHA256Before, c.LinkBefore
-	}
-	switch {
-	case c.Type == diff.TypeFile && sum != nil:
-		return "f" + *sum
-	case c.Type == diff.TypeSymlink && link != nil:
-		return "l" + *link
-	}
-	return ""
 }
