@@ -139,7 +139,8 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 	if err != nil {
 		return nil, err
 	}
-	changes, err := applypatch.Plan(hunks, dir, ws, readPatchFile)
+	files := &patchFiles{ws: ws}
+	changes, err := applypatch.Plan(hunks, dir, files.check, readPatchFile)
 	if err != nil {
 		return nil, refuse(err)
 	}
@@ -151,12 +152,6 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 	recursive := false
 	size := 0
 	for _, c := range changes {
-		if pathglob.HasMeta(c.Path) {
-			return nil, refuse(fmt.Errorf("%s holds a glob character (* or ?)", c.Path))
-		}
-		if !realWithin(c.Path, ws) {
-			return nil, refuse(fmt.Errorf("%s is outside the workspace %s once symbolic links are followed", c.Path, ws))
-		}
 		if c.Delete {
 			deletes = append(deletes, map[string]any{"action_type": "FILE_DELETE", "operation": map[string]any{"paths": []string{c.Path}}})
 			scope = append(scope, filepath.Dir(c.Path))
@@ -224,6 +219,27 @@ func patchDir(cwd, ws string) (string, error) {
 		return filepath.Join(ws, rel), nil
 	}
 	return cwd, nil // relative paths then lie outside: refused
+}
+
+// patchFiles is what applypatch.Plan sees of the tree for a patch in the
+// workspace ws: only paths below it, as named and once symbolic links are
+// followed, checked before anything is read there (a refusal must not
+// tell the model whether a file outside exists or what it holds).
+type patchFiles struct {
+	ws string
+}
+
+// check refuses a path a patch may not touch.
+func (f *patchFiles) check(p string) error {
+	switch {
+	case p == f.ws || !pathglob.Within(p, f.ws):
+		return fmt.Errorf("%s is outside the workspace %s", p, f.ws)
+	case pathglob.HasMeta(p):
+		return fmt.Errorf("%s holds a glob character (* or ?)", p)
+	case !realWithin(p, f.ws):
+		return fmt.Errorf("%s is outside the workspace %s once symbolic links are followed", p, f.ws)
+	}
+	return nil
 }
 
 // realWithin says p, once the symbolic links of its nearest existing

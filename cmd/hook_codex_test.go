@@ -138,3 +138,30 @@ func TestCodexDenyOnly(t *testing.T) {
 		t.Errorf("a deny changed: %+v", d)
 	}
 }
+
+// TestCodexPatchNoReadOutside: a patch naming a file beyond a symbolic
+// link out of the workspace is refused before act reads it, so the
+// refusal says nothing of what lies there — whether the file exists, or
+// whether the patch's lines are in it.
+func TestCodexPatchNoReadOutside(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("password=hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, patch := range []string{
+		"*** Begin Patch\n*** Update File: link/secret.txt\n@@\n-password=guess\n+x\n*** End Patch",
+		"*** Begin Patch\n*** Update File: link/secret.txt\n@@\n-password=hunter2\n+x\n*** End Patch",
+		"*** Begin Patch\n*** Delete File: link/absent.txt\n*** End Patch",
+		"*** Begin Patch\n*** Delete File: link/secret.txt\n*** End Patch",
+		"*** Begin Patch\n*** Add File: x.txt\n+x\n*** Update File: x.txt\n*** Move to: link/secret.txt\n@@\n-x\n+y\n*** End Patch",
+	} {
+		_, err := codexPatchDescriptor(patchInput(t, patch), ws, ws, policy.ResourceCaps{})
+		var r *hookRefusal
+		if !errors.As(err, &r) || !strings.Contains(r.why, "outside the workspace "+ws+" once symbolic links are followed") {
+			t.Errorf("%q: got %v, want the refusal of a path outside the workspace", patch, err)
+		}
+	}
+}

@@ -32,15 +32,15 @@ type ReadFunc func(path string) (content []byte, mode fs.FileMode, err error)
 // Plan works out what hunks do when applied in dir (relative paths are
 // resolved against it), reading the files they name with read: each
 // touched path's state after the whole patch, in the order the patch
-// first names them. Every path must lie inside root (lexically, once
-// cleaned). A delete or an update of a file that does not exist, an
-// update whose lines are not in the file, or a file that is not UTF-8
-// text is an *Error.
-func Plan(hunks []Hunk, dir, root string, read ReadFunc) ([]Change, error) {
-	if !filepath.IsAbs(dir) || !filepath.IsAbs(root) {
-		return nil, fmt.Errorf("applypatch: dir %q and root %q must be absolute", dir, root)
+// first names them. check decides which paths the patch may touch: it is
+// called on every path the patch names, absolute and clean, before read
+// is, and its error refuses the patch. A path check refuses, a delete or
+// an update of a file that does not exist, an update whose lines are not
+// in the file, or a file that is not UTF-8 text is an *Error.
+func Plan(hunks []Hunk, dir string, check func(path string) error, read ReadFunc) ([]Change, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("applypatch: dir %q must be absolute", dir)
 	}
-	root = filepath.Clean(root)
 	type file struct {
 		content string
 		mode    fs.FileMode
@@ -75,8 +75,8 @@ func Plan(hunks []Hunk, dir, root string, read ReadFunc) ([]Change, error) {
 			abs = filepath.Join(dir, abs)
 		}
 		abs = filepath.Clean(abs)
-		if abs == root || !strings.HasPrefix(abs, strings.TrimSuffix(root, "/")+"/") {
-			return "", errorf(h.Line, "%s is outside the workspace %s", abs, root)
+		if err := check(abs); err != nil {
+			return "", &Error{Line: h.Line, Msg: err.Error()}
 		}
 		return abs, nil
 	}

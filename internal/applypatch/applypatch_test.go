@@ -31,7 +31,17 @@ func plan(t *testing.T, patch string, files map[string]string) ([]Change, error)
 	if err != nil {
 		return nil, err
 	}
-	return Plan(hunks, ws+"/sub", ws, tree(files))
+	return Plan(hunks, ws+"/sub", inside(ws), tree(files))
+}
+
+// inside is a Plan check that refuses a path not below root.
+func inside(root string) func(string) error {
+	return func(p string) error {
+		if !strings.HasPrefix(p, root+"/") {
+			return fmt.Errorf("%s is outside the workspace %s", p, root)
+		}
+		return nil
+	}
 }
 
 func TestParse(t *testing.T) {
@@ -205,5 +215,22 @@ func TestPlanSequential(t *testing.T) {
 	got, err := plan(t, "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\n+b\n*** Update File: f.txt\n@@\n-b\n+c\n*** End Patch", map[string]string{ws + "/sub/f.txt": "a\n"})
 	if err != nil || len(got) != 1 || got[0].Content != "c\n" {
 		t.Errorf("got %+v, %v; want c", got, err)
+	}
+}
+
+func TestPlanChecksBeforeReading(t *testing.T) {
+	// A path the check refuses is never read, a Move target included.
+	hunks, err := Parse("*** Begin Patch\n*** Update File: in.txt\n*** Move to: ../out/x.txt\n@@\n-a\n+b\n*** End Patch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(p string) ([]byte, fs.FileMode, error) {
+		if !strings.HasPrefix(p, ws+"/") {
+			t.Errorf("read %s, which the check refuses", p)
+		}
+		return []byte("a\n"), 0o644, nil
+	}
+	if _, err := Plan(hunks, ws, inside(ws), read); err == nil || !strings.Contains(err.Error(), "/w/out/x.txt is outside the workspace") {
+		t.Errorf("got %v, want the move target refused", err)
 	}
 }
