@@ -144,7 +144,7 @@ func (r *runner) edited(f []string, op descriptors.FileWriteOp) ([]byte, error) 
 	text := string(data)
 	for i, e := range op.Edits {
 		ef := field(f, "edits", strconv.Itoa(i), "old")
-		switch n := strings.Count(text, e.Old); {
+		switch n := occurrences(text, e.Old); {
 		case n == 0:
 			return nil, opErr("op.edit-not-found", ef, op.Path, nil,
 				"edits[%d].old does not occur in %q%s", i, op.Path, editsBefore(i))
@@ -158,6 +158,24 @@ func (r *runner) edited(f []string, op descriptors.FileWriteOp) ([]byte, error) 
 		}
 	}
 	return []byte(text), nil
+}
+
+// occurrences counts where old occurs in text, overlapping ones too
+// ("aa" is twice in "aaa", where strings.Count finds one): an edit's old
+// is exact only if it occurs once so.
+func occurrences(text, old string) int {
+	if old == "" {
+		return strings.Count(text, old)
+	}
+	n := 0
+	for i := strings.Index(text, old); i >= 0; n++ {
+		j := strings.Index(text[i+1:], old)
+		if j < 0 {
+			return n + 1
+		}
+		i += 1 + j
+	}
+	return n
 }
 
 // editsBefore says, for edit i, that the edits before it were made first.
