@@ -110,8 +110,14 @@ func refusalOf(err error) (*hookDecision, bool) {
 	return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: r.why}, true
 }
 
-// maxPatchFile is the largest file act reads to apply a patch to it.
-const maxPatchFile = 16 << 20
+// maxPatchFile is the largest file act reads to apply a patch to it, and
+// maxPatchRead the most it reads for one patch, all files together: a
+// patch naming many large files must not exhaust memory, since a crashed
+// hook is one Codex runs the call after.
+const (
+	maxPatchFile = 16 << 20
+	maxPatchRead = 2 * maxPatchFile
+)
 
 // codexPatchDescriptor is the short descriptor of an apply_patch whose
 // tool_input is tool, applied in cwd (the input's) inside workspace ws:
@@ -140,7 +146,7 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		return nil, err
 	}
 	files := &patchFiles{ws: ws}
-	changes, err := applypatch.Plan(hunks, dir, files.check, readPatchFile)
+	changes, err := applypatch.Plan(hunks, dir, files.check, files.read)
 	if err != nil {
 		return nil, refuse(err)
 	}
@@ -226,7 +232,8 @@ func patchDir(cwd, ws string) (string, error) {
 // followed, checked before anything is read there (a refusal must not
 // tell the model whether a file outside exists or what it holds).
 type patchFiles struct {
-	ws string
+	ws   string
+	size int64 // bytes read so far
 }
 
 // check refuses a path a patch may not touch.
@@ -240,6 +247,15 @@ func (f *patchFiles) check(p string) error {
 		return fmt.Errorf("%s is outside the workspace %s once symbolic links are followed", p, f.ws)
 	}
 	return nil
+}
+
+// read is readPatchFile, within maxPatchRead for the whole patch.
+func (f *patchFiles) read(p string) ([]byte, fs.FileMode, error) {
+	b, mode, err := readPatchFile(p)
+	if f.size += int64(len(b)); f.size > maxPatchRead {
+		return nil, 0, fmt.Errorf("the patch names files of more than %d bytes in all", maxPatchRead)
+	}
+	return b, mode, err
 }
 
 // realWithin says p, once the symbolic links of its nearest existing

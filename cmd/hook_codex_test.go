@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,5 +164,28 @@ func TestCodexPatchNoReadOutside(t *testing.T) {
 		if !errors.As(err, &r) || !strings.Contains(r.why, "outside the workspace "+ws+" once symbolic links are followed") {
 			t.Errorf("%q: got %v, want the refusal of a path outside the workspace", patch, err)
 		}
+	}
+}
+
+// TestCodexPatchReadBound: a patch naming many large files is refused
+// before act has read more than maxPatchRead bytes: memory it ran out of
+// would crash the hook, and Codex runs the call of a crashed hook.
+func TestCodexPatchReadBound(t *testing.T) {
+	ws := t.TempDir()
+	patch := "*** Begin Patch\n"
+	for i := range maxPatchRead/maxPatchFile + 1 {
+		name := fmt.Sprintf("big%d.log", i)
+		if err := os.WriteFile(filepath.Join(ws, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(filepath.Join(ws, name), maxPatchFile); err != nil {
+			t.Fatal(err)
+		}
+		patch += "*** Delete File: " + name + "\n"
+	}
+	_, err := codexPatchDescriptor(patchInput(t, patch+"*** End Patch"), ws, ws, policy.ResourceCaps{})
+	var r *hookRefusal
+	if !errors.As(err, &r) || !strings.Contains(r.why, fmt.Sprintf("the patch names files of more than %d bytes in all", maxPatchRead)) {
+		t.Errorf("got %v, want a refusal of the patch's size", err)
 	}
 }
