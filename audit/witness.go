@@ -296,8 +296,9 @@ func (e *WitnessError) Error() string {
 	return b.String()
 }
 
-// WitnessLog verifies the log in dir (as Verify does) and asks each of
-// ws, at once, to cosign its newest checkpoint per c2sp.org/tlog-witness:
+// WitnessLog asks each of ws, at once, to cosign the newest checkpoint of
+// the log in dir (signed by its key, its tree from the tree cache: see
+// readHead; act audit verify checks the records) per c2sp.org/tlog-witness:
 // POST <URL>/add-checkpoint with "old <size>", the consistency proof from
 // that size (the one the witness last cosigned, as stored in witness/),
 // an empty line and the signed checkpoint. A witness that answers 409
@@ -311,20 +312,18 @@ func (e *WitnessError) Error() string {
 // *WitnessError; the report has every witness's result either way.
 func WitnessLog(ctx context.Context, dir string, ws []Witness, opts WitnessOptions) (WitnessReport, error) {
 	var rep WitnessReport
-	r, s, err := scan(dir, opts.VerifyOptions)
+	w, err := readHead(dir, opts.VerifyOptions)
 	if err != nil {
 		return rep, err
 	}
-	n := r.Records
-	rep.Records = n
-	if n == 0 {
+	rep.Records = w.n
+	if w.n == 0 {
 		return rep, errors.New("audit: the log holds no record yet: nothing to witness")
 	}
 	if err := os.MkdirAll(filepath.Join(dir, WitnessDir), 0o700); err != nil {
 		return rep, err
 	}
-	w := witnessing{dir: dir, s: s, n: n, origin: r.Origin, cp: s.lines[n-1].Checkpoint, opts: opts}
-	w.root, _ = tlog.TreeHash(n, s.reader())
+	w.opts = opts
 	rep.Checkpoint = w.cp
 	rep.Witnesses = make([]WitnessResult, len(ws))
 	var wg sync.WaitGroup
@@ -344,7 +343,8 @@ func WitnessLog(ctx context.Context, dir string, ws []Witness, opts WitnessOptio
 	return rep, nil
 }
 
-// witnessing is one WitnessLog call: the log as scanned.
+// witnessing is one WitnessLog call: the log's newest checkpoint and its
+// tree's stored hashes.
 type witnessing struct {
 	dir    string
 	s      *scanned
@@ -353,6 +353,109 @@ type witnessing struct {
 	origin string
 	cp     string // the newest checkpoint, signed
 	opts   WitnessOptions
+}
+
+// readHead reads what WitnessLog needs of the log in dir: its last
+// record's checkpoint, verified with the log's public key, and the tree's
+// stored hashes from the tree cache, checked against that checkpoint's
+// root. Not every record: witnessing runs after each apply
+// (audit.witness_after) within seconds however long the log is, a witness
+// cosigns the tree (it checks the consistency proof itself), and act audit
+// verify checks the records. Where the cache does not match the last
+// checkpoint (an append was interrupted), the log is scanned as Verify
+// does.
+func readHead(dir string, opts VerifyOptions) (*witnessing, error) {
+	pub := opts.PublicKey
+	if pub == nil {
+		b, err := os.ReadFile(filepath.Join(dir, PublicKeyFile))
+		if err != nil {
+			return nil, fmt.Errorf("audit: public key: %w", err)
+		}
+		if pub, err = ParsePublicKeyPEM(b); err != nil {
+			return nil, fmt.Errorf("audit: public key %s: %v", filepath.Join(dir, PublicKeyFile), err)
+		}
+	}
+	last, tree, err := readTail(dir)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	if w, ok := headFromCache(last, tree, pub); ok {
+		w.dir = dir
+		return w, nil
+	}
+	r, s, err := scan(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	w := &witnessing{dir: dir, s: s, n: r.Records, origin: r.Origin}
+	if w.n > 0 {
+		w.cp = s.lines[w.n-1].Checkpoint
+		w.root, _ = tlog.TreeHash(w.n, s.reader())
+	}
+	return w, nil
+}
+
+// readTail reads, at one moment (under the shared lock), the last line of
+// the log in dir (nil for none) and its tree cache.
+func readTail(dir string) (last, tree []byte, err error) {
+	defer readLock(dir)()
+	f, err := os.Open(filepath.Join(dir, LogFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if last, err = readLastLine(f, fi.Size()); err != nil {
+		return nil, nil, err
+	}
+	tree, err = os.ReadFile(filepath.Join(dir, TreeFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	return last, tree, err
+}
+
+// headFromCache is the witnessing of the last line and tree cache read by
+// readTail, when the line's checkpoint is signed by pub and the cache
+// holds exactly the stored hashes of its tree.
+func headFromCache(last, tree []byte, pub ed25519.PublicKey) (*witnessing, bool) {
+	if last == nil {
+		return nil, false
+	}
+	ln, err := decodeLine(last)
+	if err != nil {
+		return nil, false
+	}
+	i := strings.Index(ln.Checkpoint, "\n\n")
+	if i < 0 {
+		return nil, false
+	}
+	body, err := parseCheckpointBody(ln.Checkpoint[:i+1])
+	if err != nil {
+		return nil, false
+	}
+	verif, err := noteVerifier(body.Origin, pub)
+	if err != nil {
+		return nil, false
+	}
+	cp, err := openCheckpoint(ln.Checkpoint, verif, body.Origin)
+	if err != nil || cp.N == 0 || int64(len(tree)) != tlog.StoredHashCount(cp.N)*tlog.HashSize {
+		return nil, false
+	}
+	s := &scanned{verif: verif, hashes: make([]tlog.Hash, len(tree)/tlog.HashSize)}
+	for j := range s.hashes {
+		copy(s.hashes[j][:], tree[j*tlog.HashSize:])
+	}
+	if root, err := tlog.TreeHash(cp.N, s.reader()); err != nil || root != cp.Hash {
+		return nil, false
+	}
+	return &witnessing{s: s, n: cp.N, root: cp.Hash, origin: cp.Origin, cp: ln.Checkpoint}, true
 }
 
 // one asks witness wt to cosign.

@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -387,5 +389,35 @@ func TestWitnessFutureRecords(t *testing.T) {
 	var p *audit.Problem
 	if !errors.As(err, &p) || p.Kind != audit.Unwitnessed || p.Seq != 0 {
 		t.Fatalf("a record stamped 2 h ahead: %v", err)
+	}
+}
+
+// TestWitnessReadsTheHead: witnessing reads the newest checkpoint and the
+// tree cache, not every record, so that it stays within its bound after
+// each apply however long the log is: a record damaged after its append
+// (which verify names) does not stop the log's signed tree from being
+// sent to the witnesses.
+func TestWitnessReadsTheHead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	appendAt(t, dir, 3, time.Now().Add(-time.Hour), "a")
+	b, err := os.ReadFile(filepath.Join(dir, audit.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	zero := base64.StdEncoding.EncodeToString(make([]byte, ed25519.SignatureSize))
+	lines[1] = regexp.MustCompile(`"sig":"[^"]*"`).ReplaceAll(lines[1], []byte(`"sig":"`+zero+`"`))
+	if err := os.WriteFile(filepath.Join(dir, audit.LogFile), bytes.Join(lines, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var p *audit.Problem
+	if _, err := audit.Verify(dir, audit.VerifyOptions{}); !errors.As(err, &p) || p.Seq != 1 {
+		t.Fatalf("verify of the damaged record: %v", err)
+	}
+	down := audit.Witness{Name: "w1", Key: "witness.example/w1+da40b4ad+BBERERERERERERERERERERERERERERERERERERERERER", URL: "http://127.0.0.1:1"}
+	rep, err := audit.WitnessLog(context.Background(), dir, []audit.Witness{down}, audit.WitnessOptions{Timeout: time.Second})
+	var we *audit.WitnessError
+	if !errors.As(err, &we) || rep.Records != 3 || !strings.Contains(rep.Witnesses[0].Error, "unreachable") {
+		t.Fatalf("witnessing read every record: %v %+v", err, rep)
 	}
 }

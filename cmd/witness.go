@@ -49,9 +49,10 @@ func newAuditWitnessCommand(env *Env, dir func() (string, error)) *cli.Command {
 		Name:      "witness",
 		Usage:     "have the policy's witnesses cosign the newest checkpoint",
 		UsageText: "act audit witness [--json]",
-		Description: `Verifies the log, then sends its newest checkpoint to every witness the
-   policy lists (audit.witnesses), at once, per c2sp.org/tlog-witness: with
-   a consistency proof from the size the witness last cosigned. Each
+		Description: `Sends the log's newest checkpoint to every witness the policy lists
+   (audit.witnesses), at once, per c2sp.org/tlog-witness: with a
+   consistency proof from the size the witness last cosigned (from the
+   tree cache; act audit verify checks the records). Each
    cosignature is verified with the policy's key for that witness and
    stored in <home>/audit/witness/<name>; act audit verify checks them. A
    witness that cosigned this checkpoint already is not asked again. A
