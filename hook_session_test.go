@@ -126,7 +126,7 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 	same := func(t *testing.T, proj string) {}
 	steps := map[string]hookStep{
 		"01_read_readme":     {decisions: []string{""}, check: same},
-		"02_write_new":       {decisions: []string{"allow"}, applied: true, check: has("sub.go", "func Sub")},
+		"02_write_new":       {decisions: []string{"deny"}, applied: true, check: has("sub.go", "func Sub")},
 		"03_edit":            {decisions: []string{"deny"}, applied: true, check: has("calc.go", "return b + a")},
 		"04_multiedit":       {decisions: []string{"deny"}, applied: true, check: has("README.md", "# calc, a calculator\n\ndone: more. done\n")},
 		"05_glob":            {decisions: []string{""}, check: same},
@@ -142,13 +142,13 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 		"13_bash_curl_sh":       {decisions: []string{"deny", "ask"}, check: same},
 		"14_grep":               {decisions: []string{""}, check: same},
 		"15_edit_absent":        {decisions: []string{"deny"}, check: has("calc.go", "return b + a")},
-		"16_write_overwrite":    {decisions: []string{"allow"}, applied: true, check: has("calc_test.go", "func TestSub")},
+		"16_write_overwrite":    {decisions: []string{"deny"}, applied: true, check: has("calc_test.go", "func TestSub")},
 		"17_bash_go_test_again": {decisions: []string{"allow"}, check: same},
 		"18_bash_echo":          {decisions: []string{"ask"}, check: has("out.txt", "hi\n")},
 		"19_edit_replace_all":   {decisions: []string{"deny"}, applied: true, check: has("b.txt", "bAnAnA\n")},
 		// A Write into a directory that does not exist yet: act makes it,
 		// as Claude Code's Write does, and the rollback removes it.
-		"20_write_subdir":  {decisions: []string{"allow"}, applied: true, check: has("docs/notes.md", "# Notes\n")},
+		"20_write_subdir":  {decisions: []string{"deny"}, applied: true, check: has("docs/notes.md", "# Notes\n")},
 		"21_bash_failing":  {decisions: []string{"deny"}, check: same},
 		"22_write_outside": {decisions: []string{"deny"}, check: func(t *testing.T, proj string) { gone("act-hook-session")(t, "/etc") }},
 		"23_bash_chmod": {decisions: []string{"ask"}, check: func(t *testing.T, proj string) {

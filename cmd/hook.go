@@ -74,8 +74,7 @@ EXAMPLES:
    edits); Bash becomes a COMMAND_EXECUTION of sh -c COMMAND in the
    workspace, as act run makes it. Each is planned (dry-run) and decided by
    the policy: allowed, act promotes a Write, Edit or MultiEdit itself (act
-   rollback undoes it) and answers "allow" for a Write (the tool writes the
-   same bytes again) and "deny" for an Edit, saying it was applied; a Bash
+   rollback undoes it) and answers "deny", saying it was applied; a Bash
    runs with its command replaced by "act apply --as-command PLAN_ID",
    which promotes exactly the reviewed diff and ends as the command did
    (its output, its exit code); a person needed, "ask" with act's plan and
@@ -634,8 +633,9 @@ func cannotDryRun(pol *policy.Policy, in *hookInput, ran time.Duration, collecte
 
 // hookPromote promotes the allowed plan p of a Write, Edit or MultiEdit
 // in the hook, as act apply PLAN_ID does, so that act rollback undoes it.
-// A Write is then allowed: the tool writes the same bytes again. An Edit
-// is denied, since its old text is gone: the reason says act applied it.
+// The call is then denied, the reason saying act applied it: an Edit's
+// old text is gone, and Claude Code's Write refuses a file it has not
+// read, or one changed since it read it — which act's promotion made it.
 func hookPromote(ctx context.Context, env *Env, res *result, g *gate.Gate, p *plan.Plan, tool string) (*hookDecision, error) {
 	id, undo, refused, err := promoteInHook(ctx, env, res, g, p)
 	if err != nil {
@@ -644,12 +644,12 @@ func hookPromote(ctx context.Context, env *Env, res *result, g *gate.Gate, p *pl
 	if refused != "" {
 		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf("act could not apply this %s (plan %s): %s", tool, p.ID, refused)}, nil
 	}
+	what := "edit"
 	if tool == "Write" {
-		return &hookDecision{PermissionDecision: "allow", PermissionDecisionReason: fmt.Sprintf(
-			"act applied this Write as action %s (plan %s; undo: %s); the file holds exactly this content already, so the Write rewrites the same bytes", id, p.ID, undo)}, nil
+		what = "content"
 	}
 	return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf(
-		"act applied this %s itself as action %s (plan %s; undo: %s): the file now holds the edit, and nothing more is needed. This is not a failure: do not retry the edit.", tool, id, p.ID, undo)}, nil
+		"act applied this %s itself as action %s (plan %s; undo: %s): the file now holds the %s, and nothing more is needed. This is not a failure: do not retry it.", tool, id, p.ID, undo, what)}, nil
 }
 
 // promoteInHook promotes the allowed plan p, as act apply PLAN_ID does:

@@ -18,7 +18,7 @@ import (
 // stdout.
 //
 // h1: a Write of a file in the workspace, which the policy allows, so the
-// hook plans and promotes it (the tool then writes the same bytes). Each
+// hook plans and promotes it (and denies the tool, saying so). Each
 // run writes other content to the same file (a line naming the run), so
 // every run promotes a real one-line modification. B is act validate of
 // the short FILE_WRITE descriptor the hook makes of such a Write.
@@ -74,8 +74,9 @@ type hookDecision struct {
 }
 
 // runHook runs argv with stdin, times it, and returns its decision, which
-// must be allow: timing a refusal is worthless.
-func (b *bench) runHook(argv []string, stdin []byte) (sample, *hookDecision, error) {
+// must be want (a Bash's allow; a Write's deny saying act applied it):
+// timing a refusal is worthless.
+func (b *bench) runHook(argv []string, stdin []byte, want string) (sample, *hookDecision, error) {
 	var out, errOut bytes.Buffer
 	s, err := b.execIn(argv, stdin, &out, &errOut)
 	if err != nil {
@@ -85,8 +86,8 @@ func (b *bench) runHook(argv []string, stdin []byte) (sample, *hookDecision, err
 	if err := json.Unmarshal(out.Bytes(), &d); err != nil {
 		return s, nil, fmt.Errorf("the hook's decision is not JSON: %v\n%s", err, tail(out.String()))
 	}
-	if d.Out.Decision != "allow" {
-		return s, nil, fmt.Errorf("the hook decided %q, want allow: %s", d.Out.Decision, tail(d.Out.Reason))
+	if d.Out.Decision != want || want == "deny" && !strings.HasPrefix(d.Out.Reason, "act applied this ") {
+		return s, nil, fmt.Errorf("the hook decided %q, want %s: %s", d.Out.Decision, want, tail(d.Out.Reason))
 	}
 	return s, &d, nil
 }
@@ -120,15 +121,15 @@ func (b *bench) hookWrite() (side, side) {
 	act := b.act()
 	file := filepath.Join(ws, "notes.md")
 	hook := []string{act, "--policy", policy, "hook", "claude-code", "--workspace", ws}
-	a := side{label: "act hook claude-code: a Write of " + strings.ReplaceAll(file, b.work, "$W") + " (a new line each run), allowed and promoted by act",
+	a := side{label: "act hook claude-code: a Write of " + strings.ReplaceAll(file, b.work, "$W") + " (a new line each run), allowed: promoted by act, the tool denied",
 		run: func(n int) (sample, error) {
 			content := fmt.Sprintf("# Notes\n\nrun %d at %d\n", n, time.Now().UnixNano())
-			s, _, err := b.runHook(hook, hookInput(ws, "Write", map[string]string{"file_path": file, "content": content}))
+			s, _, err := b.runHook(hook, hookInput(ws, "Write", map[string]string{"file_path": file, "content": content}), "deny")
 			if err != nil {
 				return s, err
 			}
 			if got, err := os.ReadFile(file); err != nil || string(got) != content {
-				return s, fmt.Errorf("the hook allowed the Write, but %s holds %q (%v)", file, got, err)
+				return s, fmt.Errorf("the hook applied the Write, but %s holds %q (%v)", file, got, err)
 			}
 			return s, nil
 		}}
@@ -167,7 +168,7 @@ func (b *bench) hookBash() (side, side) {
 	in := hookInput(ws, "Bash", map[string]string{"command": "true", "description": "Do nothing"})
 	a := side{label: "act hook claude-code: a Bash true, allowed by a command rule, + its replacement (sh -c 'act apply --as-command PLAN_ID')",
 		run: func(int) (sample, error) {
-			s, d, err := b.runHook(hook, in)
+			s, d, err := b.runHook(hook, in, "allow")
 			if err != nil {
 				return s, err
 			}
