@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,5 +189,61 @@ func TestCodexPatchReadBound(t *testing.T) {
 	var r *hookRefusal
 	if !errors.As(err, &r) || !strings.Contains(r.why, fmt.Sprintf("the patch names files of more than %d bytes in all", maxPatchRead)) {
 		t.Errorf("got %v, want a refusal of the patch's size", err)
+	}
+}
+
+// TestCodexPatchSecondLine: were the hook's own path check to miss a
+// symbolic link out of the workspace (one swapped in after it looked),
+// act's plan of the descriptor it made still refuses it: the scope is
+// each file's directory as named, and the plan checks every path once
+// links are followed.
+func TestCodexPatchSecondLine(t *testing.T) {
+	f := newMCPFixture(t)
+	ctx := context.Background()
+	for name, patch := range map[string]string{
+		"add":            "*** Begin Patch\n*** Add File: sub/x.txt\n+x\n*** End Patch",
+		"add in new dir": "*** Begin Patch\n*** Add File: sub/new/x.txt\n+x\n*** End Patch",
+		"update":         "*** Begin Patch\n*** Update File: sub/keep.txt\n@@\n-a\n+b\n*** End Patch",
+		"delete":         "*** Begin Patch\n*** Update File: sub/keep.txt\n@@\n-a\n+b\n*** Delete File: sub/gone.txt\n*** End Patch",
+	} {
+		sub, outside := filepath.Join(f.proj, "sub"), t.TempDir()
+		for _, dir := range []string{sub, outside} {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, file := range []string{"keep.txt", "gone.txt"} {
+				if err := os.WriteFile(filepath.Join(dir, file), []byte("a\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		data, err := codexPatchDescriptor(patchInput(t, patch), f.proj, f.proj, policy.ResourceCaps{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var d map[string]any
+		if err := json.Unmarshal(data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if _, p := f.call(ctx, "act_plan", map[string]any{"descriptor": d}); p.Status != "planned" {
+			t.Fatalf("%s: before the swap: plan %s, errors %+v", name, p.Status, p.Errors)
+		}
+		if err := os.RemoveAll(sub); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, sub); err != nil {
+			t.Fatal(err)
+		}
+		_, p := f.call(ctx, "act_plan", map[string]any{"descriptor": d})
+		var rules []string
+		for _, e := range p.Errors {
+			rules = append(rules, e.Rule)
+		}
+		if p.Status == "planned" || !slices.Contains(rules, "path.symlink-outside-scope") {
+			t.Errorf("%s: plan %s, errors %+v; want it refused, a path outside its scope", name, p.Status, p.Errors)
+		}
+		if err := os.Remove(sub); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
