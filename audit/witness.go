@@ -50,6 +50,11 @@ const WitnessDir = "witness"
 // WitnessTimeout is how long WitnessLog waits for one witness by default.
 const WitnessTimeout = 10 * time.Second
 
+// witnessLock, in WitnessDir, serializes the writers of the stored
+// cosignatures. A policy's witness names start with a letter or a digit,
+// so none is this file.
+const witnessLock = ".lock"
+
 // A Witness is one witness of the policy.
 type Witness struct {
 	// Name is the policy's name for it: the name of its file in
@@ -624,7 +629,8 @@ func signers(b []byte) string {
 }
 
 // store writes the cosigned checkpoint c of witness name: the log's
-// checkpoint and the witness's cosignature lines only. Under witness/lock
+// checkpoint and the witness's cosignature lines only. Under
+// witness/.lock (no witness's name: those start with a letter or digit)
 // it keeps a stored checkpoint of more records that is still on the log
 // (another act process stored it meanwhile): a store never goes back.
 func (w *witnessing) store(name string, wv note.Verifier, c *Cosigned) error {
@@ -646,7 +652,7 @@ func (w *witnessing) store(name string, wv note.Verifier, c *Cosigned) error {
 		}
 	}
 	wdir := filepath.Join(w.dir, WitnessDir)
-	lf, err := os.OpenFile(filepath.Join(wdir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := os.OpenFile(filepath.Join(wdir, witnessLock), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}

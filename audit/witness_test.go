@@ -421,3 +421,23 @@ func TestWitnessReadsTheHead(t *testing.T) {
 		t.Fatalf("witnessing read every record: %v %+v", err, rep)
 	}
 }
+
+// TestWitnessNamedLock: a witness may be named "lock"; the lock that
+// serializes the stores is no witness's file, so another witness's store
+// does not leave an empty file that verify would read as its cosignature.
+func TestWitnessNamedLock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	appendAt(t, dir, 3, time.Now().Add(-time.Hour), "a")
+	w1 := witnesstest.Start(t, "witness.test/w1")
+	w1.AddLog(witnessOrigin, noteKey(t, dir))
+	lock := audit.Witness{Name: "lock", Key: "witness.example/w1+da40b4ad+BBERERERERERERERERERERERERERERERERERERERERER", URL: "http://127.0.0.1:1"}
+	ws := []audit.Witness{witnessOf(w1, "w1"), lock}
+	rep, err := audit.WitnessLog(context.Background(), dir, ws, audit.WitnessOptions{Timeout: time.Second})
+	if rep.Witnesses[0].Status != audit.WitnessCosigned || rep.Witnesses[1].Status != audit.WitnessFailed {
+		t.Fatalf("w1 up, lock down: %v %+v", err, rep)
+	}
+	opts := audit.VerifyOptions{Witnesses: ws, Quorums: []audit.Quorum{{Witnesses: []string{"w1", "lock"}, K: 1}}}
+	if r, err := audit.Verify(dir, opts); err != nil || r.Witnessed[1].Size != 0 {
+		t.Fatalf("verify with a witness named lock that has not cosigned: %v", err)
+	}
+}
