@@ -711,6 +711,7 @@ func verifyWitnesses(r *Report, s *scanned, dir string, opts VerifyOptions) erro
 		st := WitnessStatus{Name: wt.Name}
 		wv, err := NewCosignatureVerifier(wt.Key)
 		if err != nil {
+			r.OK = false
 			return fmt.Errorf("audit: witness %s: its key: %v", wt.Name, err)
 		}
 		file := filepath.Join(dir, WitnessDir, wt.Name)

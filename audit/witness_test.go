@@ -384,6 +384,12 @@ func TestWitnessFutureRecords(t *testing.T) {
 	if _, err := audit.Verify(dir, opts); err != nil {
 		t.Fatalf("records within the grace period: %v", err)
 	}
+	// A witness key act cannot use fails verify, and the report says so.
+	badKey := opts
+	badKey.Witnesses = []audit.Witness{{Name: "w1", Key: "witness.example/w1+f51765e1+ARERERERERERERERERERERERERERERERERERERERERER", URL: "http://127.0.0.1:1"}}
+	if r, err := audit.Verify(dir, badKey); err == nil || r.OK {
+		t.Fatalf("verify with a witness key of type 0x01: %v, ok %v", err, r.OK)
+	}
 	appendAt(t, dir, 1, now.Add(2*time.Hour), "b")
 	_, err := audit.Verify(dir, opts)
 	var p *audit.Problem
