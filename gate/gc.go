@@ -63,15 +63,16 @@ type CachesCleared struct {
 // again, empty. docs/sandbox-filesystem.md, "Caches".
 func (g *Gate) ClearCaches() (*CachesCleared, error) {
 	c := &CachesCleared{}
-	ents, err := os.ReadDir(g.Home.Caches())
-	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
+	caches, err := plan.CachesDir(g.Home.Root) // act's own, never a link followed
+	if err != nil {
+		return c, err
 	}
+	ents, err := os.ReadDir(caches)
 	if err != nil {
 		return c, err
 	}
 	for _, e := range ents {
-		dir := filepath.Join(g.Home.Caches(), e.Name())
+		dir := filepath.Join(caches, e.Name())
 		_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 			if err == nil && d.Type().IsRegular() {
 				if fi, err := d.Info(); err == nil {

@@ -1,10 +1,13 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/state"
@@ -142,14 +145,53 @@ next:
 		if err != nil {
 			continue
 		}
+		if len(out) == 0 {
+			if _, err := CachesDir(stateDir); err != nil {
+				return nil, nil, err
+			}
+		}
 		dir := state.Dir{Root: stateDir}.Cache(rel)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := ownDir(dir); err != nil {
 			return nil, nil, fmt.Errorf("the sandbox's cache for %s: %w", p, err)
 		}
 		out = append(out, isolate.Cache{Path: p, Dir: dir})
 		binds = slices.DeleteFunc(binds, func(b string) bool { return pathglob.Within(b, p) || pathglob.Within(p, b) })
 	}
 	return out, binds, nil
+}
+
+// CachesDir is the state dir's caches/, made if missing, once checked to
+// be act's own: a directory, not a symlink, of this user's
+// (docs/sandbox-filesystem.md, "Caches"). Anything else is refused, not
+// followed: a caches/ planted as a link into a real project would have
+// the sandbox mount it read-write (its writes never diffed) and act gc
+// --caches empty it.
+func CachesDir(stateDir string) (string, error) {
+	dir := state.Dir{Root: stateDir}.Caches()
+	if err := ownDir(dir); err != nil {
+		return "", fmt.Errorf("the sandbox's caches: %w", err)
+	}
+	return dir, nil
+}
+
+// ownDir makes the directory dir (mode 0700) if it is missing, and checks
+// it is a directory of this user's: not a symlink (Lstat), not another
+// user's.
+func ownDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Type() != fs.ModeDir {
+		return fmt.Errorf("%s is not a directory (%s): act's caches are its own directories, never followed", dir, fi.Mode().Type())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to uid %d act runs as: act's caches are never shared", dir, st.Uid, os.Geteuid())
+	}
+	return nil
 }
 
 // ScopeSecrets are the credential stores under homes (and, as root, the
