@@ -261,15 +261,15 @@ func PrestartSandbox() *Warm { return isolate.Prestart(false) }
 // memory and process limits go on the sandbox's cgroups ahead, and a plan
 // with others gets new ones.
 func PrestartSandboxLike(d *descriptors.Descriptor) *Warm {
-	l := limits(d)
+	l := limits(d, false) // the warm sandbox's; enforcement is chosen per run
 	return isolate.PrestartFor(false, &l)
 }
 
 // limits are the caps of the sandbox of d's commands (memoryTotal: the
 // policy demands a total memory cap, isolate.Limits.MemoryTotal).
-func limits(d *descriptors.Descriptor, memoryTotal ...bool) isolate.Limits {
+func limits(d *descriptors.Descriptor, memoryTotal bool) isolate.Limits {
 	r := d.Resources
-	return isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB, MemoryTotal: len(memoryTotal) > 0 && memoryTotal[0]}
+	return isolate.Limits{WallMs: r.MaxDurationMs, CPUMs: r.MaxCPUMs, MemoryMB: r.MaxMemoryMB, DiskMB: r.MaxDiskMB, MemoryTotal: memoryTotal}
 }
 
 // envList is a command's environment: the caller's PATH (else
