@@ -234,3 +234,22 @@ func TestPlanChecksBeforeReading(t *testing.T) {
 		t.Errorf("got %v, want the move target refused", err)
 	}
 }
+
+// FuzzPlan: any patch text parses or fails with an *Error, and a parsed
+// patch plans or fails on a small tree, never panicking.
+func FuzzPlan(f *testing.F) {
+	f.Add("*** Begin Patch\n*** Update File: f.txt\n@@ a\n-b\n+c\n*** End of File\n*** End Patch")
+	f.Add("<<'EOF'\n*** Begin Patch\n*** Add File: n.txt\n+x\n*** Delete File: f.txt\n*** End Patch\nEOF")
+	f.Add("*** Begin Patch\n*** Update File: f.txt\n*** Move to: g.txt\n\n@@\n \n-\n+\n*** End Patch")
+	files := map[string]string{ws + "/sub/f.txt": "a\nb\n\nc\r\n", ws + "/sub/g.txt": ""}
+	f.Fuzz(func(t *testing.T, patch string) {
+		hunks, err := Parse(patch)
+		if err != nil {
+			if !errors.As(err, new(*Error)) {
+				t.Fatalf("Parse: %v is not an *Error", err)
+			}
+			return
+		}
+		Plan(hunks, ws+"/sub", inside(ws), tree(files))
+	})
+}
