@@ -44,8 +44,8 @@ const (
 	// RuleEmptySystem: a system policy file with no settings.
 	RuleEmptySystem = "policy.empty-system"
 	// RuleInvalidWitness: an audit witness whose key is not a
-	// cosignature/v1 verifier key, whose URL is not one, or whose name
-	// another witness has.
+	// cosignature/v1 verifier key, whose URL is not one, or whose name or
+	// key another witness has.
 	RuleInvalidWitness = "policy.invalid-witness"
 	// RuleInvalidQuorum: an audit quorum larger than the witnesses listed.
 	RuleInvalidQuorum = "policy.invalid-quorum"

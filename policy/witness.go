@@ -4,17 +4,20 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/act-project/act/audit"
 )
 
 // checkWitnesses checks what the schema cannot of a file's audit section
 // a: every witness key a cosignature/v1 verifier key, every URL one with
-// a host, no name twice, and a quorum no larger than the witnesses
-// listed (the file's, or the default's none).
+// a host, no name twice, no public key twice (one witness under two names
+// would count twice towards the quorum), and a quorum no larger than the
+// witnesses listed (the file's, or the default's none).
 func checkWitnesses(a map[string]any, at func(path []string, rule, format string, args ...any)) {
 	list, _ := a["witnesses"].([]any)
 	var names []string
+	keys := map[string]string{} // public key (base64) → the name it is listed under
 	for i, item := range list {
 		w, _ := item.(map[string]any)
 		idx := fmt.Sprint(i)
@@ -27,6 +30,14 @@ func checkWitnesses(a map[string]any, at func(path []string, rule, format string
 		if key, ok := w["key"].(string); ok {
 			if _, err := audit.NewCosignatureVerifier(key); err != nil {
 				at([]string{"witnesses", idx, "key"}, RuleInvalidWitness, "not a witness's verifier key: %v", err)
+			} else {
+				_, rest, _ := strings.Cut(key, "+")
+				_, pub, _ := strings.Cut(rest, "+")
+				if other, ok := keys[pub]; ok {
+					at([]string{"witnesses", idx, "key"}, RuleInvalidWitness, "the key of witness %q again: one witness would count twice towards the quorum", other)
+				}
+				name, _ := w["name"].(string)
+				keys[pub] = name
 			}
 		}
 		if s, ok := w["url"].(string); ok {

@@ -46,6 +46,7 @@ audit:
 		{`{witnesses: [{name: w1, key: "` + testWitnessKey1 + `", url: "https://"}]}`, RuleInvalidWitness, "audit.witnesses[0].url"},
 		{`{witnesses: [{name: w1, key: "` + testWitnessKey1 + `", url: "https://a"}, {name: w1, key: "` + testWitnessKey2 + `", url: "https://b"}]}`, RuleInvalidWitness, "audit.witnesses[1].name"},
 		{`{witnesses: [{name: w1, key: "` + testWitnessKey1 + `", url: "https://a"}], quorum: 2}`, RuleInvalidQuorum, "audit.quorum"},
+		{`{witnesses: [{name: w1, key: "` + testWitnessKey1 + `", url: "https://a"}, {name: w2, key: "` + "w2.example+f531d025+BBERERERERERERERERERERERERERERERERERERERERER" + `", url: "https://b"}]}`, RuleInvalidWitness, "audit.witnesses[1].key"}, // w1's key under another name
 		{`{quorum: 1}`, RuleInvalidQuorum, "audit.quorum"},
 		{`{witness_grace: 99999999999h}`, RuleInvalidDuration, "audit.witness_grace"},
 		{`{witnesses: [{name: "../x", key: "` + testWitnessKey1 + `", url: "https://a"}]}`, "", "audit.witnesses[0].name"},
@@ -95,7 +96,7 @@ audit:
 		{"drops all", `audit: {witnesses: [], quorum: 0, witness_grace: 99h, witness_after: false}`,
 			Audit{Witnesses: []Witness{{"w1", testWitnessKey1, "https://w1.example"}, {"w2", testWitnessKey2, "https://w2.example"}}, Quorum: 2, WitnessGrace: 30 * time.Minute, WitnessAfter: true},
 			[]WitnessQuorum{{[]string{"w1", "w2"}, 2}, {[]string{"w1", "w2"}, 2}}},
-		{"replaces w1, adds w3", `audit: {witnesses: [{name: w1, key: "` + testWitnessKey3 + `", url: "https://evil.example"}, {name: w3, key: "` + testWitnessKey3 + `", url: "https://w3.example"}], quorum: 1}`,
+		{"replaces w1, adds w3", `audit: {witnesses: [{name: w1, key: "evil.example+99981772+BERERERERERERERERERERERERERERERERERERERERERE", url: "https://evil.example"}, {name: w3, key: "` + testWitnessKey3 + `", url: "https://w3.example"}], quorum: 1}`,
 			Audit{Witnesses: []Witness{{"w1", testWitnessKey1, "https://w1.example"}, {"w2", testWitnessKey2, "https://w2.example"}, {"w3", testWitnessKey3, "https://w3.example"}}, Quorum: 2, WitnessGrace: 30 * time.Minute, WitnessAfter: true},
 			[]WitnessQuorum{{[]string{"w1", "w2", "w3"}, 2}, {[]string{"w1", "w2"}, 2}}},
 		{"raises", `audit: {witnesses: [{name: w3, key: "` + testWitnessKey3 + `", url: "https://w3.example"}], quorum: 1, witness_grace: 5m}`,
