@@ -75,7 +75,7 @@ operation: {path: $P/new.txt, content: "new\n", mode: "0640"}
 		}
 	}()
 	witnessPolicy(t, w, base, "  witness_after: true\n  quorum: 1\n  witnesses:\n"+
-		witnessEntry("w1", lw.VKey, lw.URL)+witnessEntry("hang", lw.VKey, "http://"+hang.Addr().String()))
+		witnessEntry("w1", lw.VKey, lw.URL)+witnessEntry("hang", "witness.example/hang+57e40b63+BERERERERERERERERERERERERERERERERERERERERERE", "http://"+hang.Addr().String()))
 
 	start := time.Now()
 	r := w.ok(0, "apply", "--confirm", w.descriptor)
