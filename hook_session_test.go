@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,9 +102,12 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 	must("git", "config", "user.email", "hook@example.com")
 	must("git", "add", "-A")
 	must("git", "commit", "-q", "-m", "start")
-	// A warm build cache in HOME, which the sandbox reads: go test there
-	// need not build the standard library within the hook's timeout.
+	// A warm build cache where the sandbox has it: act's own cache for
+	// ~/.cache/go-build (the policy's sandbox.caches), so that go test
+	// there need not build the standard library within the hook's time.
+	env = append(env, "GOCACHE="+state+"/caches/"+url.PathEscape(".cache/go-build"))
 	must("go", "test", "./...")
+	env = env[:len(env)-1]
 	before := hashTree(t, proj)
 
 	has := func(name, want string) func(t *testing.T, proj string) {
