@@ -126,12 +126,21 @@ func (env *Env) addWorkspace(dir string) error {
 	if err != nil {
 		return err
 	}
+	// The directory itself, not a name of it: a link to the state dir,
+	// to / or to a home is what it leads to, and changes (real paths)
+	// and a resolved cwd are compared with it.
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
 	if err := policy.CheckWorkspace(abs, env.UserHome()); err != nil {
 		return usagef("--workspace: %v", err)
 	}
 	home, err := env.stateDir()
 	if err != nil {
 		return err
+	}
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
 	}
 	if pathglob.Within(home, abs) {
 		return usagef("--workspace: %s holds act's state directory %s", abs, home)
