@@ -126,14 +126,19 @@ func (env *Env) addWorkspace(dir string) error {
 	if err != nil {
 		return err
 	}
-	// The directory itself, not a name of it: a link to the state dir,
-	// to / or to a home is what it leads to, and changes (real paths)
-	// and a resolved cwd are compared with it.
+	// Both the name and the directory it leads to: a link to the state
+	// dir, to / or to a home is refused by what it leads to, the allowed
+	// roots (named paths, as scopes are checked) by its name, and the
+	// directory is kept, since changes (real paths) and a resolved cwd
+	// are compared with it.
+	named := abs
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	if err := policy.CheckWorkspace(abs, env.UserHome()); err != nil {
-		return usagef("--workspace: %v", err)
+	for _, p := range []string{named, abs} {
+		if err := policy.CheckWorkspace(p, env.UserHome()); err != nil {
+			return usagef("--workspace: %v", err)
+		}
 	}
 	home, err := env.stateDir()
 	if err != nil {
@@ -149,7 +154,13 @@ func (env *Env) addWorkspace(dir string) error {
 	if err != nil {
 		return err
 	}
-	if !pol.UnderAllowedRoot(abs) {
+	// Under an allowed root by its name, and where it leads under one
+	// too (the root resolved as well: /home may be a link to /var/home).
+	under := pol.UnderAllowedRoot(named) && slices.ContainsFunc(pol.AllowedRoots, func(r string) bool {
+		rr, err := filepath.EvalSymlinks(r)
+		return pathglob.Within(abs, r) || err == nil && pathglob.Within(abs, rr)
+	})
+	if !under {
 		return usagef("--workspace: %s is outside every root the host policy allows (%s)", abs, strings.Join(pol.AllowedRoots, ", "))
 	}
 	env.workspaces = append(env.workspaces, abs)
