@@ -81,7 +81,7 @@ type Event struct {
 	Risk             *Risk      `json:"risk,omitempty"`
 	Policy           *Policy    `json:"policy,omitempty"`
 	Approval         *Approval  `json:"approval,omitempty"`
-	Via              string     `json:"via,omitempty"` // "cli" or "mcp"
+	Via              string     `json:"via,omitempty"` // the door: cli, run, mcp, claude-code, codex
 	Changes          *Changes   `json:"changes,omitempty"`
 	Resources        *Resources `json:"resources,omitempty"`
 	Started          time.Time  `json:"started,omitzero"`

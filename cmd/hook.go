@@ -167,6 +167,7 @@ var hookTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, 
 
 // runHook is act hook claude-code and act hook codex (h).
 func runHook(ctx context.Context, env *Env, h *hookHarness, wsFlag string, timeout time.Duration) error {
+	env.caller = h.name // the door, in every record this decision writes
 	if timeout <= 0 {
 		return hookBlock(env, fmt.Errorf("--timeout must be positive, got %s", timeout))
 	}
@@ -535,31 +536,37 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	if err != nil {
 		return nil, err
 	}
-	adm, err := g.Admit(e)
+	unseen := promptUnseen(in)
+	// The gate decides, records and promotes; the hook translates.
+	dec, err := g.Submit(ctx, e, gate.Door{Prompt: !h.denyOnly && unseen == "", Later: bash && !h.denyOnly})
 	if err != nil {
-		if why, ok := problemsText(err); ok {
-			return deny(fmt.Sprintf("act's policy blocks this %s (plan %s): %s", in.ToolName, p.ID, why)), nil
+		why, ok := problemsText(err)
+		switch {
+		case !ok:
+			return nil, err
+		case dec != nil && h.denyOnly: // the promotion's refusal
+			return deny(fmt.Sprintf("act could not apply this %s (plan %s), nothing was changed: %s", codexWhat(in.ToolName), p.ID, why)), nil
+		case dec != nil:
+			return deny(fmt.Sprintf("act could not apply this %s (plan %s): %s", in.ToolName, p.ID, why)), nil
 		}
-		return nil, err
+		return deny(fmt.Sprintf("act's policy blocks this %s (plan %s): %s", in.ToolName, p.ID, why)), nil
 	}
 	if h.denyOnly {
-		return codexDecide(ctx, env, res, g, e, adm, p, in.ToolName)
+		return codexDecide(env, g, dec, p, in.ToolName), nil
 	}
 	apply := hookActCommand(env, "apply", p.ID)
 	// What replaces a Bash command ends as the command would: its output
 	// and exit code (docs/agents.md, "Bash is promoted by act").
 	asCommand := hookActCommand(env, "apply", "--as-command", p.ID)
-	if len(adm.Confirm) == 0 {
-		if bash {
-			return &hookDecision{PermissionDecision: "allow",
-				PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; the policy allows it", in.ToolName, p.ID),
-				UpdatedInput:             withCommand(tool, asCommand)}, nil
-		}
-		return hookPromote(ctx, env, res, g, p, in.ToolName)
-	}
-	why := strings.Join(adm.Confirm, "; ")
-	unseen := promptUnseen(in)
-	if g.Via() == gate.ViaFlag && unseen == "" {
+	why := strings.Join(dec.Why, "; ")
+	switch dec.Verdict {
+	case gate.Allowed:
+		return &hookDecision{PermissionDecision: "allow",
+			PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; the policy allows it", in.ToolName, p.ID),
+			UpdatedInput:             withCommand(tool, asCommand)}, nil
+	case gate.Promoted:
+		return hookPromoted(env, g, dec, p, in.ToolName), nil
+	case gate.Ask:
 		// A person's yes in Claude Code's prompt is what --confirm is.
 		// The plan is rendered only for the person who is asked.
 		var shown bytes.Buffer
@@ -578,12 +585,6 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	// Only a yes typed at a terminal or a signature counts, or Claude
 	// Code would not show a person the question: a click in Claude Code
 	// is no confirmation. The plan waits in act pending.
-	if err := g.Queue(ctx, e, adm.Confirm); err != nil {
-		if why, ok := problemsText(err); ok {
-			return deny(fmt.Sprintf("act's policy blocks this %s (plan %s): %s", in.ToolName, p.ID, why)), nil
-		}
-		return nil, err
-	}
 	because := fmt.Sprintf("the host policy counts only %s as a person's confirmation", viaName(g.Via()))
 	if g.Via() == gate.ViaFlag {
 		because = unseen
@@ -636,44 +637,32 @@ func cannotDryRun(pol *policy.Policy, in *hookInput, ran time.Duration, collecte
 // The call is then denied, the reason saying act applied it: an Edit's
 // old text is gone, and Claude Code's Write refuses a file it has not
 // read, or one changed since it read it — which act's promotion made it.
-func hookPromote(ctx context.Context, env *Env, res *result, g *gate.Gate, p *plan.Plan, tool string) (*hookDecision, error) {
-	id, undo, refused, err := promoteInHook(ctx, env, res, g, p)
-	if err != nil {
-		return nil, err
-	}
-	if refused != "" {
-		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf("act could not apply this %s (plan %s): %s", tool, p.ID, refused)}, nil
-	}
+func hookPromoted(env *Env, g *gate.Gate, dec *gate.Decision, p *plan.Plan, tool string) *hookDecision {
+	id, undo := promotedAction(env, g, dec, p)
 	what := "edit"
 	if tool == "Write" {
 		what = "content"
 	}
 	return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf(
-		"act applied this %s itself as action %s (plan %s; undo: %s): the file now holds the %s, and nothing more is needed. This is not a failure: do not retry it.", tool, id, p.ID, undo, what)}, nil
+		"act applied this %s itself as action %s (plan %s; undo: %s): the file now holds the %s, and nothing more is needed. This is not a failure: do not retry it.", tool, id, p.ID, undo, what)}
 }
 
-// promoteInHook promotes the allowed plan p, as act apply PLAN_ID does:
-// it returns the action id and the act rollback command that undoes it,
-// or why act refused it (nothing changed).
-func promoteInHook(ctx context.Context, env *Env, res *result, g *gate.Gate, p *plan.Plan) (id, undo, refused string, err error) {
-	out, _, err := promoteSaved(ctx, res, g, p, func(l problem.List) problem.List { return l }, gate.Approval{}, nil, nil)
+// promotedAction is the action id of a plan the gate promoted for a hook
+// (dec.Outcome) and the act rollback command that undoes it; a promotion
+// is witnessed (audit.witness_after: bounded, never failing the hook).
+func promotedAction(env *Env, g *gate.Gate, dec *gate.Decision, p *plan.Plan) (id, undo string) {
+	out := dec.Outcome
+	id = p.ActionID
 	if out != nil {
 		env.recovered = append(env.recovered, out.Recovered...)
-	}
-	if err != nil {
-		if why, ok := problemsText(err); ok {
-			return "", "", why, nil
+		if out.Action != nil {
+			id = out.Action.ActionID
 		}
-		return "", "", "", err
+		if !out.AlreadyApplied {
+			env.witnessAfter(g.Policy)
+		}
 	}
-	id = p.ActionID
-	if out != nil && out.Action != nil {
-		id = out.Action.ActionID
-	}
-	if out != nil && !out.AlreadyApplied {
-		env.witnessAfter(g.Policy) // audit.witness_after: bounded, never failing the hook
-	}
-	return id, hookActCommand(env, "rollback", id), "", nil
+	return id, hookActCommand(env, "rollback", id)
 }
 
 // viaName says what policy confirmation.via counts.

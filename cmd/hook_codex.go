@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -298,29 +297,20 @@ func readPatchFile(p string) ([]byte, fs.FileMode, error) {
 	return b, fi.Mode(), err
 }
 
-// codexDecide is act hook codex's answer on plan p, admitted (adm):
-// always a deny, since Codex enforces nothing else. Allowed, act
-// promotes p here and the reason says so, with a command's output; a
+// codexDecide translates the gate's decision dec on plan p for act hook
+// codex: always a deny, since Codex enforces nothing else. Allowed, the
+// gate has promoted p and the reason says so, with a command's output; a
 // person needed, p is queued for act apply PLAN_ID --confirm.
-func codexDecide(ctx context.Context, env *Env, res *result, g *gate.Gate, e *gate.Entry, adm *gate.Admission, p *plan.Plan, tool string) (*hookDecision, error) {
+func codexDecide(env *Env, g *gate.Gate, dec *gate.Decision, p *plan.Plan, tool string) *hookDecision {
 	deny := func(why string) *hookDecision {
 		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: why}
 	}
-	what := "patch"
-	if tool == "Bash" {
-		what = "command"
-	}
-	if len(adm.Confirm) == 0 {
-		id, undo, refused, err := promoteInHook(ctx, env, res, g, p)
-		if err != nil {
-			return nil, err
-		}
-		if refused != "" {
-			return deny(fmt.Sprintf("act could not apply this %s (plan %s), nothing was changed: %s", what, p.ID, refused)), nil
-		}
+	what := codexWhat(tool)
+	if dec.Verdict == gate.Promoted {
+		id, undo := promotedAction(env, g, dec, p)
 		if tool != "Bash" {
 			return deny(fmt.Sprintf("act applied this patch itself as action %s (plan %s; undo: %s): %s. This is not a failure: the files now hold the patch and nothing more is needed; do not apply it again.",
-				id, p.ID, undo, changeSummary(p))), nil
+				id, p.ID, undo, changeSummary(p)))
 		}
 		why := fmt.Sprintf("act ran this command in its sandbox and applied what it changed as action %s (plan %s; undo: %s): %s. This is not a failure: do not run the command again.",
 			id, p.ID, undo, changeSummary(p))
@@ -336,18 +326,20 @@ func codexDecide(ctx context.Context, env *Env, res *result, g *gate.Gate, e *ga
 				why += "\nIts error output:\n" + c.Stderr
 			}
 		}
-		return deny(why), nil
-	}
-	if err := g.Queue(ctx, e, adm.Confirm); err != nil {
-		if why, ok := problemsText(err); ok {
-			return deny(fmt.Sprintf("act's policy blocks this %s (plan %s): %s", what, p.ID, why)), nil
-		}
-		return nil, err
+		return deny(why)
 	}
 	var shown bytes.Buffer
 	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
 	return deny(fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s and nothing was changed; the plan is pending: a person runs %s --confirm (act pending lists it, act show %s shows it). Codex cannot ask a person for act, so this call is denied: tell the person, and do not retry it another way.\n%s",
-		what, strings.Join(adm.Confirm, "; "), p.ID, hookActCommand(env, "apply", p.ID), p.ID, shown.String())), nil
+		what, strings.Join(dec.Why, "; "), p.ID, hookActCommand(env, "apply", p.ID), p.ID, shown.String()))
+}
+
+// codexWhat names what a Codex tool call is in act's reasons.
+func codexWhat(tool string) string {
+	if tool == "Bash" {
+		return "command"
+	}
+	return "patch"
 }
 
 // changeSummary counts a plan's changes for a reason.

@@ -66,7 +66,8 @@ type Env struct {
 	signature, signWith string
 	// pinned is the state dir the system policy pins ("" none), once read.
 	pinned *string
-	// caller is who drives act, for the audit log: "cli" or "mcp".
+	// caller is the door act is driven through, for the audit log: "cli",
+	// "run", "mcp", "claude-code" or "codex" (gate.Gate.Caller).
 	caller string
 	// spare, in a long-running act (act mcp), keeps a sandbox started
 	// ahead for the next plan that runs a command; nil elsewhere.

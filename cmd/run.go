@@ -234,6 +234,7 @@ func (o *runOutput) line(stream int, line string) {
 // runRun is act run: the descriptor of argv, then apply's sequence
 // (runApply's for a descriptor file): check, plan, show, promote or queue.
 func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed bool) error {
+	env.caller = "run" // the door, in every record this run writes
 	res := &result{}
 	if _, err := env.stateDir(); err != nil {
 		return env.finish(res, outcome.Succeeded.Status, err, nil)

@@ -86,7 +86,8 @@ type Gate struct {
 	// PathDirs are the directories of $PATH: a program there runs by
 	// name, so changing one is HIGH.
 	PathDirs []string
-	// Caller is who asks: "cli" (the default) or "mcp", for the audit log.
+	// Caller is the door a request came through, for the audit log: "cli"
+	// (the default), "run", "mcp", "claude-code" or "codex".
 	Caller string
 }
 
@@ -807,13 +808,9 @@ type Asker func(p *plan.Plan, why []string) (Approval, bool)
 // the MCP server both apply through it.
 func (g *Gate) Apply(ctx context.Context, e *Entry, ap Approval, ask Asker, progress rollback.Progress) (*Admission, *rollback.Outcome, error) {
 	p := e.Plan
-	adm, err := g.Admit(e)
-	var expired *ExpiredError
-	if errors.As(err, &expired) {
-		return adm, nil, err // recorded by Admit
-	}
+	adm, err := g.Decide(ctx, e)
 	if err != nil {
-		return adm, nil, g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), err)
+		return adm, nil, err // recorded by Decide
 	}
 	if len(adm.Confirm) > 0 {
 		if ap, err = g.Approve(adm.Confirm, p, ap); err != nil && ask != nil {
@@ -823,9 +820,8 @@ func (g *Gate) Apply(ctx context.Context, e *Entry, ap Approval, ask Asker, prog
 		}
 		var need *ConfirmationRequired
 		if errors.As(err, &need) {
-			if qerr := g.Queue(ctx, e, need.Why); qerr != nil {
-				// Too many plans wait already (max_pending): a refusal.
-				return adm, nil, g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), qerr)
+			if qerr := g.queue(ctx, e, need.Why); qerr != nil {
+				return adm, nil, qerr // too many plans wait already (max_pending): recorded
 			}
 			return adm, nil, err
 		}
@@ -835,18 +831,7 @@ func (g *Gate) Apply(ctx context.Context, e *Entry, ap Approval, ask Asker, prog
 	} else if ap.Via == "" {
 		ap = NewApproval(ViaNone)
 	}
-	// A FILE_READ's content is read again only now, admitted (the reads
-	// are its descriptor's) and approved: the plan never kept it.
-	if adm.Reads, err = g.ReadBack(p); err != nil {
-		return adm, nil, g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), err)
-	}
-	out, err := g.Promote(ctx, adm, ap, progress)
-	var probs problem.List
-	if errors.As(err, &probs) {
-		ev := planEvent(audit.EventApplyRefused, p)
-		ev.Approval = approvalOf(&ap.Approval)
-		err = g.refused(ctx, audit.EventApplyRefused, ev, err)
-	}
+	out, err := g.promoteAdmitted(ctx, adm, ap, progress)
 	return adm, out, err
 }
 
@@ -875,6 +860,13 @@ func (g *Gate) refused(ctx context.Context, name string, ev audit.Event, err err
 		return errors.Join(err, rerr)
 	}
 	return err
+}
+
+// isRefusal reports that err is a decision of act's (a problem list)
+// rather than an error.
+func isRefusal(err error) bool {
+	var probs problem.List
+	return errors.As(err, &probs)
 }
 
 // setOutcome gives a record its outcome: its exit code and status, and
@@ -939,19 +931,12 @@ func (g *Gate) promote(ctx context.Context, adm *Admission, ap Approval, host pl
 // 8) where the tree is not what the plan makes of it.
 func (g *Gate) Adopt(ctx context.Context, e *Entry, ap Approval, copies map[int]string) (*rollback.Outcome, error) {
 	p := e.Plan
-	refused := func(err error) error {
-		return g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), err)
-	}
-	adm, err := g.Admit(e)
-	var expired *ExpiredError
-	if errors.As(err, &expired) {
-		return nil, err // recorded by Admit
-	}
+	adm, err := g.Decide(ctx, e)
 	if err != nil {
-		return nil, refused(err)
+		return nil, err // recorded by Decide
 	}
 	if ap, err = g.Approve(adm.Confirm, p, ap); err != nil {
-		return nil, refused(err)
+		return nil, g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), err)
 	}
 	var out *rollback.Outcome
 	err = g.transition(ctx, e, lifecycle.Apply, RuleNotAllowed, func(lifecycle.State) (err error) {
