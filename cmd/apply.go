@@ -108,8 +108,8 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 		}
 		defer ck.release()
 		g = env.gate(ck.pol)
-		doc = func(l problem.List) problem.List { return locate(ck.doc, l) }
-		_, digest, err := ck.canonical()
+		doc = func(l problem.List) problem.List { return locate(ck.Doc, l) }
+		_, digest, err := ck.Canonical()
 		if err != nil {
 			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
@@ -123,7 +123,7 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 		case err != nil && pre != nil && pre.Applied == nil && pre.Reuse == nil:
 			// Another act may have promoted this very action meanwhile,
 			// so that the tree no longer plans: promote once answers.
-			if a, perr := promotedNow(ctx, state.Dir{Root: home}, ck.d.ActionID, digest); perr != nil || a != nil {
+			if a, perr := promotedNow(ctx, state.Dir{Root: home}, ck.Descriptor.ActionID, digest); perr != nil || a != nil {
 				if perr == nil {
 					return alreadyApplied(env, res, a)
 				}

@@ -113,7 +113,7 @@ func (env *Env) gate(pol *policy.Policy) *gate.Gate {
 			env.reviewWorkspaces = append(env.reviewWorkspaces, w)
 		}
 	}
-	return &gate.Gate{Home: state.Dir{Root: home}, Policy: pol, Now: env.Now, EnvHome: env.homeDir(), UserHome: env.UserHome(), Caller: env.caller,
+	return &gate.Gate{Home: state.Dir{Root: home}, Policy: pol, Now: env.Now, NewID: env.NewID, Session: env.session, EnvHome: env.homeDir(), UserHome: env.UserHome(), Caller: env.caller,
 		Workspaces: env.workspaces, PathDirs: filepath.SplitList(env.Getenv("PATH"))}
 }
 

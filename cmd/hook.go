@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/pathglob"
@@ -315,7 +316,7 @@ type hookFileInput struct {
 
 // hookFileDescriptor is the short FILE_WRITE descriptor of a Write, Edit
 // or MultiEdit (act derives its effects and stamps its ids).
-func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps policy.ResourceCaps) ([]byte, error) {
+func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps policy.ResourceCaps) (*descriptors.Descriptor, error) {
 	var fi hookFileInput
 	if err := json.Unmarshal(raw, &fi); err != nil {
 		return nil, fmt.Errorf("%s's tool_input: %v", tool, err)
@@ -331,12 +332,12 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 		path = filepath.Join(cwd, path)
 	}
 	path = filepath.Clean(path)
-	op := map[string]any{"path": path}
-	edit := func(old, new *string, all bool) (map[string]any, error) {
+	op := descriptors.FileWriteOp{Path: path}
+	edit := func(old, new *string, all bool) (descriptors.Edit, error) {
 		if old == nil || new == nil {
-			return nil, fmt.Errorf("%s's edit lacks old_string or new_string", tool)
+			return descriptors.Edit{}, fmt.Errorf("%s's edit lacks old_string or new_string", tool)
 		}
-		return map[string]any{"old": *old, "new": *new, "replace_all": all}, nil
+		return descriptors.Edit{Old: *old, New: *new, ReplaceAll: all}, nil
 	}
 	size := 0
 	switch tool {
@@ -344,88 +345,47 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 		if fi.Content == nil {
 			return nil, errors.New("Write's tool_input has no content")
 		}
-		op["content"] = *fi.Content
+		op.Content = fi.Content
 		size = len(*fi.Content)
 	case "Edit":
 		e, err := edit(fi.OldString, fi.NewString, fi.ReplaceAll)
 		if err != nil {
 			return nil, err
 		}
-		op["edits"] = []any{e}
+		op.Edits = []descriptors.Edit{e}
 	case "MultiEdit":
 		if len(fi.Edits) == 0 {
 			return nil, errors.New("MultiEdit's tool_input has no edits")
 		}
-		var edits []any
 		for _, x := range fi.Edits {
 			e, err := edit(x.OldString, x.NewString, x.ReplaceAll)
 			if err != nil {
 				return nil, err
 			}
-			edits = append(edits, e)
+			op.Edits = append(op.Edits, e)
 		}
-		op["edits"] = edits
 	}
-	scope := map[string]any{"paths": []string{filepath.Dir(path)}, "recursive": false}
-	d := hookFileBase(intentLineOf(tool+" "+path), scope, size, false, caps)
-	d["action_type"], d["operation"] = "FILE_WRITE", op
+	intent := intentLineOf(tool + " " + path)
 	if tool == "Write" {
 		// Claude Code's Write makes the directories a file goes in: so
 		// does act, as a DIRECTORY_CREATE step before the write, each
 		// missing directory declared (docs/agents.md).
 		if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
-			scope["paths"], scope["recursive"] = []string{base}, true
-			noEffects := func(create ...string) map[string]any {
-				return map[string]any{
-					"filesystem":          map[string]any{"create": create, "modify": []string{}, "delete": []string{}},
-					"network":             false,
-					"system_state_change": false,
-				}
-			}
-			delete(d, "operation")
-			d["action_type"] = "MULTI_STEP_COMPOSITE"
-			d["effects"] = noEffects(append(slices.Clone(missing), path)...)
-			d["steps"] = []any{
-				map[string]any{"action_type": "DIRECTORY_CREATE", "effects": noEffects(missing...),
-					"operation": map[string]any{"path": filepath.Dir(path), "parents": true}},
-				map[string]any{"action_type": "FILE_WRITE", "effects": noEffects(path), "operation": op},
-			}
+			mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: filepath.Dir(path), Parents: true})
+			mkdir.Effects.Filesystem = descriptors.FilesystemEffects{Create: missing, Modify: []string{}, Delete: []string{}}
+			write := descriptors.BuiltStep(op)
+			write.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{path}, Modify: []string{}, Delete: []string{}}
+			return descriptors.Built(intent, nil, []descriptors.Step{mkdir, write},
+				descriptors.FilesystemScope{Paths: []string{base}, Recursive: true}, hookFileResources(size, caps), false), nil
 		}
 	}
-	return json.Marshal(d)
+	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{filepath.Dir(path)}}, hookFileResources(size, caps), false), nil
 }
 
-// hookFileBase is the descriptor of a file change the hook makes, but
-// its action type and operation (or steps): scope (filesystem), small
-// resources within the policy's caps for size bytes, sandbox.required as
-// sandboxed, the rest fixed.
-func hookFileBase(intent string, scope map[string]any, size int, sandboxed bool, caps policy.ResourceCaps) map[string]any {
-	lower := func(a, b int64) int64 {
-		if b > 0 && b < a {
-			return b
-		}
-		return a
-	}
-	return map[string]any{
-		"intent_summary": intent,
-		"risk_level":     "LOW", // the agent's grading; act grades the plan and uses the stricter
-		"scope": map[string]any{
-			"filesystem": scope,
-			"network":    map[string]any{"required": false},
-			"ui":         map[string]any{"required": false},
-		},
-		"resources": map[string]any{
-			"max_cpu_ms":      lower(10000, caps.MaxCPUMs),
-			"max_memory_mb":   lower(256, caps.MaxMemoryMB),
-			"max_disk_mb":     lower(int64(size>>20)*2+64, caps.MaxDiskMB),
-			"max_duration_ms": lower(30000, caps.MaxDurationMs),
-		},
-		"preconditions": map[string]any{"paths_exist": []string{}, "network_available": false, "user_idle": false},
-		"sandbox":       map[string]any{"required": sandboxed, "allow_network": false, "max_runs": 1},
-		"rollback":      map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
-		"confirmation":  map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
-		"audit":         map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
-	}
+// hookFileResources are the resources of a file change the hook makes,
+// of size bytes, within the policy's caps.
+func hookFileResources(size int, caps policy.ResourceCaps) descriptors.Resources {
+	return caps.Within(descriptors.Resources{MaxCPUMs: 10000, MaxMemoryMB: 256, MaxDiskMB: int64(size>>20)*2 + 64, MaxDurationMs: 30000})
 }
 
 // missingDirs returns the directories on the way to dir that do not
@@ -460,20 +420,20 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	if err := json.Unmarshal(in.ToolInput, &tool); err != nil || tool == nil {
 		return nil, fmt.Errorf("%s's tool_input is not a JSON object", in.ToolName)
 	}
-	var data []byte
+	var d *descriptors.Descriptor
 	var command string
 	if bash {
 		if err := json.Unmarshal(tool["command"], &command); err != nil || strings.TrimSpace(command) == "" {
 			return nil, errors.New("Bash's tool_input has no command")
 		}
-		data, err = runDescriptor([]string{"sh", "-c", command}, ws, workdir, pol.ResourceCaps)
+		d = runDescriptor([]string{"sh", "-c", command}, ws, workdir, pol.ResourceCaps)
 	} else if in.ToolName == "apply_patch" {
-		data, err = codexPatchDescriptor(tool, in.Cwd, ws, pol.ResourceCaps)
-		if d, refused := refusalOf(err); refused {
-			return d, nil
+		d, err = codexPatchDescriptor(tool, in.Cwd, ws, pol.ResourceCaps)
+		if dec, refused := refusalOf(err); refused {
+			return dec, nil
 		}
 	} else {
-		data, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, pol.ResourceCaps)
+		d, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, pol.ResourceCaps)
 	}
 	if err != nil {
 		return nil, err
@@ -481,7 +441,7 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	deny := func(why string) *hookDecision {
 		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: why}
 	}
-	ck, err := env.checkData(ctx, res, pol, hookName, data, true)
+	ck, err := env.checkBuilt(ctx, res, pol, d)
 	if err != nil {
 		if why, ok := problemsText(err); ok {
 			return deny("act refused this " + in.ToolName + ": " + why), nil

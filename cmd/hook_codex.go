@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/applypatch"
@@ -128,7 +129,7 @@ const (
 // rather than edits: the plan records the file it was made from, so a
 // file changed since is a conflict at promotion, and the dry run shows
 // the diff. A patch that does not parse or fit is a hookRefusal.
-func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps policy.ResourceCaps) ([]byte, error) {
+func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps policy.ResourceCaps) (*descriptors.Descriptor, error) {
 	var text string
 	if err := json.Unmarshal(tool["command"], &text); err != nil || strings.TrimSpace(text) == "" {
 		return nil, errors.New("apply_patch's tool_input has no command (the patch)")
@@ -152,13 +153,13 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 	if len(changes) == 0 {
 		return nil, refuse(errors.New("the patch changes no file"))
 	}
-	var writes, deletes []any
+	var writes, deletes []descriptors.Step
 	var scope, made []string
 	recursive := false
 	size := 0
 	for _, c := range changes {
 		if c.Delete {
-			deletes = append(deletes, map[string]any{"action_type": "FILE_DELETE", "operation": map[string]any{"paths": []string{c.Path}}})
+			deletes = append(deletes, descriptors.BuiltStep(descriptors.FileDeleteOp{Paths: []string{c.Path}}))
 			scope = append(scope, filepath.Dir(c.Path))
 			continue
 		}
@@ -166,17 +167,18 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		for _, d := range missing {
 			if !slices.Contains(made, d) {
 				made = append(made, d)
-				writes = append(writes, map[string]any{"action_type": "DIRECTORY_CREATE", "operation": map[string]any{"path": d}})
+				writes = append(writes, descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: d}))
 			}
 		}
 		if len(missing) > 0 {
 			recursive = true
 		}
-		op := map[string]any{"path": c.Path, "content": c.Content}
+		content := c.Content
+		op := descriptors.FileWriteOp{Path: c.Path, Content: &content}
 		if c.Mode != 0 {
-			op["mode"] = fmt.Sprintf("%04o", c.Mode.Perm())
+			op.Mode = fmt.Sprintf("%04o", c.Mode.Perm())
 		}
-		writes = append(writes, map[string]any{"action_type": "FILE_WRITE", "operation": op})
+		writes = append(writes, descriptors.BuiltStep(op))
 		size += len(c.Content)
 		scope = append(scope, base)
 	}
@@ -190,16 +192,14 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		names = append(names, s)
 	}
 	steps := append(writes, deletes...)
+	intent := intentLineOf("apply_patch: " + strings.Join(names, ", "))
+	fs := descriptors.FilesystemScope{Paths: slices.Compact(scope), Recursive: recursive}
 	// A FILE_DELETE must run in the sandbox (rule sandbox.required).
-	d := hookFileBase(intentLineOf("apply_patch: "+strings.Join(names, ", ")),
-		map[string]any{"paths": slices.Compact(scope), "recursive": recursive}, size, len(deletes) > 0, caps)
+	sandboxed := len(deletes) > 0
 	if len(steps) == 1 {
-		s := steps[0].(map[string]any)
-		d["action_type"], d["operation"] = s["action_type"], s["operation"]
-	} else {
-		d["action_type"], d["steps"] = "MULTI_STEP_COMPOSITE", steps
+		return descriptors.Built(intent, steps[0].Op, nil, fs, hookFileResources(size, caps), sandboxed), nil
 	}
-	return json.Marshal(d)
+	return descriptors.Built(intent, nil, steps, fs, hookFileResources(size, caps), sandboxed), nil
 }
 
 // patchDir is the directory a patch's relative paths are resolved

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/policy"
 )
 
@@ -39,9 +40,14 @@ func TestCodexPatchDescriptor(t *testing.T) {
 	}
 	caps := policy.ResourceCaps{}
 	describe := func(patch string) (map[string]any, error) {
-		data, err := codexPatchDescriptor(patchInput(t, patch), ws, ws, caps)
+		built, err := codexPatchDescriptor(patchInput(t, patch), ws, ws, caps)
 		if err != nil {
 			return nil, err
+		}
+		descriptors.StampBuilt(built, descriptors.Stamp{})
+		data, err := json.Marshal(built)
+		if err != nil {
+			t.Fatal(err)
 		}
 		var d map[string]any
 		if err := json.Unmarshal(data, &d); err != nil {
@@ -217,9 +223,14 @@ func TestCodexPatchSecondLine(t *testing.T) {
 				}
 			}
 		}
-		data, err := codexPatchDescriptor(patchInput(t, patch), f.proj, f.proj, policy.ResourceCaps{})
+		built, err := codexPatchDescriptor(patchInput(t, patch), f.proj, f.proj, policy.ResourceCaps{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		descriptors.StampBuilt(built, descriptors.Stamp{})
+		data, err := json.Marshal(built)
+		if err != nil {
+			t.Fatal(err)
 		}
 		var d map[string]any
 		if err := json.Unmarshal(data, &d); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
@@ -69,9 +70,10 @@ type Env struct {
 	// caller is the door act is driven through, for the audit log: "cli",
 	// "run", "mcp", "claude-code" or "codex" (gate.Gate.Caller).
 	caller string
-	// spare, in a long-running act (act mcp), keeps a sandbox started
-	// ahead for the next plan that runs a command; nil elsewhere.
-	spare *spareSandbox
+	// session, in a long-running act (act mcp), keeps a sandbox started
+	// ahead for the next plan that runs a command and a plan directory
+	// made ahead (gate.Session); nil elsewhere.
+	session *gate.Session
 	// workspaces are this session's (act mcp --workspace), fixed when a
 	// person started it.
 	workspaces []string
@@ -79,8 +81,6 @@ type Env struct {
 	// and of this session: a change inside one is shown relative to it
 	// (review.go).
 	reviewWorkspaces []string
-	// planDirs, there too, keeps a plan directory made ahead.
-	planDirs *plan.SpareDirs
 	// auditedRecoveries counts the recoveries already recorded.
 	auditedRecoveries int
 	// rawOut and rawErr are the streams under Stdio.Out and Stdio.Err,

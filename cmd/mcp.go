@@ -107,13 +107,9 @@ EXAMPLES:
 				// collector's share of each call's CPU.
 				debug.SetGCPercent(400)
 			}
-			plan.PoolSandboxCgroups(true)
-			env.spare = &spareSandbox{}
-			env.spare.refill(nil)
-			defer env.spare.close()
 			home, _ := env.stateDir()
-			env.planDirs = plan.NewSpareDirs(home)
-			defer env.planDirs.Close()
+			env.session = gate.NewSession(home)
+			defer env.session.Close()
 			s := newMCPServer(env)
 			out := env.rawOut
 			if out == nil {

@@ -92,35 +92,13 @@ func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan
 // overlap; reuse is gate.Plan's. Its problems are placed in the
 // descriptor.
 func planWith(ctx context.Context, env *Env, res *result, ck *checked, reuse bool) (*plan.Plan, *gate.PrePlan, error) {
-	canon, digest, err := ck.canonical()
+	p, pre, err := env.gate(ck.pol).PlanChecked(ctx, ck.Checked, gate.PlanOptions{File: res.File, Reuse: reuse, Progress: ck.streamer(env)})
 	if err != nil {
-		return nil, nil, err
-	}
-	p, pre, err := env.gate(ck.pol).Plan(ctx, ck.d, plan.Options{
-		StateDir:  ck.stateDir,
-		Policy:    ck.pol,
-		File:      res.File,
-		Now:       env.Now,
-		NewID:     env.NewID,
-		Host:      plan.DefaultHost(),
-		Homes:     []string{env.homeDir(), env.UserHome()},
-		UserHome:  env.UserHome(),
-		Canonical: canon,
-		Digest:    digest,
-		Ahead:     plan.Ahead{Warm: ck.warm, Dirs: env.planDirs, Refill: func() { env.spare.refill(ck.d) }},
-		Progress:  ck.streamer(env),
-	}, reuse)
-	if err != nil && ck.unplaced {
-		return nil, pre, unplaced(err)
-	}
-	if err != nil {
-		return nil, pre, withPositions(ck, err)
+		return nil, pre, err
 	}
 	if p != nil {
 		fillPlan(res, p)
-		if !ck.unplaced {
-			res.Warnings = locate(ck.doc, res.Warnings)
-		}
+		res.Warnings = ck.Locate(res.Warnings)
 	}
 	return p, pre, nil
 }
@@ -130,7 +108,7 @@ func planWith(ctx context.Context, env *Env, res *result, ck *checked, reuse boo
 func withPositions(ck *checked, err error) error {
 	var probs problem.List
 	if errors.As(err, &probs) {
-		return locate(ck.doc, probs)
+		return ck.Locate(probs)
 	}
 	return err
 }

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
@@ -87,54 +87,20 @@ EXAMPLES:
 }
 
 // Resources an act run asks for, at most: a test suite fits in them.
-var runResources = policy.ResourceCaps{MaxCPUMs: 600000, MaxMemoryMB: 4096, MaxDiskMB: 1024, MaxDurationMs: 600000}
+var runResources = descriptors.Resources{MaxCPUMs: 600000, MaxMemoryMB: 4096, MaxDiskMB: 1024, MaxDurationMs: 600000}
 
 // maxRunIntent is the most characters of the intent summary act run makes.
 const maxRunIntent = 200
 
-// runName is the name of the descriptor act run makes, where positions
-// would name a file.
-const runName = "<act run>"
-
 // runDescriptor is the descriptor act run makes of argv: a short
 // COMMAND_EXECUTION (act stamps action_id and created_at) in workspace
 // ws, run in workdir, within caps.
-func runDescriptor(argv []string, ws, workdir string, caps policy.ResourceCaps) ([]byte, error) {
+func runDescriptor(argv []string, ws, workdir string, caps policy.ResourceCaps) *descriptors.Descriptor {
 	glob := filepath.Join(ws, "**")
-	lower := func(a, b int64) int64 {
-		if b > 0 && b < a {
-			return b
-		}
-		return a
-	}
-	d := map[string]any{
-		"intent_summary": runIntent(argv),
-		"action_type":    "COMMAND_EXECUTION",
-		"risk_level":     "LOW", // the agent's grading; act grades the plan and uses the stricter
-		"scope": map[string]any{
-			"filesystem": map[string]any{"paths": []string{ws}, "recursive": true},
-			"network":    map[string]any{"required": false},
-			"ui":         map[string]any{"required": false},
-		},
-		"resources": map[string]any{
-			"max_cpu_ms":      lower(runResources.MaxCPUMs, caps.MaxCPUMs),
-			"max_memory_mb":   lower(runResources.MaxMemoryMB, caps.MaxMemoryMB),
-			"max_disk_mb":     lower(runResources.MaxDiskMB, caps.MaxDiskMB),
-			"max_duration_ms": lower(runResources.MaxDurationMs, caps.MaxDurationMs),
-		},
-		"preconditions": map[string]any{"paths_exist": []string{}, "network_available": false, "user_idle": false},
-		"effects": map[string]any{
-			"filesystem":          map[string]any{"create": []string{glob}, "modify": []string{glob}, "delete": []string{glob}},
-			"network":             false,
-			"system_state_change": false,
-		},
-		"sandbox":      map[string]any{"required": true, "allow_network": false, "max_runs": 1},
-		"rollback":     map[string]any{"supported": true, "rollback_scope": "declared_effects_only"},
-		"confirmation": map[string]any{"required": false, "reason": "", "cooldown_on_repeat": false},
-		"audit":        map[string]any{"log": true, "log_level": "SUMMARY", "retain_days": 30},
-		"operation":    map[string]any{"argv": argv, "workdir": workdir},
-	}
-	return json.Marshal(d)
+	d := descriptors.Built(runIntent(argv), descriptors.CommandExecutionOp{Argv: argv, Workdir: workdir},
+		nil, descriptors.FilesystemScope{Paths: []string{ws}, Recursive: true}, caps.Within(runResources), true)
+	d.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{glob}, Modify: []string{glob}, Delete: []string{glob}}
+	return d
 }
 
 // runIntent is the intent summary of argv: "Run: " and the command line
@@ -247,16 +213,11 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 	if err != nil {
 		return env.finish(res, outcome.Succeeded.Status, err, nil)
 	}
-	data, err := runDescriptor(argv, ws, workdir, pol.ResourceCaps)
+	ck, err := env.checkBuilt(ctx, res, pol, runDescriptor(argv, ws, workdir, pol.ResourceCaps))
 	if err != nil {
 		return env.finish(res, outcome.Succeeded.Status, err, nil)
 	}
-	ck, err := env.checkData(ctx, res, pol, runName, data, true)
-	if err != nil {
-		return env.finish(res, outcome.Succeeded.Status, unplaced(err), nil)
-	}
 	defer ck.release()
-	res.File = "" // no file: the descriptor is act's
 	g := env.gate(ck.pol)
 	doc := func(l problem.List) problem.List { return l }
 
@@ -312,23 +273,8 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 // planRun plans ck, a descriptor act made (no file: its problems name
 // only their field), with progress getting the commands' output.
 func planRun(ctx context.Context, env *Env, res *result, ck *checked, progress func(int, string)) (*plan.Plan, *gate.PrePlan, error) {
-	ck.progress, ck.unplaced = progress, true
+	ck.progress = progress
 	return planWith(ctx, env, res, ck, true)
-}
-
-// unplaced is err with no problem placed in a file: act run's descriptor
-// is no file a person could open, so a problem names only its field.
-func unplaced(err error) error {
-	var probs problem.List
-	if !errors.As(err, &probs) {
-		return err
-	}
-	out := make(problem.List, len(probs))
-	for i, p := range probs {
-		p.File, p.Line, p.Column = "", 0, 0
-		out[i] = p
-	}
-	return out
 }
 
 // runWarnings are the warnings of act run's plan: not effects.not-happened,

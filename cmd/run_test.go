@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/policy"
 )
@@ -52,7 +53,9 @@ func TestRunIntent(t *testing.T) {
 }
 
 func TestRunDescriptor(t *testing.T) {
-	data, err := runDescriptor([]string{"make"}, "/w", "/w/sub", policy.ResourceCaps{MaxCPUMs: 1000, MaxMemoryMB: 8192, MaxDiskMB: 100, MaxDurationMs: 0})
+	built := runDescriptor([]string{"make"}, "/w", "/w/sub", policy.ResourceCaps{MaxCPUMs: 1000, MaxMemoryMB: 8192, MaxDiskMB: 100, MaxDurationMs: 0})
+	descriptors.StampBuilt(built, descriptors.Stamp{})
+	data, err := json.Marshal(built)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,17 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
-	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 )
 
@@ -54,10 +51,10 @@ EXAMPLES:
 			ck, err := env.checkFor(c.Context, res, c.Args().First(), false)
 			var expanded []byte
 			if err == nil && c.Bool("expand") {
-				canon, _, cerr := ck.canonical()
+				canon, _, cerr := ck.Canonical()
 				if err = cerr; err == nil {
 					res.Data = map[string]any{"descriptor": canon}
-					expanded, err = ck.doc.Root.YAML()
+					expanded, err = ck.Doc.Root.YAML()
 				}
 			}
 			return env.finish(res, outcome.Valid.Status, err, func(w io.Writer, st styles) {
@@ -82,43 +79,20 @@ func runValidate(ctx context.Context, env *Env, arg string) (*result, error) {
 	return res, err
 }
 
-// checked is a descriptor that passed every check of docs/rules.md.
+// checked is a descriptor that passed every check of docs/rules.md
+// (gate.Check), with what cmd adds for its plan.
 type checked struct {
-	d        *descriptors.Descriptor
-	doc      *document.Document
-	pol      *policy.Policy
-	decision policy.Decision
-	stateDir string
-	// warm is a sandbox started beside the checks, for a descriptor that
-	// runs a command (isolate.Prestart); release ends it if unused.
-	warm *plan.Warm
-	// canon and digest are plan.Canonical(d), once canonical is called.
-	canon  json.RawMessage
-	digest string
+	*gate.Checked
+	pol *policy.Policy
 	// progress, if not nil, gets the dry run's command output as it comes
 	// (an MCP client's progress notifications); else env.streamer's.
 	progress func(stream int, line string)
-	// unplaced: the descriptor is no file (act run's), so its problems
-	// name only their field.
-	unplaced bool
-}
-
-// canonical returns plan.Canonical(ck.d), computed once.
-func (ck *checked) canonical() (json.RawMessage, string, error) {
-	if ck.digest == "" {
-		canon, digest, err := plan.Canonical(ck.d)
-		if err != nil {
-			return nil, "", err
-		}
-		ck.canon, ck.digest = canon, digest
-	}
-	return ck.canon, ck.digest, nil
 }
 
 // release ends what the checks started and the plan did not use.
 func (ck *checked) release() {
 	if ck != nil {
-		ck.warm.Close()
+		ck.Release()
 	}
 }
 
@@ -142,110 +116,49 @@ func (env *Env) checkFor(ctx context.Context, res *result, arg string, acting bo
 	return env.checkData(ctx, res, pol, name, data, acting)
 }
 
-// checkData runs parse, schema, rules and policy pol on a descriptor's
-// bytes (name is the name positions use), filling res as it goes: the
-// checks of check, for a descriptor that came from elsewhere than a file
-// (the MCP server's tool arguments).
-func (env *Env) checkData(ctx context.Context, res *result, pol *policy.Policy, name string, data []byte, acting bool) (_ *checked, err error) {
+// checkData runs the gate's checks (parse, schema, rules and policy) under
+// policy pol on a descriptor's bytes (name is the name positions use),
+// filling res: for a file, and for what came from elsewhere (the MCP
+// server's tool arguments).
+func (env *Env) checkData(ctx context.Context, res *result, pol *policy.Policy, name string, data []byte, acting bool) (*checked, error) {
 	res.File = name
-	var warm *plan.Warm
-	if acting && bytes.Contains(data, []byte("COMMAND_EXECUTION")) {
-		// Probably a command: start its sandbox now, beside the checks
-		// below; it runs nothing until they and the gate have passed.
-		warm = env.spare.take()
-		defer func() {
-			if err != nil {
-				warm.Close()
-			}
-		}()
+	if _, err := env.stateDir(); err != nil {
+		return nil, err
 	}
-	// A short descriptor is stamped with act's clock (docs/descriptor.md,
-	// "Short form"): over MCP and from a file alike.
-	d, doc, probs := descriptors.LoadStamped(name, data, descriptors.Stamp{Now: env.Now()})
-	if probs != nil {
-		return nil, env.unreadable(ctx, pol, doc, data, probs)
+	ck, err := env.gate(pol).Check(ctx, name, data, acting)
+	return env.checkedInto(res, pol, ck, err)
+}
+
+// checkBuilt runs the gate's checks on a descriptor a door built itself
+// (no file: its problems name only their field), filling res.
+func (env *Env) checkBuilt(ctx context.Context, res *result, pol *policy.Policy, d *descriptors.Descriptor) (*checked, error) {
+	if _, err := env.stateDir(); err != nil {
+		return nil, err
 	}
-	res.ActionID, res.ActionType, res.RiskLevel = d.ActionID, string(d.ActionType), string(d.RiskLevel)
-	stateDir, err := env.stateDir()
+	ck, err := env.gate(pol).CheckBuilt(ctx, d)
+	return env.checkedInto(res, pol, ck, err)
+}
+
+// checkedInto fills res from the gate's checks.
+func (env *Env) checkedInto(res *result, pol *policy.Policy, ck *gate.Checked, err error) (*checked, error) {
+	if ck != nil {
+		d := ck.Descriptor
+		res.ActionID, res.ActionType, res.RiskLevel = d.ActionID, string(d.ActionType), string(d.RiskLevel)
+		if ck.Decision.Mode != "" {
+			res.Mode, res.ModeSource, res.Reason = string(ck.Decision.Mode), ck.Decision.Source, ck.Decision.Reason
+		}
+		res.Warnings = append(res.Warnings, ck.Warnings...)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if probs := descriptors.Check(d, doc, descriptors.CheckOptions{
-		Now:      env.Now(),
-		Home:     env.homeDir(),
-		UserHome: env.UserHome(),
-		StateDir: stateDir,
-	}); len(probs) > 0 {
-		return nil, env.blocked(ctx, pol, d, probs, nil)
-	}
-	dec := pol.Decide(d, env.Now())
-	res.Mode, res.ModeSource, res.Reason = string(dec.Mode), dec.Source, dec.Reason
-	if !acting {
-		// A stale intent stops a plan or an apply, not a look at the
-		// descriptor: validate warns (so an old example still validates).
-		var rest problem.List
-		for _, b := range dec.Blocked {
-			if b.Rule == policy.RuleStaleIntent {
-				b.Message += "; act plan and act apply refuse it (exit 4)"
-				res.Warnings = append(res.Warnings, locate(doc, problem.List{b})...)
-				continue
-			}
-			rest = append(rest, b)
-		}
-		dec.Blocked = rest
-	}
-	if len(dec.Blocked) > 0 {
-		return nil, env.blocked(ctx, pol, d, locate(doc, dec.Blocked), &dec)
-	}
-	return &checked{d: d, doc: doc, pol: pol, decision: dec, stateDir: stateDir, warm: warm}, nil
-}
-
-// blocked records with the gate that d was refused at validation
-// (docs/audit.md: validate_blocked) and returns probs, or the error of a
-// record that could not be written: act does not refuse unrecorded either.
-func (env *Env) blocked(ctx context.Context, pol *policy.Policy, d *descriptors.Descriptor, probs problem.List, dec *policy.Decision) error {
-	_, digest, err := plan.Canonical(d)
-	if err != nil {
-		return err
-	}
-	if err := env.gate(pol).Blocked(ctx, d, digest, probs, dec); err != nil {
-		return err
-	}
-	return probs
-}
-
-// unreadable records with the gate that a descriptor was refused because
-// it does not parse or fails the schema (docs/audit.md: validate_blocked)
-// and returns probs, or the error of a record that could not be written.
-func (env *Env) unreadable(ctx context.Context, pol *policy.Policy, doc *document.Document, data []byte, probs problem.List) error {
-	var id string
-	if doc != nil {
-		if m, ok := doc.Value().(map[string]any); ok {
-			id, _ = m["action_id"].(string)
-		}
-	}
-	if err := env.gate(pol).Unreadable(ctx, id, data, probs); err != nil {
-		return err
-	}
-	return probs
+	return &checked{Checked: ck, pol: pol}, nil
 }
 
 // locate gives problems that name only a field the file and position of
 // that field in doc.
 func locate(doc *document.Document, probs problem.List) problem.List {
-	out := make(problem.List, len(probs))
-	for i, p := range probs {
-		if p.File == "" {
-			p.File = doc.Name
-		}
-		if p.Line == 0 {
-			pos := doc.Pos(problem.SplitFieldPath(p.Field)...)
-			p.Line, p.Column = pos.Line, pos.Column
-		}
-		out[i] = p
-	}
-	out.Sort()
-	return out
+	return descriptors.Locate(doc, probs)
 }
 
 // loadPolicy resolves the host policy (docs/policy.md) and records where it came
@@ -265,61 +178,4 @@ func (env *Env) loadPolicy(res *result) (*policy.Policy, error) {
 	}
 	res.Policy = &policyOrigin{Source: origin.Source, File: origin.Path}
 	return pol, nil
-}
-
-// A spareSandbox keeps one sandbox started ahead ([plan.PrestartSandbox])
-// for a process that plans again and again (act mcp): a plan that runs a
-// command takes it, already started, and the next one is started once that
-// plan's commands have run (refill), while it diffs, saves and records
-// (mostly waiting on the disk) rather than beside its checks and its
-// command, which it would slow on a small machine. Nothing runs in a spare
-// until a plan's checks have passed; it waits, namespaces made and init
-// cloned, for its spec.
-type spareSandbox struct {
-	mu   sync.Mutex
-	next *plan.Warm
-}
-
-// take returns the spare sandbox, or starts one for the caller alone
-// where there is none (nil s: a one-shot act; or a spare already taken).
-func (s *spareSandbox) take() *plan.Warm {
-	if s == nil {
-		return plan.PrestartSandbox()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w := s.next
-	s.next = nil
-	if w == nil {
-		w = plan.PrestartSandbox()
-	}
-	return w
-}
-
-// refill starts the next spare sandbox, if there is none: for a plan like
-// d (its limits set ahead), or nil.
-func (s *spareSandbox) refill(d *descriptors.Descriptor) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.next == nil {
-		if d != nil {
-			s.next = plan.PrestartSandboxLike(d)
-		} else {
-			s.next = plan.PrestartSandbox()
-		}
-	}
-}
-
-// close ends the spare sandbox.
-func (s *spareSandbox) close() {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.next.Close()
-	s.next = nil
 }

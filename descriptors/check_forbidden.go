@@ -25,8 +25,9 @@ package descriptors
 import (
 	"strings"
 
-	"github.com/act-project/act/internal/pathglob"
 	"slices"
+
+	"github.com/act-project/act/internal/pathglob"
 )
 
 // hostDirs are the host system directories no scope may take in.

@@ -180,13 +180,9 @@ func (f *fileEffects) add(e *document.Node) bool {
 	return true
 }
 
-// operationEffects derives the effects of a file operation op of type t:
-// what the operation names, by the kind of change it makes to it. A path
-// that may exist or not (FILE_WRITE's path, FILE_MOVE's to with
-// overwrite, a NETWORK_REQUEST's save_to) is declared both created and
-// modified: which one the plan finds depends on the tree, and validate
-// does not look. FILE_WRITE with create_only only creates, with edits
-// only modifies.
+// operationEffects derives the effects of a file operation op of type t,
+// a document node (OpEffects on what it names), or nil where op does not
+// name what its effects need.
 func operationEffects(t ActionType, op *document.Node) *fileEffects {
 	if op == nil || op.Kind != document.Map {
 		return nil
@@ -198,72 +194,120 @@ func operationEffects(t ActionType, op *document.Node) *fileEffects {
 		}
 		return v.Scalar.(string), true
 	}
-	f := &fileEffects{create: []string{}, modify: []string{}, delete: []string{}}
+	flag := func(k string) bool {
+		v, _, _ := op.Get(k)
+		return v != nil && v.Scalar == true
+	}
+	var typed Operation
 	switch t {
 	case FileRead:
-		if _, ok := get("path"); !ok {
+		p, ok := get("path")
+		if !ok {
 			return nil
 		}
+		typed = FileReadOp{Path: p}
 	case FileWrite:
 		p, ok := get("path")
 		if !ok {
 			return nil
 		}
-		f.create, f.modify = []string{p}, []string{p}
-		if c, _, _ := op.Get("create_only"); c != nil && c.Scalar == true {
-			f.modify = []string{}
-		} else if _, _, ok := op.Get("edits"); ok {
-			f.create = []string{} // edits change a file that is there
+		w := FileWriteOp{Path: p, CreateOnly: flag("create_only")}
+		if _, _, ok := op.Get("edits"); ok {
+			w.Edits = []Edit{}
 		}
+		typed = w
 	case FileDelete:
 		l, _, _ := op.Get("paths")
 		if l == nil || l.Kind != document.List {
 			return nil
 		}
+		d := FileDeleteOp{Paths: []string{}}
 		for _, it := range l.Items {
 			s, ok := it.Scalar.(string)
 			if !ok {
 				return nil
 			}
-			f.delete = append(f.delete, s)
+			d.Paths = append(d.Paths, s)
 		}
+		typed = d
 	case FileMove:
 		from, ok1 := get("from")
 		to, ok2 := get("to")
 		if !ok1 || !ok2 {
 			return nil
 		}
-		f.delete, f.create = []string{from}, []string{to}
-		if o, _, _ := op.Get("overwrite"); o != nil && o.Scalar == true {
-			f.modify = []string{to}
-		}
-	case DirectoryCreate:
+		typed = FileMoveOp{From: from, To: to, Overwrite: flag("overwrite")}
+	case DirectoryCreate, DirectoryDelete, ConfigChange:
 		p, ok := get("path")
 		if !ok {
 			return nil
 		}
-		f.create = []string{p}
-	case DirectoryDelete:
-		p, ok := get("path")
-		if !ok {
-			return nil
-		}
-		f.delete = []string{p}
-	case ConfigChange:
-		p, ok := get("path")
-		if !ok {
-			return nil
-		}
-		f.modify = []string{p}
+		typed = map[ActionType]Operation{DirectoryCreate: DirectoryCreateOp{Path: p}, DirectoryDelete: DirectoryDeleteOp{Path: p}, ConfigChange: ConfigChangeOp{Path: p}}[t]
 	case NetworkRequest:
+		p, _ := get("save_to")
+		typed = NetworkRequestOp{SaveTo: p}
+	}
+	return opEffects(typed)
+}
+
+// opEffects derives the effects of a file operation: what the operation
+// names, by the kind of change it makes to it. A path that may exist or
+// not (FILE_WRITE's path, FILE_MOVE's to with overwrite, a
+// NETWORK_REQUEST's save_to) is declared both created and modified: which
+// one the plan finds depends on the tree, and validate does not look.
+// FILE_WRITE with create_only only creates, with edits only modifies. Nil
+// for an operation whose effects must be declared (a command's).
+func opEffects(op Operation) *fileEffects {
+	f := &fileEffects{create: []string{}, modify: []string{}, delete: []string{}}
+	switch o := op.(type) {
+	case FileReadOp:
+	case FileWriteOp:
+		f.create, f.modify = []string{o.Path}, []string{o.Path}
+		if o.CreateOnly {
+			f.modify = []string{}
+		} else if o.Edits != nil {
+			f.create = []string{} // edits change a file that is there
+		}
+	case FileDeleteOp:
+		f.delete = slices.Clone(o.Paths)
+	case FileMoveOp:
+		f.delete, f.create = []string{o.From}, []string{o.To}
+		if o.Overwrite {
+			f.modify = []string{o.To}
+		}
+	case DirectoryCreateOp:
+		f.create = []string{o.Path}
+	case DirectoryDeleteOp:
+		f.delete = []string{o.Path}
+	case ConfigChangeOp:
+		f.modify = []string{o.Path}
+	case NetworkRequestOp:
 		f.network = true
-		if p, ok := get("save_to"); ok {
-			f.create, f.modify = []string{p}, []string{p}
+		if o.SaveTo != "" {
+			f.create, f.modify = []string{o.SaveTo}, []string{o.SaveTo}
 		}
 	default:
 		return nil
 	}
 	return f
+}
+
+// effects is f as typed effects.
+func (f *fileEffects) effects() Effects {
+	return Effects{Filesystem: FilesystemEffects{Create: f.create, Modify: f.modify, Delete: f.delete}, Network: f.network}
+}
+
+// addEffects merges typed effects e into f.
+func (f *fileEffects) addEffects(e Effects) {
+	for i, src := range [][]string{e.Filesystem.Create, e.Filesystem.Modify, e.Filesystem.Delete} {
+		dst := []*[]string{&f.create, &f.modify, &f.delete}[i]
+		for _, s := range src {
+			if !slices.Contains(*dst, s) {
+				*dst = append(*dst, s)
+			}
+		}
+	}
+	f.network = f.network || e.Network
 }
 
 // node is f as an effects object.

@@ -86,6 +86,11 @@ type Gate struct {
 	// PathDirs are the directories of $PATH: a program there runs by
 	// name, so changing one is HIGH.
 	PathDirs []string
+	// NewID returns a fresh plan id; nil means random.
+	NewID func() string
+	// Session is what a long-running act keeps across decisions; nil for
+	// a one-shot act.
+	Session *Session
 	// Caller is the door a request came through, for the audit log: "cli"
 	// (the default), "run", "mcp", "claude-code" or "codex".
 	Caller string
@@ -861,6 +866,9 @@ func (g *Gate) refused(ctx context.Context, name string, ev audit.Event, err err
 	}
 	return err
 }
+
+// asProblems is errors.As(err, probs).
+func asProblems(err error, probs *problem.List) bool { return errors.As(err, probs) }
 
 // isRefusal reports that err is a decision of act's (a problem list)
 // rather than an error.

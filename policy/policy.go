@@ -214,6 +214,23 @@ type ResourceCaps struct {
 	MaxDurationMs int64 `json:"max_duration_ms"`
 }
 
+// Within is r with each resource lowered to the cap where the policy
+// sets one (0: no cap): what a door asks for a descriptor it builds.
+func (c ResourceCaps) Within(r descriptors.Resources) descriptors.Resources {
+	lower := func(a, b int64) int64 {
+		if b > 0 && b < a {
+			return b
+		}
+		return a
+	}
+	return descriptors.Resources{
+		MaxCPUMs:      lower(r.MaxCPUMs, c.MaxCPUMs),
+		MaxMemoryMB:   lower(r.MaxMemoryMB, c.MaxMemoryMB),
+		MaxDiskMB:     lower(r.MaxDiskMB, c.MaxDiskMB),
+		MaxDurationMs: lower(r.MaxDurationMs, c.MaxDurationMs),
+	}
+}
+
 // Resources is the policy's resources section: how the sandbox enforces
 // a command's caps.
 type Resources struct {
