@@ -15,7 +15,10 @@
 // thread moving itself skips the kernel's global threadgroup lock, whose
 // writer waits for an RCU grace period). A C constructor
 // (nsexec.c, the pattern of runc's nsexec) runs before the Go runtime, so the
-// sandbox child never pays Go's or CUE's start-up. It makes the inherited
+// sandbox child never pays Go's or CUE's start-up; the rest of the child is
+// in C files beside it, split by job as runc's nsenter is (nsexec_spec.c,
+// nsexec_mounts.c, nsexec_disk.c, nsexec_init.c, nsexec_seccomp.c,
+// nsexec_landlock.c, and nsexec.h for what they share). It makes the inherited
 // tree read-only recursively (mount_setattr), mounts a private /tmp, a
 // minimal /dev with a private /dev/shm, each scope as an overlay (lower = the
 // real directory, mounted userxattr and volatile) at its real path, and a

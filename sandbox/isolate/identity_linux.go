@@ -26,7 +26,7 @@ import (
 // kernel permission (docs/sandbox.md, "Identity").
 const IdentityBase = 0x7FFE0000
 
-// identityCount is how many ids the sandbox's identity maps (nsexec.c's
+// identityCount is how many ids the sandbox's identity maps (nsexec.h's
 // IDMAP_COUNT).
 const identityCount = 65536
 
@@ -54,7 +54,7 @@ func layerRoot(s Scope, disk bool) string {
 	return root
 }
 
-// identityMounts makes the mounts init attaches as root (nsexec.c's
+// identityMounts makes the mounts init attaches as root (nsexec_mounts.c's
 // stage_mounts): for each scope, its real directory and its layer's root,
 // idmapped by the user namespace of init (pid); then a plain clone of each
 // bind. init, being the sandbox's identity, could reach none of them by

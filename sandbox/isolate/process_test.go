@@ -24,16 +24,40 @@ import (
 // filter, its keyring, and of the parent's side of the protocol
 // (docs/sandbox-process.md).
 
-// TestProtocolAgrees: the message letters nsexec.c writes (its MSG_
-// defines) are the ones run_linux.go reads (its msg constants).
+// childSources reads the sandbox child's C files (nsexec.h and every .c
+// file of the package, which cgo compiles into it), all together.
+func childSources(t *testing.T) []byte {
+	t.Helper()
+	files, err := filepath.Glob("*.[ch]")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("the sandbox child's C files: %v %v", files, err)
+	}
+	var all []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(append(all, b...), '\n')
+	}
+	return all
+}
+
+// TestProtocolAgrees: the message letters the sandbox child writes (the
+// MSG_ defines of nsexec.h) are the ones run_linux.go reads (its msg
+// constants).
 func TestProtocolAgrees(t *testing.T) {
-	src, err := os.ReadFile("nsexec.c")
+	h, err := os.ReadFile("nsexec.h")
 	if err != nil {
 		t.Fatal(err)
 	}
+	src := childSources(t)
 	c := map[string]byte{}
-	for _, m := range regexp.MustCompile(`(?m)^#define MSG_([A-Z_]+) '(.)'`).FindAllStringSubmatch(string(src), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^#define MSG_([A-Z_]+) '(.)'`).FindAllStringSubmatch(string(h), -1) {
 		c[m[1]] = m[2][0]
+	}
+	if n := len(regexp.MustCompile(`(?m)^#define MSG_`).FindAll(src, -1)); n != len(c) {
+		t.Errorf("the C files define %d MSG_ letters, nsexec.h %d: each is defined once, in nsexec.h", n, len(c))
 	}
 	goSide := map[string]byte{
 		"PID": msgPID, "UNAVAILABLE": msgUnavailable, "SETUP": msgSetup,
@@ -41,12 +65,12 @@ func TestProtocolAgrees(t *testing.T) {
 		"WROTE_PATH": msgWrotePath, "WROTE": msgWrote, "LISTENER": msgListener,
 	}
 	if len(c) != len(goSide) {
-		t.Errorf("nsexec.c defines %d messages %v, run_linux.go %d", len(c), c, len(goSide))
+		t.Errorf("nsexec.h defines %d messages %v, run_linux.go %d", len(c), c, len(goSide))
 	}
 	seen := map[byte]string{}
 	for name, letter := range goSide {
 		if c[name] != letter {
-			t.Errorf("MSG_%s: nsexec.c says %q, run_linux.go %q", name, c[name], letter)
+			t.Errorf("MSG_%s: nsexec.h says %q, run_linux.go %q", name, c[name], letter)
 		}
 		if other, dup := seen[letter]; dup {
 			t.Errorf("MSG_%s and MSG_%s share the letter %q", name, other, letter)
@@ -56,23 +80,24 @@ func TestProtocolAgrees(t *testing.T) {
 	// Every message C writes uses a name, not a bare letter.
 	for _, re := range []string{`fail_kind = '`, `snprintf\([^)]*"[PUECDS]%`} {
 		if regexp.MustCompile(re).Match(src) {
-			t.Errorf("nsexec.c writes a message letter without its MSG_ name (%s)", re)
+			t.Errorf("the sandbox child writes a message letter without its MSG_ name (%s)", re)
 		}
 	}
 }
 
 // TestSpecKeysAgree: every key the parent writes into each part of the
-// spec (encode, rlimits.add, sendMounts' "cgroups") is one nsexec.c's
-// read_spec reads in that part, and the other way round.
+// spec (encode, rlimits.add, sendMounts' "cgroups") is one
+// nsexec_spec.c's act_read_spec reads in that part, and the other way
+// round.
 func TestSpecKeysAgree(t *testing.T) {
-	src, err := os.ReadFile("nsexec.c")
+	src, err := os.ReadFile("nsexec_spec.c")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cKeys := func(list string) map[string]bool {
 		m := regexp.MustCompile(`static const char \*const ` + list + `\[\] = \{([^}]*)\}`).FindSubmatch(src)
 		if m == nil {
-			t.Fatalf("nsexec.c has no %s", list)
+			t.Fatalf("nsexec_spec.c has no %s", list)
 		}
 		keys := map[string]bool{}
 		for _, k := range regexp.MustCompile(`"([a-z_]+)"`).FindAllSubmatch(m[1], -1) {
@@ -116,12 +141,12 @@ func TestSpecKeysAgree(t *testing.T) {
 		c2 := cKeys(c.list)
 		for k := range c.goSide {
 			if !c2[k] {
-				t.Errorf("the parent writes the spec key %q in the %s part, which nsexec.c does not read there", k, c.name)
+				t.Errorf("the parent writes the spec key %q in the %s part, which nsexec_spec.c does not read there", k, c.name)
 			}
 		}
 		for k := range c2 {
 			if !c.goSide[k] {
-				t.Errorf("nsexec.c reads the spec key %q in the %s part, which the parent never writes there", k, c.name)
+				t.Errorf("nsexec_spec.c reads the spec key %q in the %s part, which the parent never writes there", k, c.name)
 			}
 		}
 	}
@@ -130,7 +155,8 @@ func TestSpecKeysAgree(t *testing.T) {
 	}
 }
 
-// TestArchSupported: commands run only where nsexec.c has a seccomp filter.
+// TestArchSupported: commands run only where nsexec_seccomp.c has a
+// seccomp filter.
 func TestArchSupported(t *testing.T) {
 	for arch, ok := range map[string]bool{"amd64": true, "arm64": true, "riscv64": false, "386": false, "arm": false} {
 		err := archSupported(arch)
@@ -143,28 +169,33 @@ func TestArchSupported(t *testing.T) {
 	}
 }
 
-// TestFilterBuildsForArm64: nsexec.c, its seccomp filter included,
-// compiles for aarch64 where the cross compiler is installed (Debian's
-// gcc-aarch64-linux-gnu); the filter's range assumptions are checked by
-// its _Static_asserts.
+// TestFilterBuildsForArm64: the sandbox child's C files, its seccomp
+// filter included, compile for aarch64 where the cross compiler is
+// installed (Debian's gcc-aarch64-linux-gnu); the filter's range
+// assumptions are checked by its _Static_asserts.
 func TestFilterBuildsForArm64(t *testing.T) {
 	cc, err := exec.LookPath("aarch64-linux-gnu-gcc")
 	if err != nil {
 		t.Skip("no aarch64-linux-gnu-gcc: the aarch64 filter is not compiled here")
 	}
-	out, err := exec.Command(cc, "-Wall", "-Werror", "-fsyntax-only", "nsexec.c").CombinedOutput()
-	if err != nil {
-		t.Fatalf("nsexec.c for aarch64: %v\n%s", err, out)
+	files, err := filepath.Glob("*.c")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the sandbox child's C files: %v %v", files, err)
 	}
-	out, err = exec.Command(cc, "-E", "-dM", "nsexec.c").Output()
+	out, err := exec.Command(cc, append([]string{"-Wall", "-Werror", "-fsyntax-only"}, files...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v for aarch64: %v\n%s", files, err, out)
+	}
+	out, err = exec.Command(cc, "-E", "-dM", "nsexec_seccomp.c").Output()
 	if err != nil || !strings.Contains(string(out), "#define FILTER_ARCH AUDIT_ARCH_AARCH64") {
-		t.Errorf("nsexec.c for aarch64 has no aarch64 filter (%v)", err)
+		t.Errorf("nsexec_seccomp.c for aarch64 has no aarch64 filter (%v)", err)
 	}
 }
 
 // TestNsexecUnit builds and runs testdata/nsexec_unit.c, which includes
-// nsexec.c: the fallbacks of close_inherited and cloexec_all on a kernel
-// without close_range(2) (made to fail there), and fail_line's cutting.
+// the sandbox child's C files: the fallbacks of close_inherited (nsexec.c)
+// and cloexec_all (nsexec_init.c) on a kernel without close_range(2) (made
+// to fail there), and fail_line's cutting.
 func TestNsexecUnit(t *testing.T) {
 	cc, err := exec.LookPath("cc")
 	if err != nil {
@@ -636,8 +667,12 @@ func TestProcessAsNobody(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "testdata", "sysprobe.c"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := os.ReadFile("nsexec.c"); err == nil {
-		os.WriteFile(filepath.Join(dir, "nsexec.c"), c, 0o644)
+	// The sandbox child's C files, which TestProtocolAgrees reads.
+	cFiles, _ := filepath.Glob("*.[ch]")
+	for _, f := range cFiles {
+		if c, err := os.ReadFile(f); err == nil {
+			os.WriteFile(filepath.Join(dir, f), c, 0o644)
+		}
 	}
 	run := "^(TestProtocolAgrees|TestFailMessageWhole|TestInheritedDescriptorsClosed|TestSeccompFilter|TestIoUringSocketBypass|TestDatagramPairSendto|TestSessionKeyring|TestCopyOutDepthLimit|TestDiscard|TestDiscardBounded)$"
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+run, "-test.v")

@@ -20,18 +20,19 @@ import (
 )
 
 // The environment of the sandbox's first process: the spec socket's
-// descriptor, and whether the network namespace is kept (nsexec.c).
+// descriptor, and whether the network namespace is kept (nsexec.h's
+// MARKER …, read by nsexec.c's constructor).
 const (
 	marker    = "_ACT_SANDBOX_FD"
 	markerNet = "_ACT_SANDBOX_NET"
 	// markerEarly: a sandbox started ahead of its spec, whose init makes
-	// the mounts that depend on no spec while it waits (nsexec.c's
-	// premount).
+	// the mounts that depend on no spec while it waits (nsexec_mounts.c's
+	// act_premount).
 	markerEarly = "_ACT_SANDBOX_EARLY"
 )
 
 // The messages the sandbox writes on the spec socket, one a line: the
-// letter, then its text. nsexec.c names the same letters MSG_PID …
+// letter, then its text. nsexec.h names the same letters MSG_PID …
 // MSG_STATUS (TestProtocolAgrees compares the two lists).
 const (
 	msgPID         = 'P' // the first process: init's PID
@@ -46,8 +47,8 @@ const (
 	msgListener    = 'L' // init: the egress proxy's listener (SCM_RIGHTS)
 )
 
-// filterArchs are the architectures nsexec.c has a seccomp filter for;
-// on any other, commands are refused (the child refuses them too).
+// filterArchs are the architectures nsexec_seccomp.c has a seccomp filter
+// for; on any other, commands are refused (the child refuses them too).
 var filterArchs = map[string]bool{"amd64": true, "arm64": true}
 
 // archSupported says whether commands may run on the architecture goarch.
@@ -629,7 +630,7 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, procs int6
 	wroteCount := int64(-1)
 	for _, m := range w.lines {
 		switch kind, text := message(m); kind {
-		case msgUnavailable: // no seccomp filter here (nsexec.c)
+		case msgUnavailable: // no seccomp filter here (nsexec_seccomp.c)
 			return nil, fmt.Errorf("%w: %s", ErrUnavailable, text)
 		case msgSetup:
 			return nil, &SetupError{Msg: text}

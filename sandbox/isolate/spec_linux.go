@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// specParts is a spec serialized for nsexec.c, key NUL value NUL records,
-// in its two parts (read_spec): what init mounts, and what it runs.
+// specParts is a spec serialized for the sandbox child, key NUL value NUL
+// records, in its two parts (nsexec_spec.c's act_read_spec): what init
+// mounts, and what it runs.
 type specParts struct {
 	mount, command []byte
 }
@@ -20,7 +21,7 @@ func put(b []byte, k, v string) []byte { return append(append(append(append(b, k
 // endMounts is the record that ends the mount part.
 const endMounts = "mounts\x001\x00"
 
-// encode serializes spec for nsexec.c.
+// encode serializes spec for the sandbox child (nsexec_spec.c).
 func encode(spec Spec, probe bool) (specParts, error) {
 	var p specParts
 	if len(spec.Argv) == 0 && !probe {

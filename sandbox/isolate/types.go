@@ -197,7 +197,7 @@ type Result struct {
 }
 
 // MaxWrote is how many of the paths a run with Spec.Discard changed its
-// Result names (nsexec.c's MAX_WROTE_NAMED).
+// Result names (nsexec_disk.c's MAX_WROTE_NAMED).
 const MaxWrote = 16
 
 // ErrUnavailable is wrapped by the errors of [Available] and [Run] when the

@@ -104,8 +104,8 @@ func (w *Warm) take(spec Spec, procs int64) (*started, *os.Process, *cgroups) {
 }
 
 // premounts are the directories a sandbox started ahead has mounted over
-// before its spec came (nsexec.c's premount): a scope, layer or work dir
-// below one would be hidden from init, which opens them after.
+// before its spec came (nsexec_mounts.c's act_premount): a scope, layer or
+// work dir below one would be hidden from init, which opens them after.
 var premounts = []string{"/dev", "/run", "/proc"}
 
 // underPremounts reports whether a scope, layer or work dir of spec lies

@@ -1,9 +1,10 @@
-// nsexec_unit tests helpers of nsexec.c that the sandbox cannot show from
-// outside: the fallbacks of close_inherited and cloexec_all where the
-// kernel has no close_range(2), and fail_line's cutting. It includes
-// nsexec.c itself, with syscall() wrapped so that close_range can be made
-// to fail (process_test.go builds and runs it). It prints one line per
-// failed check and exits 1 if any.
+// nsexec_unit tests helpers of the sandbox child that the sandbox cannot
+// show from outside: the fallbacks of close_inherited (nsexec.c) and
+// cloexec_all (nsexec_init.c) where the kernel has no close_range(2), and
+// fail_line's cutting (nsexec.c). It includes the child's C files
+// themselves, as one unit, with syscall() wrapped so that close_range can
+// be made to fail (process_test.go builds and runs it). It prints one line
+// per failed check and exits 1 if any.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
@@ -28,6 +29,12 @@ static long wrapped_syscall(long nr, ...) {
 
 #define syscall wrapped_syscall
 #include "../nsexec.c"
+#include "../nsexec_spec.c"
+#include "../nsexec_mounts.c"
+#include "../nsexec_disk.c"
+#include "../nsexec_init.c"
+#include "../nsexec_seccomp.c"
+#include "../nsexec_landlock.c"
 #undef syscall
 
 static int failed;
@@ -88,7 +95,7 @@ static void test_fail_line(void) {
 	char buf[FAIL_BUF], big[3 * FAIL_BUF];
 	memset(big, 'x', sizeof big - 1);
 	big[sizeof big - 1] = 0;
-	fail_kind = MSG_SETUP;
+	act_fail_kind = MSG_SETUP;
 	for (int e = 0; e <= ENAMETOOLONG; e += ENAMETOOLONG) {
 		int n = line(buf, e, "exec %s", big);
 		CHECK(n > 0 && n <= FAIL_BUF, "length %d", n);
