@@ -100,7 +100,6 @@ EXAMPLES:
 					return err
 				}
 			}
-			env.caller = "mcp"
 			if os.Getenv("GOGC") == "" {
 				// A long-running server of short calls: a heap of a few
 				// times the live one (about 40 MiB in all) halves the
@@ -136,6 +135,7 @@ type mcpServer struct{ env *Env }
 
 // newMCPServer returns the MCP server of env, its tools registered.
 func newMCPServer(env *Env) *mcp.Server {
+	env.caller = "mcp" // the door, in every record the server's calls write
 	s := &mcpServer{env: env}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "act", Title: "act: validate, dry-run and apply an agent's actions", Version: Version},
 		&mcp.ServerOptions{Instructions: mcpInstructions})

@@ -22,6 +22,7 @@ import (
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/internal/cgrouptest"
 	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/sandbox/isolate"
 )
 
@@ -848,5 +849,60 @@ func TestMCPEverydayLoop(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(f.proj, "greet.go")); !strings.Contains(string(got), "func Greet() string { return \"hello\" }") {
 		t.Errorf("greet.go after the formatter = %q", got)
+	}
+}
+
+// TestMCPRefusalRecorded: a refusal through act mcp is the same signed
+// record as through the CLI and the hooks (gate_doors.txtar):
+// apply_refused, with the rule that refused it, naming its door.
+func TestMCPRefusalRecorded(t *testing.T) {
+	f := newMCPFixture(t)
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("max_pending: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	getenv := f.env.Getenv
+	f.env.Getenv = func(k string) string {
+		if k == "ACT_POLICY" {
+			return pol
+		}
+		return getenv(k)
+	}
+	ctx := context.Background()
+	var plans []string
+	for i := range 2 {
+		_, p := f.call(ctx, "act_plan", map[string]any{"descriptor": f.descriptor(descOpts{id: testUUID(400 + i), name: fmt.Sprintf("f%d.txt", i), content: "x\n", confirm: true})})
+		if p.Status != "planned" {
+			t.Fatalf("act_plan %d: %s %+v", i, p.Status, p.Errors)
+		}
+		plans = append(plans, p.PlanID)
+	}
+	if _, out := f.call(ctx, "act_apply", map[string]any{"plan_id": plans[0]}); out.Status != "queued" {
+		t.Fatalf("act_apply of the first: %s, want queued", out.Status)
+	}
+	if res, _ := f.call(ctx, "act_apply", map[string]any{"plan_id": plans[1]}); !res.IsError {
+		t.Fatal("act_apply of a second plan past max_pending was not refused")
+	}
+	dir := state.Dir{Root: f.stateDir()}.Audit()
+	found, err := audit.Find(dir, "", plans[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []*audit.Statement
+	for _, r := range found {
+		if r.Event != audit.EventApplyRefused {
+			continue
+		}
+		shown, err := audit.Show(dir, int64(r.Seq), audit.VerifyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused = append(refused, shown.Statement)
+	}
+	if len(refused) != 1 {
+		t.Fatalf("records of the refused plan %v: want one apply_refused", found)
+	}
+	if p := refused[0].Predicate; p.Via != "mcp" || !slices.Contains(p.Rules, "policy.max-pending") {
+		t.Errorf("apply_refused via %q rules %v; want via mcp, rule policy.max-pending", p.Via, p.Rules)
 	}
 }
