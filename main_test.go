@@ -477,7 +477,7 @@ func TestDeps(t *testing.T) {
 		"internal/cgroupfs":     {},
 		"internal/sshsig":       {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
 		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema"},
-		"policy":                {"audit", "descriptors", "internal/document", "internal/problem", "internal/pathglob", "schema", "go.yaml.in/yaml/v3", "golang.org/x/sys/unix"},
+		"policy":                {"audit", "descriptors", "internal/document", "internal/problem", "internal/pathglob", "internal/state", "schema", "go.yaml.in/yaml/v3", "golang.org/x/sys/unix"},
 		"bench/internal/runner": {},
 		"schema":                {"cuelang.org/go/cue", "cuelang.org/go/cue/cuecontext", "cuelang.org/go/cue/errors", "cuelang.org/go/cue/ast", "cuelang.org/go/cue/token", "cuelang.org/go/encoding/jsonschema", "cuelang.org/go/encoding/json"},
 		"internal/document":     {"internal/problem", "go.yaml.in/yaml/v3"},

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/audit"
+	"github.com/act-project/act/internal/state"
 )
 
 func newAuditCommand(env *Env) *cli.Command {
@@ -22,7 +22,7 @@ func newAuditCommand(env *Env) *cli.Command {
 		if err != nil {
 			return "", err
 		}
-		d = filepath.Join(d, "audit")
+		d = state.Dir{Root: d}.Audit()
 		return d, audit.EnsureKey(d)
 	}
 	return &cli.Command{
@@ -88,7 +88,7 @@ EXAMPLES:
 					// is made in it.
 					d, err := env.stateDir()
 					if err == nil {
-						d = filepath.Join(d, "audit")
+						d = state.Dir{Root: d}.Audit()
 						if opts.PublicKey == nil {
 							d, err = dir()
 						}
