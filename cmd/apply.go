@@ -56,7 +56,7 @@ EXAMPLES:
    act --json apply d.yaml
 
 ` + endsWith("applied (or already applied)", 1, 2, 3, 4, 5, 6, 7, 8, 9).
-			note(8, "conflict (stale plan, action id already used)").note(9, "no such plan").help(),
+			note(8, "conflict (stale plan, action id already used)").note(9, "no such plan").with(outcome.Interrupted).help(),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
 			&cli.StringFlag{Name: "signature", Usage: "a signed approval: the ssh-keygen -Y sign signature (namespace act-approval) of the plan's digest"},
@@ -291,7 +291,7 @@ func endAsCommand(env *Env, res *result, p *plan.Plan, out *rollback.Outcome) er
 	}
 	fmt.Fprintf(env.Stdio.Err, "act: action %s (plan %s) %s; undo: act rollback %s\n", escapeLine(id), escapeLine(p.ID), what, escapeLine(id))
 	if cmd.ExitCode != 0 {
-		return &rendered{outcome.Outcome{Code: cmd.ExitCode, Status: status, Label: "the command's exit code"}}
+		return &rendered{outcome.CommandExit(cmd.ExitCode, status)}
 	}
 	return nil
 }

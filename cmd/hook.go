@@ -159,7 +159,7 @@ type hookOutput struct {
 // blocks the tool call and shows the reason to Claude.
 func hookBlock(env *Env, err error) error {
 	fmt.Fprintf(env.Stdio.Err, "act hook: blocked, act could not decide: %s\n", escapeLine(err.Error()))
-	return &rendered{outcome.Outcome{Code: 2, Status: outcome.Usage.Status, Label: "blocked"}}
+	return &rendered{outcome.HookBlocked}
 }
 
 // hookTools are the tools the hook decides; any other passes through.

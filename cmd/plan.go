@@ -37,7 +37,7 @@ EXAMPLES:
    act --json plan d.yaml | jq .changes
 
 ` + endsWith("planned", 1, 2, 3, 4, 5, 6, 8).
-			note(8, "conflict (action id already applied with other content, or rolled back)").help(),
+			note(8, "conflict (action id already applied with other content, or rolled back)").with(outcome.Interrupted).help(),
 		Flags: diffFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
