@@ -241,7 +241,7 @@ EXAMPLES:
 					}
 					pem, nk, err := audit.Keys(d)
 					if err == nil && c.Bool("note") && nk == "" {
-						err = fmt.Errorf("audit: the log holds records but no checkpoint file: act audit verify says why")
+						err = fmt.Errorf("audit: the log holds records but no checkpoint file: %s says why", env.actLine("audit", "verify"))
 					}
 					res.Data = map[string]string{"public_key": string(pem), "note_key": nk}
 					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {

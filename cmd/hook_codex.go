@@ -346,8 +346,8 @@ func codexDecide(ctx context.Context, env *Env, res *result, g *gate.Gate, e *ga
 	}
 	var shown bytes.Buffer
 	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
-	return deny(fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s and nothing was changed; the plan is pending: a person runs %s --confirm (act pending lists it, act show %s shows it). Codex cannot ask a person for act, so this call is denied: tell the person, and do not retry it another way.\n%s",
-		what, strings.Join(adm.Confirm, "; "), p.ID, hookActCommand(env, "apply", p.ID), p.ID, shown.String())), nil
+	return deny(fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s and nothing was changed; the plan is pending: a person runs %s --confirm (%s lists it, %s shows it). Codex cannot ask a person for act, so this call is denied: tell the person, and do not retry it another way.\n%s",
+		what, strings.Join(adm.Confirm, "; "), p.ID, hookActCommand(env, "apply", p.ID), hookActCommand(env, "pending"), hookActCommand(env, "show", p.ID), shown.String())), nil
 }
 
 // changeSummary counts a plan's changes for a reason.

@@ -197,7 +197,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 	ws := "\x00" // the workspace of the lines before: none yet
 	for i, e := range entries {
 		if i == maxChanges {
-			fmt.Fprintf(w, "… and %s not shown: act show %s --full prints them all, --json lists them\n", plural(len(entries)-i, "more change"), p.ID)
+			fmt.Fprintf(w, "… and %s not shown: %s prints them all, --json lists them\n", plural(len(entries)-i, "more change"), env.actLine("show", p.ID, "--full"))
 			break
 		}
 		if e.ws != ws && (e.ws != "" || ws != "\x00") {
@@ -243,7 +243,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 		}
 	}
 	if diffsLeft > 0 {
-		fmt.Fprintf(w, "(the diffs of %s were left out, beyond %d lines: act show %s --full prints them)\n", plural(diffsLeft, "file"), maxShownDiffLines, p.ID)
+		fmt.Fprintf(w, "(the diffs of %s were left out, beyond %d lines: %s prints them)\n", plural(diffsLeft, "file"), maxShownDiffLines, env.actLine("show", p.ID, "--full"))
 	}
 	c, m, d := diff.Summary(p.Changes)
 	if len(p.Changes) > 0 {

@@ -304,7 +304,7 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 		}
 		c, m, dl := diff.Summary(p.Changes)
 		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
-		fmt.Fprintf(w, "Roll back with: act rollback %s\n", escapeLine(p.ActionID))
+		fmt.Fprintf(w, "Roll back with: %s\n", env.actLine("rollback", p.ActionID))
 	})
 }
 

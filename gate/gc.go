@@ -230,11 +230,11 @@ func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error
 			}
 			switch st {
 			case lifecycle.Pending:
-				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending, waiting for a person (act apply %s --confirm, or act deny %s)", id, id, id))
+				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending, waiting for a person (%s, or %s)", id, g.actLine("apply", id, "--confirm"), g.actLine("deny", id)))
 				continue
 			case lifecycle.Expired:
 				if p.State == lifecycle.Pending {
-					c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending though expired: act deny %s removes its layer", id, id))
+					c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending though expired: %s removes its layer", id, g.actLine("deny", id)))
 					continue
 				}
 			case lifecycle.Planned:
