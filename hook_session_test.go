@@ -237,7 +237,7 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 		if got := strings.Contains(dec.Out.Reason, "act applied this"); got != step.applied {
 			t.Errorf("%s: applied by act = %v, want %v: %s", name, got, step.applied, dec.Out.Reason)
 		}
-		if step.applied && !strings.Contains(dec.Out.Reason, "act rollback ") {
+		if step.applied && !rollbackID.MatchString(dec.Out.Reason) {
 			t.Errorf("%s: the reason names no rollback: %s", name, dec.Out.Reason)
 		}
 		actions = appendActions(actions, dec.Out.Reason)
@@ -438,9 +438,9 @@ func write(t *testing.T, name, data string) {
 
 // asCommandPlan finds the plan id in the command the hook put in place of
 // a Bash command.
-var asCommandPlan = regexp.MustCompile(`act apply --as-command ([0-9a-f]{16})`)
+var asCommandPlan = regexp.MustCompile(`act(?: --home \S+)? apply --as-command ([0-9a-f]{16})`)
 
-var rollbackID = regexp.MustCompile(`act rollback ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)
+var rollbackID = regexp.MustCompile(`act(?: --home \S+)? rollback ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)
 
 // appendActions appends the action ids text names in "act rollback ID",
 // each once.

@@ -332,7 +332,7 @@ for an outcome that is not a problem of the descriptor.
 `)
 	rule := func(o outcome.Outcome) string {
 		switch {
-		case o.Code == 0:
+		case o.Code == 0, o.Code == outcome.CommandCode:
 			return "—"
 		case o.Rule == "":
 			return "the problem's"
@@ -350,6 +350,19 @@ Some outcomes of a code have a status, or a rule, of their own:
 `)
 	for _, r := range outcome.Named() {
 		fmt.Fprintf(&b, "| %d | `%s` | %s | %s |\n", r.Code, r.Status, rule(r), r.Meaning)
+	}
+	b.WriteString(`
+Some commands end with a code of their own, or give a code a meaning of its own:
+
+| exit | status | rule | meaning |
+|---|---|---|---|
+`)
+	for _, r := range outcome.Own() {
+		code, status := strconv.Itoa(r.Code), "`"+r.Status+"`"
+		if r.Code == outcome.CommandCode {
+			code, status = "the command's", "—"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", code, status, rule(r), r.Meaning)
 	}
 	b.WriteString(`
 Each command's help (` + "`act COMMAND --help`" + `) lists, under EXIT STATUS, the
@@ -477,7 +490,7 @@ func TestDeps(t *testing.T) {
 		"internal/cgroupfs":     {},
 		"internal/sshsig":       {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
 		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema"},
-		"policy":                {"audit", "descriptors", "internal/document", "internal/problem", "internal/pathglob", "schema", "go.yaml.in/yaml/v3", "golang.org/x/sys/unix"},
+		"policy":                {"audit", "descriptors", "internal/document", "internal/problem", "internal/pathglob", "internal/state", "schema", "go.yaml.in/yaml/v3", "golang.org/x/sys/unix"},
 		"bench/internal/runner": {},
 		"schema":                {"cuelang.org/go/cue", "cuelang.org/go/cue/cuecontext", "cuelang.org/go/cue/errors", "cuelang.org/go/cue/ast", "cuelang.org/go/cue/token", "cuelang.org/go/encoding/jsonschema", "cuelang.org/go/encoding/json"},
 		"internal/document":     {"internal/problem", "go.yaml.in/yaml/v3"},

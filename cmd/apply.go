@@ -56,7 +56,7 @@ EXAMPLES:
    act --json apply d.yaml
 
 ` + endsWith("applied (or already applied)", 1, 2, 3, 4, 5, 6, 7, 8, 9).
-			note(8, "conflict (stale plan, action id already used)").note(9, "no such plan").help(),
+			note(8, "conflict (stale plan, action id already used)").note(9, "no such plan").with(outcome.Interrupted).help(),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
 			&cli.StringFlag{Name: "signature", Usage: "a signed approval: the ssh-keygen -Y sign signature (namespace act-approval) of the plan's digest"},
@@ -154,7 +154,7 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 	} else {
 		if !plan.IsID(arg) {
 			if a, aerr := rollback.LoadAction(state.Dir{Root: home}, arg); aerr == nil {
-				return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("%s is an action id, not a plan id: it is %s (plan %s); act show %s says more: %w", arg, a.State, a.PlanID, arg, plan.ErrNotFound), nil)
+				return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("%s is an action id, not a plan id: it is %s (plan %s); %s says more: %w", arg, a.State, a.PlanID, env.actLine("show", arg), plan.ErrNotFound), nil)
 			}
 			return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("%s is neither a descriptor file nor a plan id: %w", arg, plan.ErrNotFound), nil)
 		}
@@ -236,7 +236,7 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 		}
 		c, m, dl := diff.Summary(p.Changes)
 		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
-		fmt.Fprintf(w, "Roll back with: act rollback %s\n", escapeLine(p.ActionID))
+		fmt.Fprintf(w, "Roll back with: %s\n", env.actLine("rollback", p.ActionID))
 	})
 }
 
@@ -289,9 +289,9 @@ func endAsCommand(env *Env, res *result, p *plan.Plan, out *rollback.Outcome) er
 	if err := env.finish(res, status, nil, nil); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdio.Err, "act: action %s (plan %s) %s; undo: act rollback %s\n", escapeLine(id), escapeLine(p.ID), what, escapeLine(id))
+	fmt.Fprintf(env.Stdio.Err, "act: action %s (plan %s) %s; undo: %s\n", escapeLine(id), escapeLine(p.ID), what, env.actLine("rollback", id))
 	if cmd.ExitCode != 0 {
-		return &rendered{outcome.Outcome{Code: cmd.ExitCode, Status: status, Label: "the command's exit code"}}
+		return &rendered{outcome.CommandExit(cmd.ExitCode, status)}
 	}
 	return nil
 }

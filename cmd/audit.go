@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/audit"
+	"github.com/act-project/act/internal/state"
 )
 
 func newAuditCommand(env *Env) *cli.Command {
@@ -22,7 +22,7 @@ func newAuditCommand(env *Env) *cli.Command {
 		if err != nil {
 			return "", err
 		}
-		d = filepath.Join(d, "audit")
+		d = state.Dir{Root: d}.Audit()
 		return d, audit.EnsureKey(d)
 	}
 	return &cli.Command{
@@ -88,7 +88,7 @@ EXAMPLES:
 					// is made in it.
 					d, err := env.stateDir()
 					if err == nil {
-						d = filepath.Join(d, "audit")
+						d = state.Dir{Root: d}.Audit()
 						if opts.PublicKey == nil {
 							d, err = dir()
 						}
@@ -241,7 +241,7 @@ EXAMPLES:
 					}
 					pem, nk, err := audit.Keys(d)
 					if err == nil && c.Bool("note") && nk == "" {
-						err = fmt.Errorf("audit: the log holds records but no checkpoint file: act audit verify says why")
+						err = fmt.Errorf("audit: the log holds records but no checkpoint file: %s says why", env.actLine("audit", "verify"))
 					}
 					res.Data = map[string]string{"public_key": string(pem), "note_key": nk}
 					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {

@@ -57,6 +57,42 @@ func (env *Env) stateDir() (string, error) {
 	return filepath.Abs(dir)
 }
 
+// actLine is the command line of act with args that act hands out for a
+// person or an agent to run: a hint, an undo or "Roll back with:" line,
+// act pending's and MCP's next steps, the gate's messages. See
+// [Env.commandLine].
+func (env *Env) actLine(args ...string) string { return env.commandLine("act", args...) }
+
+// commandLine is every command line of act that act hands out, exe naming
+// act ("act", or the hook's own path): it names the state dir (--home)
+// whenever the state dir did not come from the real user's default — it
+// came from --home, $ACT_HOME, $XDG_STATE_HOME or a $HOME that is not the
+// passwd entry's — so that the environment of whoever runs it (an agent's)
+// cannot send it to another state dir; and the --policy act was given.
+func (env *Env) commandLine(exe string, args ...string) string {
+	argv := []string{exe}
+	if home, err := env.stateDir(); err == nil && !env.defaultStateDir(home) {
+		argv = append(argv, "--home", home)
+	}
+	if env.policyFile != "" {
+		f, _ := filepath.Abs(env.policyFile)
+		argv = append(argv, "--policy", f)
+	}
+	return shellJoin(append(argv, args...))
+}
+
+// defaultStateDir reports whether dir is a state dir no environment
+// chose: the one the system policy pins, or the real user's default,
+// ~/.local/state/act of the passwd entry's home (never $HOME's, which
+// whoever starts act sets).
+func (env *Env) defaultStateDir(dir string) bool {
+	if env.pinned != nil && *env.pinned != "" {
+		return dir == *env.pinned // --home and ACT_HOME may only name it
+	}
+	h := env.UserHome()
+	return h != "" && dir == filepath.Join(h, ".local", "state", "act")
+}
+
 // homeDir is the user's home: $HOME, else the passwd entry.
 func (env *Env) homeDir() string {
 	if h := env.Getenv("HOME"); h != "" {
@@ -114,7 +150,7 @@ func (env *Env) gate(pol *policy.Policy) *gate.Gate {
 		}
 	}
 	return &gate.Gate{Home: state.Dir{Root: home}, Policy: pol, Now: env.Now, NewID: env.NewID, Session: env.session, EnvHome: env.homeDir(), UserHome: env.UserHome(), Caller: env.caller,
-		Workspaces: env.workspaces, PathDirs: filepath.SplitList(env.Getenv("PATH"))}
+		Workspaces: env.workspaces, PathDirs: filepath.SplitList(env.Getenv("PATH")), ActLine: env.actLine}
 }
 
 // addWorkspace makes dir a workspace of this session (act mcp --workspace):

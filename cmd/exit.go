@@ -65,6 +65,9 @@ type ends struct {
 	success string
 	codes   []int
 	notes   map[int]string
+	// own are outcomes of the table's own rows (outcome.Own), listed
+	// after the codes.
+	own []outcome.Outcome
 }
 
 // endsWith declares a command that names its success success and can end
@@ -85,6 +88,12 @@ func (e ends) note(code int, text string) ends {
 	return e
 }
 
+// with lists o, a row of outcome.Own (130 interrupted), after the codes.
+func (e ends) with(o outcome.Outcome) ends {
+	e.own = append(e.own[:len(e.own):len(e.own)], o)
+	return e
+}
+
 // help is the EXIT STATUS section: "0 success, 1 error, ...", wrapped as the
 // rest of the help is.
 func (e ends) help() string {
@@ -95,6 +104,9 @@ func (e ends) help() string {
 			label = t
 		}
 		items = append(items, fmt.Sprintf("%d %s", c, label))
+	}
+	for _, o := range e.own {
+		items = append(items, fmt.Sprintf("%d %s", o.Code, o.Label))
 	}
 	const indent, width = "   ", 78
 	var b strings.Builder

@@ -11,9 +11,10 @@ import (
 	"github.com/act-project/act/plan"
 )
 
-// hintFor says what to change for the common errors: one line each, the
+// hintsFor says what to change for the common errors: one line each, the
 // first that applies, after the errors (at most one per distinct hint).
-func hintsFor(err error) []string {
+// Each command line in a hint is env.actLine's.
+func (env *Env) hintsFor(err error) []string {
 	var out []string
 	add := func(h string) {
 		for _, o := range out {
@@ -26,7 +27,7 @@ func hintsFor(err error) []string {
 	var probs problem.List
 	if errors.As(err, &probs) {
 		for _, p := range probs {
-			if h := problemHint(p); h != "" {
+			if h := env.problemHint(p); h != "" {
 				add(h)
 			}
 		}
@@ -36,36 +37,37 @@ func hintsFor(err error) []string {
 	var need *gate.ConfirmationRequired
 	switch {
 	case errors.As(err, &need) && need.Via == gate.ViaSigned:
-		add(fmt.Sprintf("an approver signs it: act apply %s --sign-with ~/.ssh/id_ed25519.pub (or --signature FILE, made with ssh-keygen -Y sign -n act-approval over the digest act show %s prints)", need.PlanID, need.PlanID))
+		add(fmt.Sprintf("an approver signs it: %s ~/.ssh/id_ed25519.pub (or --signature FILE, made with ssh-keygen -Y sign -n act-approval over the digest %s prints)",
+			env.actLine("apply", need.PlanID, "--sign-with"), env.actLine("show", need.PlanID)))
 	case errors.As(err, &need) && need.PlanID != "":
-		add(fmt.Sprintf("act pending lists what waits; a person approves with act apply %s --confirm", need.PlanID))
+		add(fmt.Sprintf("%s lists what waits; a person approves with %s", env.actLine("pending"), env.actLine("apply", need.PlanID, "--confirm")))
 	case err == nil:
 	case errors.As(err, &u):
 		add("run 'act --help' for usage")
 	case errors.Is(err, plan.ErrNotFound):
-		add("act history lists the plans and actions in the state directory; act pending the plans that wait")
+		add(fmt.Sprintf("%s lists the plans and actions in the state directory; %s the plans that wait", env.actLine("history"), env.actLine("pending")))
 	case errors.Is(err, fs.ErrPermission) && strings.Contains(err.Error(), "/"):
 		add("act keeps its state in one directory it must be able to write: pick another with --home DIR or ACT_HOME=DIR")
 	}
 	return out
 }
 
-func problemHint(p problem.Problem) string {
+func (env *Env) problemHint(p problem.Problem) string {
 	switch {
 	case p.Rule == "schema.type" && (p.Field == "mode" || strings.HasSuffix(p.Field, ".mode")):
 		return `quote the mode: mode: "0644" (unquoted, YAML reads 0644 as a number)`
 	case p.Rule == "schema.missing-field":
 		return "act new TYPE prints a complete descriptor to start from"
 	case p.Rule == "policy.outside-allowed-roots":
-		return "act policy shows the roots the host allows; a scope must lie under one of them"
+		return env.actLine("policy") + " shows the roots the host allows; a scope must lie under one of them"
 	case p.Rule == "policy.stale-intent":
 		return "an agent stamps created_at when it forms the intent: set it to now (date -u +%Y-%m-%dT%H:%M:%SZ)"
 	case p.Rule == "effects.undeclared-change":
 		return "declare every path the action changes under effects.filesystem (create, modify or delete), or change the action"
 	case p.Rule == "rollback.target-changed" && !strings.Contains(p.Message, "make the directory again"):
-		return "act rollback ID --force --confirm saves what changed first, then rolls back"
+		return env.actLine("rollback", "ID", "--force", "--confirm") + " saves what changed first, then rolls back"
 	case p.Rule == "apply.stale":
-		return "the tree changed since the plan: plan again (act plan DESCRIPTOR) and review the new diff"
+		return "the tree changed since the plan: plan again (" + env.actLine("plan", "DESCRIPTOR") + ") and review the new diff"
 	case strings.HasPrefix(p.Rule, "precondition."):
 		return "a precondition is checked on the real machine; make it hold, or change the descriptor's preconditions"
 	case p.Rule == "sandbox.max-runs":

@@ -160,7 +160,7 @@ type hookOutput struct {
 // blocks the tool call and shows the reason to Claude.
 func hookBlock(env *Env, err error) error {
 	fmt.Fprintf(env.Stdio.Err, "act hook: blocked, act could not decide: %s\n", escapeLine(err.Error()))
-	return &rendered{outcome.Outcome{Code: 2, Status: outcome.Usage.Status, Label: "blocked"}}
+	return &rendered{outcome.HookBlocked}
 }
 
 // hookTools are the tools the hook decides; any other passes through.
@@ -549,8 +549,8 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	if g.Via() == gate.ViaFlag {
 		because = unseen
 	}
-	return deny(fmt.Sprintf("act: a person must confirm this %s (%s), and %s. The plan %s is pending: a person runs %s --confirm (act pending lists it). Do not retry it another way.",
-		in.ToolName, why, because, p.ID, apply)), nil
+	return deny(fmt.Sprintf("act: a person must confirm this %s (%s), and %s. The plan %s is pending: a person runs %s --confirm (%s lists it). Do not retry it another way.",
+		in.ToolName, why, because, p.ID, apply, hookActCommand(env, "pending"))), nil
 }
 
 // promptUnseen says why Claude Code would not show a person an "ask" for
@@ -668,7 +668,8 @@ func withCommand(tool map[string]json.RawMessage, command string) map[string]jso
 
 // hookActCommand is the shell command line of this act with args: the
 // executable as the hook was started (a name found on PATH made
-// absolute), and the --home and --policy it was given.
+// absolute), its state dir and policy as every line act hands out names
+// them (env.commandLine).
 func hookActCommand(env *Env, args ...string) string {
 	self := os.Args[0]
 	if !strings.Contains(self, "/") {
@@ -679,14 +680,5 @@ func hookActCommand(env *Env, args ...string) string {
 	if abs, err := filepath.Abs(self); err == nil && strings.Contains(self, "/") {
 		self = abs
 	}
-	argv := []string{self}
-	if env.home != "" {
-		h, _ := filepath.Abs(env.home)
-		argv = append(argv, "--home", h)
-	}
-	if env.policyFile != "" {
-		f, _ := filepath.Abs(env.policyFile)
-		argv = append(argv, "--policy", f)
-	}
-	return shellJoin(append(argv, args...))
+	return env.commandLine(self, args...)
 }

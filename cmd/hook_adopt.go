@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 )
@@ -31,14 +31,11 @@ import (
 // what the plan makes of them, it records the action as applied, with the
 // copies as its backups (docs/agents.md, "A yes at Claude Code's prompt").
 
-// adoptDir is where the copies for plan id's adoption are kept.
-func adoptDir(home, id string) string { return filepath.Join(plan.Dir(home, id), "adopt") }
-
 // hookCallFile is the file naming the plan of one tool call of a session.
 // Its name is a digest, so nothing of the input reaches a path.
 func hookCallFile(home string, in *hookInput) string {
 	sum := sha256.Sum256([]byte(in.SessionID + "\x00" + in.ToolUseID))
-	return filepath.Join(home, "hooks", hex.EncodeToString(sum[:16]))
+	return state.Dir{Root: home}.HookNote(hex.EncodeToString(sum[:16]))
 }
 
 // keepForAdoption keeps, for plan p that a person is asked about, a copy
@@ -48,7 +45,7 @@ func keepForAdoption(home string, p *plan.Plan, in *hookInput) error {
 	if in.ToolUseID == "" {
 		return nil
 	}
-	dir := adoptDir(home, p.ID)
+	dir := state.Dir{Root: home}.Adopt(p.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -56,7 +53,7 @@ func keepForAdoption(home string, p *plan.Plan, in *hookInput) error {
 		if c.Kind != diff.Modify || c.Type != diff.TypeFile {
 			continue
 		}
-		cp := filepath.Join(dir, strconv.Itoa(i))
+		cp := state.Dir{Root: home}.AdoptCopy(p.ID, i)
 		if err := os.Remove(cp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -155,7 +152,7 @@ func hookAdopt(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*po
 	}
 	copies := map[int]string{}
 	for i := range e.Plan.Changes {
-		c := filepath.Join(adoptDir(home, id), strconv.Itoa(i))
+		c := state.Dir{Root: home}.AdoptCopy(id, i)
 		if _, err := os.Lstat(c); err == nil {
 			copies[i] = c
 		}
@@ -171,7 +168,7 @@ func hookAdopt(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*po
 		return nil, err
 	}
 	os.Remove(f)
-	os.RemoveAll(adoptDir(home, id))
+	os.RemoveAll(state.Dir{Root: home}.Adopt(id))
 	env.witnessAfter(pol) // audit.witness_after: bounded, never failing the hook
 	actionID := e.Plan.ActionID
 	if out != nil && out.Action != nil {

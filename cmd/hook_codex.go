@@ -330,8 +330,8 @@ func codexDecide(env *Env, g *gate.Gate, dec *gate.Decision, p *plan.Plan, tool 
 	}
 	var shown bytes.Buffer
 	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
-	return deny(fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s and nothing was changed; the plan is pending: a person runs %s --confirm (act pending lists it, act show %s shows it). Codex cannot ask a person for act, so this call is denied: tell the person, and do not retry it another way.\n%s",
-		what, strings.Join(dec.Why, "; "), p.ID, hookActCommand(env, "apply", p.ID), p.ID, shown.String()))
+	return deny(fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s and nothing was changed; the plan is pending: a person runs %s --confirm (%s lists it, %s shows it). Codex cannot ask a person for act, so this call is denied: tell the person, and do not retry it another way.\n%s",
+		what, strings.Join(dec.Why, "; "), p.ID, hookActCommand(env, "apply", p.ID), hookActCommand(env, "pending"), hookActCommand(env, "show", p.ID), shown.String()))
 }
 
 // codexWhat names what a Codex tool call is in act's reasons.

@@ -97,7 +97,8 @@ EXAMPLES:
 						fmt.Fprintf(w, "    why: %s\n", escapeLine(why))
 					}
 				}
-				fmt.Fprintf(w, "\n%d waiting. Review with act show PLAN_ID; approve with act apply PLAN_ID --confirm; refuse with act deny PLAN_ID.\n", len(rows))
+				fmt.Fprintf(w, "\n%d waiting. Review with %s; approve with %s; refuse with %s.\n", len(rows),
+					env.actLine("show", "PLAN_ID"), env.actLine("apply", "PLAN_ID", "--confirm"), env.actLine("deny", "PLAN_ID"))
 			})
 		},
 	}

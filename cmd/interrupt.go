@@ -29,10 +29,8 @@ func (interruptedError) Error() string {
 	return "the dry run was stopped; nothing was promoted, the run does not count"
 }
 
-// Interrupted is exit 130: the shell's code of a command ended by SIGINT.
-var interruptedOutcome = outcome.Outcome{Code: 130, Status: "error", Rule: "interrupted", Label: "interrupted", Meaning: "interrupted (Ctrl-C, SIGTERM) during a dry run: nothing was promoted, the run does not count"}
-
-func (interruptedError) Outcome() outcome.Outcome { return interruptedOutcome }
+// Outcome is exit 130: the shell's code of a command ended by SIGINT.
+func (interruptedError) Outcome() outcome.Outcome { return outcome.Interrupted }
 
 // interruptible returns ctx, cancelled at the first SIGINT or SIGTERM, and
 // stop, which restores the signals' default and reports whether one came.

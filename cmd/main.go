@@ -415,7 +415,7 @@ func (env *Env) fail(err error) int {
 	}
 	prefix := "act: error: "
 	fmt.Fprintf(env.Stdio.Err, "%s%s\n", prefix, escapeLine(err.Error()))
-	for _, h := range hintsFor(err) {
+	for _, h := range env.hintsFor(err) {
 		fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", escapeLine(h))
 	}
 	return o.Code

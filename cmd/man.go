@@ -47,6 +47,13 @@ func ManPage(app *cli.App) (string, error) {
 	for _, o := range outcome.Codes() {
 		fmt.Fprintf(&b, ".TP\n\\fB%d\\fP\n%s\n", o.Code, roffLine(o.Meaning))
 	}
+	for _, o := range outcome.Own() {
+		code := fmt.Sprintf("\\fB%d\\fP", o.Code)
+		if o.Code == outcome.CommandCode {
+			code = "\\fIthe command's\\fP"
+		}
+		fmt.Fprintf(&b, ".TP\n%s\n%s\n", code, roffLine(o.Meaning))
+	}
 	b.WriteString(".PP\nEach command ends with:\n")
 	for _, c := range app.VisibleCommands() {
 		_, sec, ok := strings.Cut(c.Description, "EXIT STATUS:\n")

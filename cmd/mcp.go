@@ -535,7 +535,7 @@ func (s *mcpServer) apply(ctx context.Context, _ *mcp.CallToolRequest, in planID
 	switch {
 	case o.Status == outcome.Queued.Status:
 		o.State = string(lifecycle.Pending)
-		o.Next = fmt.Sprintf("a person must confirm this at their terminal: act apply %s --confirm (you cannot); check with act_status", p.ID)
+		o.Next = fmt.Sprintf("a person must confirm this at their terminal: %s (you cannot); check with act_status", s.env.actLine("apply", p.ID, "--confirm"))
 	case o.ExitCode == outcome.OK.Code && p != nil && len(p.Changes) == 0:
 		// A read (or an action that found nothing to change): nothing
 		// to undo.
@@ -650,7 +650,7 @@ func (s *mcpServer) status(ctx context.Context, _ *mcp.CallToolRequest, in statu
 	r, out, err := s.answer("act_status", res, "ok", nil)
 	out.State, out.NeedsConfirmation = st, why
 	if st == string(lifecycle.Pending) || len(why) > 0 && st == string(lifecycle.Planned) {
-		out.Next = fmt.Sprintf("waiting for a person: act apply %s --confirm", p.ID)
+		out.Next = "waiting for a person: " + s.env.actLine("apply", p.ID, "--confirm")
 	}
 	return r, out, err
 }

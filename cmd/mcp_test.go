@@ -362,7 +362,9 @@ func TestMCPLifecycle(t *testing.T) {
 		t.Errorf("act_status after rollback: %+v", out)
 	}
 
-	// confirmation.required: queued, the plan pending, the tree untouched.
+	// confirmation.required: queued, the plan pending, the tree untouched;
+	// the person's command names the server's state dir (from ACT_HOME
+	// here), which the person's own environment does not.
 	target = filepath.Join(f.proj, "b.txt")
 	_, out = f.call(ctx, "act_plan", map[string]any{"descriptor": f.descriptor(descOpts{id: testUUID(2), name: "b.txt", content: "b\n", confirm: true})})
 	if out.Status != "planned" {
@@ -372,7 +374,7 @@ func TestMCPLifecycle(t *testing.T) {
 	for i := 0; i < 3; i++ { // asking again changes nothing
 		res, out = f.call(ctx, "act_apply", map[string]any{"plan_id": planID})
 		if res.IsError || out.Status != "queued" || out.ExitCode != 7 || out.PlanID != planID || out.State != "pending" ||
-			!strings.Contains(out.Reason, "a test wants a person") || !strings.Contains(out.Next, "act apply "+planID+" --confirm") {
+			!strings.Contains(out.Reason, "a test wants a person") || !strings.Contains(out.Next, "act --home "+f.stateDir()+" apply "+planID+" --confirm") {
 			t.Fatalf("act_apply of a plan needing a person: %+v", out)
 		}
 		if len(out.Errors) != 1 || out.Errors[0].Rule != "confirm.required" {
@@ -383,7 +385,7 @@ func TestMCPLifecycle(t *testing.T) {
 		t.Fatal("a plan needing a person was promoted")
 	}
 	_, out = f.call(ctx, "act_status", map[string]any{"id": planID})
-	if out.State != "pending" || len(out.NeedsConfirmation) == 0 {
+	if out.State != "pending" || len(out.NeedsConfirmation) == 0 || !strings.Contains(out.Next, "act --home "+f.stateDir()+" apply "+planID+" --confirm") {
 		t.Errorf("act_status of the queued plan: %+v", out)
 	}
 	// The person confirms at the terminal.

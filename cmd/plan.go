@@ -37,7 +37,7 @@ EXAMPLES:
    act --json plan d.yaml | jq .changes
 
 ` + endsWith("planned", 1, 2, 3, 4, 5, 6, 8).
-			note(8, "conflict (action id already applied with other content, or rolled back)").help(),
+			note(8, "conflict (action id already applied with other content, or rolled back)").with(outcome.Interrupted).help(),
 		Flags: diffFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -175,7 +175,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 	ws := "\x00" // the workspace of the lines before: none yet
 	for i, e := range entries {
 		if i == maxChanges {
-			fmt.Fprintf(w, "… and %s not shown: act show %s --full prints them all, --json lists them\n", plural(len(entries)-i, "more change"), p.ID)
+			fmt.Fprintf(w, "… and %s not shown: %s prints them all, --json lists them\n", plural(len(entries)-i, "more change"), env.actLine("show", p.ID, "--full"))
 			break
 		}
 		if e.ws != ws && (e.ws != "" || ws != "\x00") {
@@ -221,7 +221,7 @@ func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.
 		}
 	}
 	if diffsLeft > 0 {
-		fmt.Fprintf(w, "(the diffs of %s were left out, beyond %d lines: act show %s --full prints them)\n", plural(diffsLeft, "file"), maxShownDiffLines, p.ID)
+		fmt.Fprintf(w, "(the diffs of %s were left out, beyond %d lines: %s prints them)\n", plural(diffsLeft, "file"), maxShownDiffLines, env.actLine("show", p.ID, "--full"))
 	}
 	c, m, d := diff.Summary(p.Changes)
 	if len(p.Changes) > 0 {

@@ -126,7 +126,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.warn.Render("warning:"), escapeLine(w.Error()))
 		}
 		defer func() {
-			for _, h := range hintsFor(err) {
+			for _, h := range env.hintsFor(err) {
 				fmt.Fprintf(env.Stdio.Err, "act: hint: %s\n", escapeLine(h))
 			}
 		}()

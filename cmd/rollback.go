@@ -55,7 +55,7 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 	if plan.IsID(id) {
 		// A plan id where an action id belongs: say which one it is.
 		if e, perr := g.Load(id); perr == nil {
-			return env.finish(res, outcome.RolledBack.Status, fmt.Errorf("%s is a plan id, not an action id; its action id is %s: act rollback %s: %w", id, e.Plan.ActionID, e.Plan.ActionID, plan.ErrNotFound), nil)
+			return env.finish(res, outcome.RolledBack.Status, fmt.Errorf("%s is a plan id, not an action id; its action id is %s: %s: %w", id, e.Plan.ActionID, env.actLine("rollback", e.Plan.ActionID), plan.ErrNotFound), nil)
 		}
 	}
 	ap := gate.Approval{}

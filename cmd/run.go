@@ -71,7 +71,7 @@ EXAMPLES:
 ` + endsWith("the command exited 0 and its changes, if any, are promoted", 1, 2, 3, 4, 5, 6, 7, 8, 9).
 			note(2, "usage (bad flags, no command, a workspace act cannot use)").
 			note(6, "dry run rejected (a cap hit, a change act cannot promote)").
-			note(7, "confirmation required (the plan stays pending)").help() + `,
+			note(7, "confirmation required (the plan stays pending)").with(outcome.Interrupted).help() + `,
    or the command's own code when it exited non-zero (nothing promoted)`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workspace", Usage: "the directory the command may change (default the current directory)"},
@@ -266,7 +266,7 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 		}
 		c, m, dl := diff.Summary(p.Changes)
 		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
-		fmt.Fprintf(w, "Roll back with: act rollback %s\n", escapeLine(p.ActionID))
+		fmt.Fprintf(w, "Roll back with: %s\n", env.actLine("rollback", p.ActionID))
 	})
 }
 
@@ -355,7 +355,7 @@ func runRefused(env *Env, res *result, argv []string, collected *runOutput, err 
 	if code == 0 {
 		return rerr // not expected: a failed command exits non-zero
 	}
-	return &rendered{outcome.Outcome{Code: code, Status: outcome.Rejected.Status, Label: "the command's exit code"}}
+	return &rendered{outcome.CommandExit(code, outcome.Rejected.Status)}
 }
 
 // commandFailed reports whether err is the dry run's refusal of a command
@@ -396,9 +396,9 @@ func commandFailed(err error) (int, bool) {
 	}
 	if s, ok := strings.CutPrefix(rest, " was killed by "); ok {
 		if sig := unix.SignalNum(word(s)); sig != 0 {
-			return 128 + int(sig), true
+			return outcome.SignalBase + int(sig), true
 		}
-		return 128 + int(unix.SIGKILL), true
+		return outcome.SignalBase + int(unix.SIGKILL), true
 	}
 	return 0, false
 }

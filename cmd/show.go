@@ -66,14 +66,14 @@ EXAMPLES:
 			return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p, status)
 				fmt.Fprintf(w, "State: %s\n", status)
-				auditLine(w, records, aerr)
+				auditLine(w, env, records, aerr)
 				switch {
 				case status == lifecycle.Pending:
 					for _, why := range p.ConfirmReasons {
 						fmt.Fprintf(w, "Waits for a person: %s\n", escapeLine(why))
 					}
 					fmt.Fprintf(w, "Digest (what a signed approval signs): %s\n", gate.PlanDigest(p))
-					fmt.Fprintf(w, "Approve with: act apply %s --confirm   Refuse with: act deny %s\n", p.ID, p.ID)
+					fmt.Fprintf(w, "Approve with: %s   Refuse with: %s\n", env.actLine("apply", p.ID, "--confirm"), env.actLine("deny", p.ID))
 				case status == lifecycle.Denied && p.DeniedAt != nil:
 					fmt.Fprintf(w, "Denied at %s", p.DeniedAt.UTC().Format(time.RFC3339))
 					if p.DenyReason != "" {
@@ -130,7 +130,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 	data["audit"] = nonNil(records)
 	res.Data = data
 	return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, st styles) {
-		defer auditLine(w, records, aerr)
+		defer auditLine(w, env, records, aerr)
 		fmt.Fprintf(w, "Action %s (%s), plan %s\n", escapeLine(a.ActionID), escapeLine(a.ActionType), escapeLine(a.PlanID))
 		if intent != "" {
 			fmt.Fprintf(w, "Intent: %s\n", escapeLine(intent))
@@ -160,15 +160,15 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 		}
 		fmt.Fprintf(w, "State: %s\n", escapeLine(string(a.State)))
 		if a.State == lifecycle.Applied {
-			fmt.Fprintf(w, "Roll back with: act rollback %s\n", escapeLine(a.ActionID))
+			fmt.Fprintf(w, "Roll back with: %s\n", env.actLine("rollback", a.ActionID))
 		}
 	})
 }
 
 // auditLine names the audit records of a plan or an action.
-func auditLine(w io.Writer, records []audit.Found, err error) {
+func auditLine(w io.Writer, env *Env, records []audit.Found, err error) {
 	if err != nil {
-		fmt.Fprintf(w, "Audit: the log does not verify (%s): act audit verify says more\n", escapeLine(err.Error()))
+		fmt.Fprintf(w, "Audit: the log does not verify (%s): %s says more\n", escapeLine(err.Error()), env.actLine("audit", "verify"))
 		return
 	}
 	if len(records) == 0 {
@@ -178,5 +178,5 @@ func auditLine(w io.Writer, records []audit.Found, err error) {
 	for _, r := range records {
 		parts = append(parts, fmt.Sprintf("%d %s", r.Seq, escapeLine(r.Event)))
 	}
-	fmt.Fprintf(w, "Audit records: %s (act audit show SEQ)\n", strings.Join(parts, ", "))
+	fmt.Fprintf(w, "Audit records: %s (%s)\n", strings.Join(parts, ", "), env.actLine("audit", "show", "SEQ"))
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/audit"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/policy"
 )
 
@@ -149,7 +149,7 @@ func (env *Env) witnessAfter(pol *policy.Policy) {
 	ws, _ := auditWitnesses(pol)
 	ctx, cancel := context.WithTimeout(context.Background(), autoWitnessTime)
 	defer cancel()
-	_, err = audit.WitnessLog(ctx, filepath.Join(home, "audit"), ws, audit.WitnessOptions{Timeout: autoWitnessTime})
+	_, err = audit.WitnessLog(ctx, state.Dir{Root: home}.Audit(), ws, audit.WitnessOptions{Timeout: autoWitnessTime})
 	if err != nil {
 		fmt.Fprintf(env.Stdio.Err, "act: warning: the audit log was not witnessed (asked again next time): %s\n", escapeLine(err.Error()))
 	}

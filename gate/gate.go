@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -94,6 +95,18 @@ type Gate struct {
 	// Caller is the door a request came through, for the audit log: "cli"
 	// (the default), "run", "mcp", "claude-code" or "codex".
 	Caller string
+	// ActLine is the command line of act with args, as the gate's
+	// messages hand it out to be run (cmd's: it names the state dir
+	// where the environment chose it); nil, "act" and args.
+	ActLine func(args ...string) string
+}
+
+// actLine is the command line of act with args in the gate's messages.
+func (g *Gate) actLine(args ...string) string {
+	if g.ActLine != nil {
+		return g.ActLine(args...)
+	}
+	return "act " + strings.Join(args, " ")
 }
 
 // ConfirmationRequired is the outcome of a promotion or forced rollback
@@ -107,6 +120,8 @@ type ConfirmationRequired struct {
 	// Refused says why an offered confirmation did not count; empty when
 	// none was offered.
 	Refused string
+	// Approve is the command line that approves the plan (Gate.ActLine).
+	Approve string
 }
 
 func (e *ConfirmationRequired) Error() string {
@@ -115,7 +130,7 @@ func (e *ConfirmationRequired) Error() string {
 		msg += "; " + e.Refused
 	}
 	if e.PlanID != "" {
-		msg += fmt.Sprintf("; the plan is pending: approve it with act apply %s --confirm", e.PlanID)
+		msg += "; the plan is pending: approve it with " + cmp.Or(e.Approve, "act apply "+e.PlanID+" --confirm")
 	}
 	return msg
 }
@@ -741,7 +756,7 @@ func (g *Gate) Approve(why []string, p *plan.Plan, ap Approval) (Approval, error
 	}
 	need := &ConfirmationRequired{Why: why, Via: g.Via()}
 	if p != nil {
-		need.PlanID = p.ID
+		need.PlanID, need.Approve = p.ID, g.actLine("apply", p.ID, "--confirm")
 	}
 	switch {
 	case ap.Via == "" || ap.Via == ViaNone:

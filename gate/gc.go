@@ -15,6 +15,7 @@ import (
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/rmtree"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/sandbox"
@@ -24,7 +25,7 @@ import (
 // first renamed to .gc-<id> (one atomic step, so a plan is never seen
 // half removed), then removed; a crash in between leaves a .gc-* the next
 // gc removes.
-const gcPrefix = ".gc-"
+const gcPrefix = state.GCPrefix
 
 // Collected is what a gc did to the state directory (docs/state.md).
 type Collected struct {
@@ -145,7 +146,7 @@ func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error
 	// The hook's notes of the plans it asked a person about
 	// (docs/agents.md): past the plan expiry, their plans can no longer
 	// be adopted.
-	if err := removeOlder(filepath.Join(g.Home.Root, "hooks"), g.Now().Add(-g.Policy.PlanExpiry)); err != nil {
+	if err := removeOlder(g.Home.Hooks(), g.Now().Add(-g.Policy.PlanExpiry)); err != nil {
 		return c, err
 	}
 
@@ -229,11 +230,11 @@ func (g *Gate) collect(ctx context.Context, before time.Time) (*Collected, error
 			}
 			switch st {
 			case lifecycle.Pending:
-				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending, waiting for a person (act apply %s --confirm, or act deny %s)", id, id, id))
+				c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending, waiting for a person (%s, or %s)", id, g.actLine("apply", id, "--confirm"), g.actLine("deny", id)))
 				continue
 			case lifecycle.Expired:
 				if p.State == lifecycle.Pending {
-					c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending though expired: act deny %s removes its layer", id, id))
+					c.Kept = append(c.Kept, fmt.Sprintf("plan %s: pending though expired: %s removes its layer", id, g.actLine("deny", id)))
 					continue
 				}
 			case lifecycle.Planned:
@@ -295,7 +296,7 @@ func removeDir(dir string) (bool, error) {
 // plans/.gc-<id>.layer: a crash in between leaves a leftover the next gc
 // removes.
 func (g *Gate) removeLayer(id string) (bool, error) {
-	return removeAs(plan.LayerDir(g.Home.Root, id), filepath.Join(g.Home.Plans(), gcPrefix+id+".layer"))
+	return removeAs(g.Home.Layer(id), g.Home.GCLayer(id))
 }
 
 // removeAs removes dir by way of tmp (renamed, then removed). It reports
@@ -346,7 +347,7 @@ func removeLeftovers(dir string, plans bool, stale time.Time) (int, error) {
 		name := e.Name()
 		switch {
 		case strings.HasPrefix(name, gcPrefix):
-		case plans && strings.HasPrefix(name, ".tmp-"):
+		case plans && strings.HasPrefix(name, state.TempPrefix):
 			fi, err := e.Info()
 			if err != nil || !fi.ModTime().Before(stale) {
 				continue

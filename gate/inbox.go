@@ -75,7 +75,7 @@ func (g *Gate) queueLimit(e *Entry) error {
 	if max := g.maxPending(); len(waiting) >= max {
 		return problem.List{{
 			Rule: RuleMaxPending, Field: "action_id", Layer: problem.Policy,
-			Message: fmt.Sprintf("%d plans already wait for a person, the policy's limit: deny or apply some (act pending lists them) before queueing more", len(waiting)),
+			Message: fmt.Sprintf("%d plans already wait for a person, the policy's limit: deny or apply some (%s lists them) before queueing more", len(waiting), g.actLine("pending")),
 		}}
 	}
 	return nil

@@ -61,8 +61,8 @@ func (g *Gate) layersLimit(bytes int64) error {
 	return problem.List{{
 		Rule: RuleMaxLayers, Field: "resources.max_disk_mb", Layer: problem.Policy,
 		Message: fmt.Sprintf("the layers of the plans not yet applied hold at least %s, and this plan's %s would take them past the policy's max_layers_mb of %d MiB: "+
-			"apply or deny some (act history lists them; act deny PLAN_ID removes a layer), or remove the expired ones with act gc",
-			mib(held), mib(bytes), mb),
+			"apply or deny some (%s lists them; %s removes a layer), or remove the expired ones with %s",
+			mib(held), mib(bytes), mb, g.actLine("history"), g.actLine("deny", "PLAN_ID"), g.actLine("gc")),
 	}}
 }
 

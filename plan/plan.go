@@ -285,7 +285,7 @@ func (dr *Draft) makeDir() error {
 	if err := os.MkdirAll(plans, 0o700); err != nil {
 		return fmt.Errorf("create plan directory: %w", err)
 	}
-	tmp, err := os.MkdirTemp(plans, ".tmp-"+dr.id+"-")
+	tmp, err := os.MkdirTemp(plans, state.TempPrefix+dr.id+"-")
 	if err != nil {
 		return fmt.Errorf("create plan directory: %w", err)
 	}
@@ -324,7 +324,7 @@ func (dr *Draft) run(ctx context.Context) error {
 		}
 		runOpts.Exec = &sandboxCommander{
 			before: ready,
-			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, "work"),
+			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, state.WorkName),
 			egress:   egressProxy(d, opts.Policy),
 			loopback: opts.Policy.Sandbox.Loopback,
 			hide:     hide,
@@ -346,7 +346,7 @@ func (dr *Draft) run(ctx context.Context) error {
 		err = ready()
 	}
 	if runOpts.Exec != nil {
-		sandbox.RemoveAll(filepath.Join(dr.tmp, "work"))
+		sandbox.RemoveAll(filepath.Join(dr.tmp, state.WorkName))
 	}
 	if opts.Ahead.Refill != nil {
 		opts.Ahead.Refill()

@@ -55,7 +55,7 @@ func (s *SpareDirs) fill(scopes []string) {
 	go func() {
 		sp := spareDir{scopes: scopes}
 		if os.MkdirAll(s.plans, 0o700) == nil {
-			if d, err := os.MkdirTemp(s.plans, ".tmp-"); err == nil {
+			if d, err := os.MkdirTemp(s.plans, state.TempPrefix); err == nil {
 				layer := filepath.Join(d, state.LayerName)
 				if os.Mkdir(layer, 0o700) == nil {
 					sp.dir = d

@@ -8,13 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/schema"
 )
 
@@ -52,7 +52,7 @@ const (
 )
 
 // HomeFile is the name of the policy file in act's state dir.
-const HomeFile = "policy.yaml"
+const HomeFile = state.PolicyFileName
 
 // Where a policy comes from, in resolution order.
 const (
@@ -173,7 +173,7 @@ func loadUser(opts LoadOptions, h home) (*Policy, Origin, error) {
 	case opts.Env != "":
 		origin = Origin{Source: OriginEnv, Path: opts.Env}
 	case opts.Home != "":
-		name := filepath.Join(opts.Home, HomeFile)
+		name := state.Dir{Root: opts.Home}.PolicyFile()
 		_, err := os.Lstat(name)
 		switch {
 		case err == nil:

@@ -1,6 +1,8 @@
 // Package outcome is act's one table of how a command can end: each
 // outcome's exit code, the status --json reports, the rule id of an outcome
 // that is not a problem of its own, and what it means (docs/exit-codes.md).
+// No exit code is written anywhere else: a code beyond 0-9 (130, the
+// hook's 2, a command's own) is a row here too.
 //
 // Any package returns a typed outcome as an [Error] (or an error with an
 // Outcome method); cmd turns it into the exit code in one place. A problem
@@ -9,6 +11,7 @@ package outcome
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/act-project/act/internal/problem"
 )
@@ -56,9 +59,37 @@ var (
 	Expired        = Outcome{8, "expired", "apply.expired", "plan expired", "the plan is older than the policy allows: plan the action again"}
 )
 
+// The outcomes of codes a command gives beyond the table's 0-9, or
+// gives a meaning of its own: the rows of docs/exit-codes.md's last table.
+var (
+	Interrupted = Outcome{130, "error", "interrupted", "interrupted", "act plan, act apply DESCRIPTOR, act run: interrupted (Ctrl-C, SIGTERM) during the dry run; nothing was promoted, the run does not count (130, as a shell reports a command ended by SIGINT)"}
+	HookBlocked = Outcome{2, "error", "hook.blocked", "blocked", "act hook: bad input, an error or no decision within --timeout; the reason is on stderr, and the agent's harness blocks the tool call (it blocks on exit 2 alone)"}
+	// Command is the row of a command's own exit code: its Code is
+	// [CommandCode], a placeholder; [CommandExit] gives the code.
+	Command = Outcome{CommandCode, "", "", "the command's exit code", "act run, act apply --as-command: the command ran and exited non-zero, with this code (128 + N when signal N killed it); act run promoted nothing (with --json, status rejected, the code in commands[0].exit_code)"}
+)
+
+// CommandCode is the Code of [Command]'s row: no exit code, the
+// command's own.
+const CommandCode = -1
+
+// SignalBase is what a command killed by signal N exits with, less N: a
+// shell's convention.
+const SignalBase = 128
+
+// CommandExit is the outcome of a command that ends as the command it ran
+// did: its exit code code, and status, act's own status for it.
+func CommandExit(code int, status string) Outcome {
+	o := Command
+	o.Code, o.Status = code, status
+	return o
+}
+
 var codes = []Outcome{OK, Fail, Usage, Invalid, Blocked, Precondition, Rejected, Queued, Conflict, NotFound}
 
 var named = []Outcome{Valid, Planned, Succeeded, AlreadyApplied, RolledBack, Denied, Reverted, NotAccepted, Expired}
+
+var own = []Outcome{Interrupted, HookBlocked, Command}
 
 // Codes returns the outcome of each exit code, by code: Codes()[c].Code == c.
 func Codes() []Outcome { return append([]Outcome(nil), codes...) }
@@ -66,6 +97,10 @@ func Codes() []Outcome { return append([]Outcome(nil), codes...) }
 // Named returns the named outcomes: those with a status or rule other than
 // their code's.
 func Named() []Outcome { return append([]Outcome(nil), named...) }
+
+// Own returns the outcomes of codes beyond 0-9 and of codes a command
+// gives a meaning of its own, [Command] last.
+func Own() []Outcome { return append([]Outcome(nil), own...) }
 
 // ForCode returns the outcome of exit code c; an unknown code is [Fail].
 func ForCode(c int) Outcome {
@@ -77,7 +112,7 @@ func ForCode(c int) Outcome {
 
 // ForRule returns the outcome whose rule id is rule, if there is one.
 func ForRule(rule string) (Outcome, bool) {
-	for _, o := range append(Codes(), named...) {
+	for _, o := range slices.Concat(codes, named, own) {
 		if rule != "" && o.Rule == rule {
 			return o, true
 		}

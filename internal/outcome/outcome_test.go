@@ -137,3 +137,29 @@ type carrier struct{}
 
 func (carrier) Error() string    { return "a carrier" }
 func (carrier) Outcome() Outcome { return Conflict }
+
+// TestOwn checks the rows of codes beyond 0-9 and of the hook's 2: each
+// has a label, a meaning and (but the command's own code) a rule, and the
+// codes are those act exits with.
+func TestOwn(t *testing.T) {
+	want := map[string]int{"interrupted": 130, "hook.blocked": 2, "": CommandCode}
+	got := Own()
+	if len(got) != len(want) || got[len(got)-1] != Command {
+		t.Fatalf("Own() = %+v, want %d rows, Command last", got, len(want))
+	}
+	for _, o := range got {
+		if c, ok := want[o.Rule]; !ok || c != o.Code {
+			t.Errorf("%+v: code %d, want %d", o, o.Code, c)
+		}
+		if o.Label == "" || o.Meaning == "" {
+			t.Errorf("%+v: no label or meaning", o)
+		}
+	}
+	if ForCode(Interrupted.Code) != Fail {
+		t.Error("ForCode(130) is not Fail: Codes() is the table of 0-9 only")
+	}
+	o := CommandExit(SignalBase+9, Rejected.Status)
+	if o.Code != 137 || o.Status != "rejected" || o.Label != Command.Label {
+		t.Errorf("CommandExit(137, rejected) = %+v", o)
+	}
+}

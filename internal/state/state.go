@@ -6,14 +6,23 @@
 // The state directory (docs/policy.md: --home, $ACT_HOME, $XDG_STATE_HOME/act or
 // ~/.local/state/act, resolved by cmd) holds:
 //
-//	plans/     saved plans, one directory per plan id
-//	journal/   write-ahead journals of promotions and rollbacks in progress
-//	backups/   pre-images kept for rollback, one directory per action id
-//	actions/   one record per promoted action: its ops, backups and state
-//	attempts/  per action id: its refusals, sandbox runs and saved plans
-//	cooldowns/ when the same action was last rolled back, for cooldown_on_repeat
-//	audit/     the signed audit log
-//	lock       the lock file; its content is empty and never read
+//	plans/       saved plans, one directory per plan id: plan.json, layer/
+//	             (layer/upper/ its new content), adopt/ (the hook's copies
+//	             for an adoption); .tmp-* a plan being written (work/ its
+//	             overlay work directory), .gc-* what act gc is removing
+//	journal/     write-ahead journals of promotions and rollbacks in progress
+//	backups/     pre-images kept for rollback, one directory per action id
+//	actions/     one record per promoted action: its ops, backups and state
+//	attempts/    per action id: its refusals, sandbox runs and saved plans
+//	cooldowns/   when the same action was last rolled back, for cooldown_on_repeat
+//	caches/      the sandbox's caches (sandbox.caches), one directory each
+//	hooks/       the plan act hook asked a person about, per tool call
+//	audit/       the signed audit log (its own layout: audit's package doc)
+//	policy.yaml  the user's policy layer, if any
+//	lock         the lock file; its content is empty and never read
+//
+// Every path under the state directory is named here, by a method of
+// [Dir] or a name below: no other package joins names onto Root.
 //
 // # Lock
 //
@@ -34,6 +43,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	// gofrs/flock is a small, well-kept wrapper of flock(2) (LockFileEx on
@@ -85,6 +95,18 @@ func (d Dir) Backups() string { return filepath.Join(d.Root, "backups") }
 const (
 	PlanRecordName = "plan.json"
 	LayerName      = "layer"
+	// WorkName is the overlay's work directory in a plan being written,
+	// removed before the plan is saved.
+	WorkName = "work"
+)
+
+// The prefixes of the names under Plans() (and Backups()) that no plan
+// or action id has: TempPrefix a plan being written (or made ahead),
+// GCPrefix what act gc is removing (renamed first, so that nothing is
+// seen half removed).
+const (
+	TempPrefix = ".tmp-"
+	GCPrefix   = ".gc-"
 )
 
 // Plan is the directory of saved plan id.
@@ -99,6 +121,34 @@ func (d Dir) Layer(id string) string { return filepath.Join(d.Plan(id), LayerNam
 // Upper is the upper directory of plan id's layer: the real absolute path
 // p lives at Upper(id) + p.
 func (d Dir) Upper(id string) string { return filepath.Join(d.Layer(id), "upper") }
+
+// GCLayer is the name plan id's layer is renamed to while act gc removes
+// it alone (the plan's record stays).
+func (d Dir) GCLayer(id string) string { return filepath.Join(d.Plans(), GCPrefix+id+".layer") }
+
+// Adopt is the directory of the copies act hook claude-code keeps for
+// the adoption of plan id (docs/agents.md).
+func (d Dir) Adopt(id string) string { return filepath.Join(d.Plan(id), "adopt") }
+
+// AdoptCopy is the copy of the file plan id's change n replaces.
+func (d Dir) AdoptCopy(id string, n int) string {
+	return filepath.Join(d.Adopt(id), strconv.Itoa(n))
+}
+
+// Hooks is the directory of act hook's notes: per tool call, the plan it
+// asked a person about.
+func (d Dir) Hooks() string { return filepath.Join(d.Root, "hooks") }
+
+// HookNote is the note of one tool call; key is a hex digest, so nothing
+// of the hook's input reaches a path.
+func (d Dir) HookNote(key string) string { return filepath.Join(d.Hooks(), key) }
+
+// PolicyFileName is the name of the user's policy layer in the state
+// directory.
+const PolicyFileName = "policy.yaml"
+
+// PolicyFile is the user's policy layer (docs/policy.md).
+func (d Dir) PolicyFile() string { return filepath.Join(d.Root, PolicyFileName) }
 
 // ActionFile is the record of action id. The caller has checked that id
 // is a single path element.

@@ -105,6 +105,22 @@ func TestLayout(t *testing.T) {
 		d.Backups():          "/s/backups",
 		d.Audit():            "/s/audit",
 		d.LockFile():         "/s/lock",
+		// docs/state.md's names, each from the one method that makes it.
+		d.Plan("p1"):             "/s/plans/p1",
+		d.PlanRecord("p1"):       "/s/plans/p1/plan.json",
+		d.Upper("p1"):            "/s/plans/p1/layer/upper",
+		d.GCLayer("p1"):          "/s/plans/.gc-p1.layer",
+		d.Adopt("p1"):            "/s/plans/p1/adopt",
+		d.AdoptCopy("p1", 3):     "/s/plans/p1/adopt/3",
+		d.Hooks():                "/s/hooks",
+		d.HookNote("ab12"):       "/s/hooks/ab12",
+		d.Caches():               "/s/caches",
+		d.Cache("go/pkg/mod"):    "/s/caches/go%2Fpkg%2Fmod",
+		d.ActionFile("a-1"):      "/s/actions/a-1.json",
+		d.AttemptsFile("a-1"):    "/s/attempts/a-1.json",
+		d.CooldownFile("k"):      "/s/cooldowns/k.json",
+		d.Backup("a-1", "apply"): "/s/backups/a-1/apply",
+		d.PolicyFile():           "/s/policy.yaml",
 	} {
 		if got != want {
 			t.Errorf("got %s, want %s", got, want)
