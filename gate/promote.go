@@ -1,0 +1,168 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/act-project/act/audit"
+	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/internal/outcome"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/plan"
+	"github.com/act-project/act/rollback"
+)
+
+// Apply: decide, approve, then queue or promote; and adoption, the same
+// decision for a change an agent's own tool made (docs/promotion.md).
+
+// An Asker asks a person to confirm plan p for the reasons why, and
+// returns the approval given, or false.
+type Asker func(p *plan.Plan, why []string) (Approval, bool)
+
+// Apply is the gate's whole sequence for promoting the saved plan p, in
+// order: Admit decides now (expired, denied, blocked, the change list, what
+// needs a person); Approve checks ap, or what ask obtains when ap is not
+// enough (nil never asks); a missing confirmation leaves the plan pending
+// (Queue: *ConfirmationRequired); Promote promotes. Every refusal on the
+// way is recorded (apply_refused; expired and queued have records of their
+// own). The Admission is returned whenever Admit got that far. The CLI and
+// the MCP server both apply through it.
+func (g *Gate) Apply(ctx context.Context, e *Entry, ap Approval, ask Asker, progress rollback.Progress) (*Admission, *rollback.Outcome, error) {
+	p := e.Plan
+	adm, err := g.Decide(ctx, e)
+	if err != nil {
+		return adm, nil, err // recorded by Decide
+	}
+	if len(adm.Confirm) > 0 {
+		if ap, err = g.Approve(adm.Confirm, p, ap); err != nil && ask != nil {
+			if given, ok := ask(p, adm.Confirm); ok {
+				ap, err = g.Approve(adm.Confirm, p, given)
+			}
+		}
+		var need *ConfirmationRequired
+		if errors.As(err, &need) {
+			if qerr := g.queue(ctx, e, need.Why); qerr != nil {
+				return adm, nil, qerr // too many plans wait already (max_pending): recorded
+			}
+			return adm, nil, err
+		}
+		if err != nil {
+			return adm, nil, err
+		}
+	} else if ap.Via == "" {
+		ap = NewApproval(ViaNone)
+	}
+	out, err := g.promoteAdmitted(ctx, adm, ap, progress)
+	return adm, out, err
+}
+
+// Queue leaves e pending a person's confirmation, for the reasons why —
+// unless as many plans as the policy allows wait already (exit 4).
+func (g *Gate) Queue(ctx context.Context, e *Entry, why []string) error {
+	p := e.Plan
+	if err := g.queueLimit(e); err != nil {
+		return err
+	}
+	old := p.ConfirmReasons
+	p.ConfirmReasons = why
+	ev := planEvent(audit.EventQueued, p)
+	setOutcome(&ev, outcome.Queued)
+	ev.Reason, ev.Rules = strings.Join(why, "; "), nil
+	if err := g.transition(ctx, e, lifecycle.Queue, RuleNotAllowed, g.save(p), &ev); err != nil {
+		p.ConfirmReasons = old
+		return err
+	}
+	return nil
+}
+
+// Promote promotes an admitted plan, approved by ap (already checked by
+// Approve), under the state-dir lock; the approval is kept with the action
+// record.
+func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progress rollback.Progress) (*rollback.Outcome, error) {
+	host := plan.DefaultHost()
+	var out *rollback.Outcome
+	if adm.Entry.State == lifecycle.RolledBack {
+		// Promote once: the engine's answer names when it was rolled back.
+		_, err := rollback.Promoted(g.Home, adm.Plan.ActionID, adm.Plan.DescriptorDigest)
+		return nil, err
+	}
+	err := g.transition(ctx, adm.Entry, lifecycle.Apply, RuleNotAllowed, func(lifecycle.State) (err error) {
+		out, err = g.promote(ctx, adm, ap, host, progress)
+		return err
+	}, nil)
+	return out, err
+}
+
+// promote is the engine's promotion of an admitted plan, recorded inside
+// its commit (applied) or after its undoing (reverted).
+func (g *Gate) promote(ctx context.Context, adm *Admission, ap Approval, host plan.Host, progress rollback.Progress) (*rollback.Outcome, error) {
+	out, err := rollback.Apply(ctx, g.Home, adm.Plan, rollback.Options{
+		Now:      g.Now,
+		Progress: progress,
+		Approval: &ap.Approval,
+		Preconditions: func() problem.List {
+			return plan.CheckPreconditions(adm.Descriptor, host, g.Now(), g.Policy.IdlePeriod)
+		},
+		Record: g.recordApplied(ctx, adm, ap, ""),
+	})
+	var rev *rollback.RevertedError
+	if errors.As(err, &rev) {
+		ev := planEvent(audit.EventReverted, adm.Plan)
+		setOutcome(&ev, outcome.Reverted)
+		ev.Reason, ev.Approval = err.Error(), approvalOf(&ap.Approval)
+		if rerr := g.record(ctx, ev); rerr != nil {
+			return out, errors.Join(err, rerr)
+		}
+	}
+	return out, err
+}
+
+// Adopt records the planned plan of e as applied where an agent's own
+// tool made its changes after a person allowed the call at the agent's
+// prompt (docs/agents.md): ap is that yes, which must count under the
+// policy as any other (only a flag counts: the prompt is not a terminal
+// and signs nothing). The real tree must hold exactly the plan's changes
+// and copies the kept copies of what they replaced (rollback.Adopt), so
+// that act rollback undoes them; nothing on the tree is changed. It is
+// decided as an apply (admitted, approved, recorded), and refused (exit
+// 8) where the tree is not what the plan makes of it.
+func (g *Gate) Adopt(ctx context.Context, e *Entry, ap Approval, copies map[int]string) (*rollback.Outcome, error) {
+	p := e.Plan
+	adm, err := g.Decide(ctx, e)
+	if err != nil {
+		return nil, err // recorded by Decide
+	}
+	if ap, err = g.Approve(adm.Confirm, p, ap); err != nil {
+		return nil, g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), err)
+	}
+	var out *rollback.Outcome
+	err = g.transition(ctx, e, lifecycle.Apply, RuleNotAllowed, func(lifecycle.State) (err error) {
+		out, err = rollback.Adopt(ctx, g.Home, p, copies, rollback.Options{
+			Now:      g.Now,
+			Approval: &ap.Approval,
+			Record:   g.recordApplied(ctx, adm, ap, "adopted: the agent's tool made exactly the reviewed change after a person allowed it at the agent's prompt"),
+		})
+		return err
+	}, nil)
+	var probs problem.List
+	if errors.As(err, &probs) {
+		ev := planEvent(audit.EventApplyRefused, p)
+		ev.Approval = approvalOf(&ap.Approval)
+		err = g.refused(ctx, audit.EventApplyRefused, ev, err)
+	}
+	return out, err
+}
+
+// recordApplied records the promotion (or, with a reason, the adoption)
+// of the admitted plan, approved by ap.
+func (g *Gate) recordApplied(ctx context.Context, adm *Admission, ap Approval, reason string) func(*rollback.Action, bool) error {
+	return g.recordOutcome(ctx, func(*rollback.Action) audit.Event {
+		ev := planEvent(audit.EventApplied, adm.Plan)
+		ev.Status, ev.Approval = outcome.Succeeded.Status, approvalOf(&ap.Approval)
+		ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
+		ev.Risk.Assessed = string(adm.Risk.Assessed)
+		ev.Reason = reason
+		return ev
+	})
+}
