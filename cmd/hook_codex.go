@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,7 @@ import (
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
+	"github.com/act-project/act/review"
 )
 
 // act hook codex (docs/agents.md, "Codex CLI"): Codex CLI's PreToolUse
@@ -192,7 +192,7 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 	}
 	steps := append(writes, deletes...)
 	// A FILE_DELETE must run in the sandbox (rule sandbox.required).
-	d := hookFileBase(intentLineOf("apply_patch: "+strings.Join(names, ", ")),
+	d := hookFileBase(review.Intent("apply_patch: "+strings.Join(names, ", ")),
 		map[string]any{"paths": slices.Compact(scope), "recursive": recursive}, size, len(deletes) > 0, caps)
 	if len(steps) == 1 {
 		s := steps[0].(map[string]any)
@@ -329,11 +329,12 @@ func codexDecide(ctx context.Context, env *Env, res *result, g *gate.Gate, e *ga
 				continue
 			}
 			why += fmt.Sprintf("\nIt exited with status %d.", c.ExitCode)
-			if c.Stdout != "" {
-				why += "\nIts output:\n" + c.Stdout
+			all := review.Brief("act show " + p.ID + " --full shows it")
+			if out := review.Output(review.Captured{Text: c.Stdout, Cut: c.StdoutCut}, all); out != "" {
+				why += "\nIts output:\n" + out
 			}
-			if c.Stderr != "" {
-				why += "\nIts error output:\n" + c.Stderr
+			if out := review.Output(review.Captured{Text: c.Stderr, Cut: c.StderrCut}, all); out != "" {
+				why += "\nIts error output:\n" + out
 			}
 		}
 		return deny(why), nil
@@ -344,10 +345,8 @@ func codexDecide(ctx context.Context, env *Env, res *result, g *gate.Gate, e *ga
 		}
 		return nil, err
 	}
-	var shown bytes.Buffer
-	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
 	return deny(fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s and nothing was changed; the plan is pending: a person runs %s --confirm (act pending lists it, act show %s shows it). Codex cannot ask a person for act, so this call is denied: tell the person, and do not retry it another way.\n%s",
-		what, strings.Join(adm.Confirm, "; "), p.ID, hookActCommand(env, "apply", p.ID), p.ID, shown.String())), nil
+		what, strings.Join(adm.Confirm, "; "), p.ID, hookActCommand(env, "apply", p.ID), p.ID, planText(env, p))), nil
 }
 
 // changeSummary counts a plan's changes for a reason.
