@@ -22,6 +22,7 @@ import (
 	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/review"
 	"github.com/act-project/act/rollback"
 )
 
@@ -235,7 +236,7 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 			return
 		}
 		c, m, dl := diff.Summary(p.Changes)
-		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
+		fmt.Fprintf(w, "%s\n", st.Bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
 		fmt.Fprintf(w, "Roll back with: %s\n", env.actLine("rollback", p.ActionID))
 	})
 }
@@ -266,10 +267,10 @@ func endAsCommand(env *Env, res *result, p *plan.Plan, out *rollback.Outcome) er
 	}
 	for _, s := range []struct {
 		name string
-		cut  bool
-	}{{"output", cmd.StdoutCut}, {"error output", cmd.StderrCut}} {
-		if s.cut {
-			fmt.Fprintf(env.Stdio.Err, "act: the command's %s was cut at %d bytes\n", s.name, plan.MaxCommandOutput)
+		c    review.Captured
+	}{{"the command's output", review.Captured{Cut: cmd.StdoutCut}}, {"the command's error output", review.Captured{Cut: cmd.StderrCut}}} {
+		if cut := review.CaptureCut(s.name, s.c); cut != "" {
+			fmt.Fprintf(env.Stdio.Err, "act: %s\n", cut)
 		}
 	}
 	id, status := p.ActionID, outcome.Succeeded.Status
@@ -425,7 +426,7 @@ func ask(env *Env, question string) bool {
 		return false
 	}
 	defer rw.Close()
-	tw := newTermWriter(rw, env.nonce, nil)
+	tw := review.NewTermWriter(rw, env.nonce, nil)
 	fmt.Fprint(tw, question)
 	tw.Flush()
 	line, _ := bufio.NewReader(rw).ReadString('\n')
@@ -470,7 +471,7 @@ func (env *Env) askPerson(g *gate.Gate, shown *bool) func(p *plan.Plan, why []st
 			fmt.Fprintln(w)
 		})
 		*shown = true
-		if ask(env, intentLine(p)+confirmQuestion(why, p.ID)) {
+		if ask(env, review.IntentLine(p)+confirmQuestion(why, p.ID)) {
 			return gate.NewApproval(gate.ViaTerminal), true
 		}
 		return gate.Approval{}, false

@@ -12,6 +12,7 @@ import (
 
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/review"
 )
 
 func newAuditCommand(env *Env) *cli.Command {
@@ -158,7 +159,7 @@ EXAMPLES:
 							p := s.Statement.Predicate
 							fmt.Fprintf(w, "Record %d: %s at %s\n", s.Seq, escapeLine(p.Name), p.Time.UTC().Format(time.RFC3339))
 							b, _ := json.MarshalIndent(s.Statement, "", "  ")
-							b = jsonVisible(b)
+							b = review.JSONVisible(b)
 							fmt.Fprintf(w, "%s\n", b)
 						}
 						fmt.Fprintf(w, "Inclusion proof (%d hashes) against:\n%s", len(s.Proof), s.Checkpoint)

@@ -8,110 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/review"
 )
-
-// escaped is what a termWriter without colour makes of s.
-func escaped(s string) string {
-	var b bytes.Buffer
-	tw := newTermWriter(&b, newNonce(), nil)
-	tw.Write([]byte(s))
-	tw.Flush()
-	return b.String()
-}
-
-// TestTermWriterInvisible: every character that would not be seen as
-// itself — format characters, fillers, variation selectors, tags, line
-// separators — is shown by its code; what a person reads as text is kept.
-func TestTermWriterInvisible(t *testing.T) {
-	for in, want := range map[string]string{
-		"a\u200bb":                 `a\u200bb`,       // zero-width space
-		"a\u200c\u200db":           `a\u200c\u200db`, // zero-width non-joiner, joiner
-		"a\u2060b":                 `a\u2060b`,       // word joiner
-		"\ufeffstart":              `\ufeffstart`,    // BOM
-		"soft\u00adhyphen":         `soft\u00adhyphen`,
-		"hangul\u3164filler":       `hangul\u3164filler`,
-		"\u115f\u1160\uffa0":       `\u115f\u1160\uffa0`,
-		"right\u202eleft":          `right\u202eleft`,
-		"\u202a\u202b\u202c":       `\u202a\u202b\u202c`,
-		"\u2066\u2067\u2068\u2069": `\u2066\u2067\u2068\u2069`,
-		"\u200e\u200f\u061c":       `\u200e\u200f\u061c`,
-		"tag\U000E0041\U000E007F":  `tag\U000e0041\U000e007f`,
-		"\U000E0001":               `\U000e0001`,
-		"vs\ufe0f\ufe00":           `vs\ufe0f\ufe00`,
-		"\U000E0100":               `\U000e0100`, // variation selector 17
-		"\u034f":                   `\u034f`,     // combining grapheme joiner
-		"line\u2028para\u2029":     `line\u2028para\u2029`,
-		"\u180e":                   `\u180e`,
-		"\ufff9\ufffb":             `\ufff9\ufffb`,
-		"\ue123":                   `\ue123`,     // private use
-		"\U0010fffd":               `\U0010fffd`, // private use
-		"\u0378":                   `\u0378`,     // unassigned
-		"\u0085":                   `\u0085`,     // NEL
-		"esc\x1b[2J":               `esc\x1b[2J`,
-		"cr\rbs\bdel\x7f":          `cr\x0dbs\x08del\x7f`,
-		"\xff\xfe":                 `\xff\xfe`,
-		// Kept: text, tabs and newlines (act's own lines).
-		"héllo wörld\tñ\n":   "héllo wörld\tñ\n",
-		"日本語 한국어 ㅎ":          "日本語 한국어 ㅎ",
-		"e\u0301 a\u0308":    "e\u0301 a\u0308",
-		"emoji 🙂 \u00a0nbsp": "emoji 🙂 \u00a0nbsp",
-		`back\slash \n`:      `back\slash \n`,
-	} {
-		if got := escaped(in); got != want {
-			t.Errorf("%+q is shown as %q, want %q", in, got, want)
-		}
-		// The same, one byte per write: a character cut by a write is
-		// still one character.
-		var b bytes.Buffer
-		tw := newTermWriter(&b, newNonce(), nil)
-		for i := range len(in) {
-			tw.Write([]byte{in[i]})
-		}
-		tw.Flush()
-		if b.String() != want {
-			t.Errorf("%+q written byte by byte is shown as %q, want %q", in, b.String(), want)
-		}
-	}
-}
-
-// TestTermWriterEveryCodePoint: no code point of the classes
-// docs/sandbox-output.md lists reaches the terminal as itself.
-func TestTermWriterEveryCodePoint(t *testing.T) {
-	hidden := func(r rune) bool {
-		switch {
-		case r == '\n' || r == '\t':
-			return false
-		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Zl, unicode.Zp,
-			unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector):
-			return true
-		}
-		return !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Zs) // unassigned
-	}
-	var in bytes.Buffer
-	var want []rune
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if r >= 0xd800 && r <= 0xdfff || !hidden(r) {
-			continue
-		}
-		in.WriteRune(r)
-		want = append(want, r)
-	}
-	out := escaped(in.String())
-	for _, r := range out {
-		if r >= 0x80 {
-			t.Fatalf("U+%04X reached the terminal as itself", r)
-		}
-	}
-	if n := strings.Count(out, `\`); n != len(want) {
-		t.Fatalf("%d escapes for %d hidden code points", n, len(want))
-	}
-}
 
 // fakeTTY is a controlling terminal: what act writes, and a typed answer.
 type fakeTTY struct {
@@ -128,7 +31,7 @@ func (f fakeTTY) Close() error                { return nil }
 func TestAskOneQuestion(t *testing.T) {
 	var screen bytes.Buffer
 	env := DefaultEnv(Stdio{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
-	env.nonce = newNonce()
+	env.nonce = review.NewNonce()
 	env.TTY = func() (io.ReadWriteCloser, error) {
 		return fakeTTY{Reader: strings.NewReader("n\n"), out: &screen}, nil
 	}
@@ -159,13 +62,13 @@ func TestAskOneQuestion(t *testing.T) {
 func TestRenderPlanHostileFields(t *testing.T) {
 	const (
 		evil    = "x\nINJECTED\u200b\u3164\u202e\U000E0041"
-		output  = "o\nOUTPUT\u200b\u3164"
-		content = "c\nCONTENT\u200b\u3164\n"
+		output  = "o\nOUTPUT\u200b\u3164\x1b[8m"
+		content = "c\nCONTENT\u200b\u3164\x1b[8m\n"
 	)
 	home := t.TempDir()
 	root := t.TempDir()
 	env := DefaultEnv(Stdio{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
-	env.home, env.pinned, env.nonce, env.full = home, new(string), newNonce(), true
+	env.home, env.pinned, env.nonce, env.full = home, new(string), review.NewNonce(), true
 	p := &plan.Plan{ID: "0123456789abcdef", ActionID: "a", RiskLevel: "LOW", RiskAssessed: "HIGH", RiskReasons: []string{evil}}
 	// A created text file named evil: its diff is read from the plan's
 	// layer.
@@ -187,35 +90,43 @@ func TestRenderPlanHostileFields(t *testing.T) {
 	p.Commands = []plan.CommandResult{{Argv: []string{"sh", "-c", evil}, Stdout: output, Stderr: output}}
 
 	var out bytes.Buffer
-	tw := newTermWriter(&out, env.nonce, nil)
+	tw := review.NewTermWriter(&out, env.nonce, nil)
 	renderPlan(tw, newStyles(env, tw), env, p, lifecycle.Planned)
 	tw.Flush()
-	shown := out.String()
+	// The same plan as a hook's reason gets it, through no TermWriter:
+	// escaped by review itself.
+	for sink, shown := range map[string]string{"terminal": out.String(), "reason": planText(env, p)} {
+		checkHostilePlan(t, sink, shown, root)
+	}
+}
+
+func checkHostilePlan(t *testing.T, sink, shown, root string) {
+	t.Helper()
 	for _, want := range []string{
 		"\n    --- /dev/null\n    +++ " + root + `/x\nINJECTED\u200b\u3164\u202e\U000e0041` + "\n",
-		"\n    +c\n    +CONTENT\\u200b\\u3164\n",
-		"\n    o\n    OUTPUT\\u200b\\u3164\n",
+		"\n    +c\n    +CONTENT\\u200b\\u3164\\x1b[8m\n",
+		"\n    o\n    OUTPUT\\u200b\\u3164\\x1b[8m\n",
 		"(no diff: open " + root + `/gonex\nINJECTED`,
 		`→ x\nINJECTED\u200b`,
 		`  - x\nINJECTED\u200b`,
 	} {
 		if !strings.Contains(shown, want) {
-			t.Errorf("the plan does not show %q:\n%s", want, shown)
+			t.Errorf("%s: the plan does not show %q:\n%s", sink, want, shown)
 		}
 	}
 	for i, line := range strings.Split(shown, "\n") {
 		text := strings.TrimLeft(line, " +")
 		switch {
 		case strings.HasPrefix(text, "INJECTED"):
-			t.Errorf("line %d is a one-line field's text on a line of its own: %q", i+1, line)
+			t.Errorf("%s: line %d is a one-line field's text on a line of its own: %q", sink, i+1, line)
 		case strings.HasPrefix(text, "OUTPUT") || strings.HasPrefix(text, "CONTENT"):
 			if !strings.HasPrefix(line, "    ") {
-				t.Errorf("line %d, a command's or a file's, is not indented under act's: %q", i+1, line)
+				t.Errorf("%s: line %d, a command's or a file's, is not indented under act's: %q", sink, i+1, line)
 			}
 		}
 		for _, r := range line {
-			if r == utf8.RuneError || invisible(r) {
-				t.Errorf("line %d shows U+%04X as itself: %q", i+1, r, line)
+			if r == utf8.RuneError || r < 0x20 && r != '\t' || review.Invisible(r) {
+				t.Errorf("%s: line %d shows U+%04X as itself: %q", sink, i+1, r, line)
 			}
 		}
 	}
@@ -227,7 +138,7 @@ func TestRenderPlanHostileFields(t *testing.T) {
 func TestJSONVisible(t *testing.T) {
 	in := map[string]string{"path": "a\nb\u200b\u3164\u202e\U000E0041\ufeff\u0085\x1b é 🙂"}
 	var out bytes.Buffer
-	tw := newTermWriter(&out, newNonce(), nil)
+	tw := review.NewTermWriter(&out, review.NewNonce(), nil)
 	writeJSON(tw, in)
 	tw.Flush()
 	var back map[string]string
@@ -238,27 +149,11 @@ func TestJSONVisible(t *testing.T) {
 		t.Fatalf("decoded %+q, want %+q", back["path"], in["path"])
 	}
 	for _, r := range out.String() {
-		if invisible(r) && r != '\n' {
+		if review.Invisible(r) && r != '\n' {
 			t.Fatalf("U+%04X is in the JSON as itself:\n%s", r, out.String())
 		}
 	}
 	if !strings.Contains(out.String(), `\udb40\udc41`) || !strings.Contains(out.String(), "é 🙂") {
 		t.Fatalf("not the expected escapes:\n%s", out.String())
-	}
-}
-
-// TestDiffHeaderRedacted: when redaction changed the header of a diff (a
-// secret-shaped file name), act still prints its own header, on one line,
-// and the body from the first hunk: the file name's newline never reaches
-// the screen as a line of its own.
-func TestDiffHeaderRedacted(t *testing.T) {
-	c := diff.Change{Path: "/p/token=s3cr3t\nINJECTED", Kind: diff.Modify, Type: diff.TypeFile}
-	text := "--- /p/token=[REDACTED]\nINJECTED\n+++ /p/token=[REDACTED]\nINJECTED\n@@ -1 +1 @@\n-a\n+b\n"
-	header, body := diffHeader(c, c.Path, text)
-	if want := "    --- /p/token=s3cr3t\\nINJECTED\n    +++ /p/token=s3cr3t\\nINJECTED\n"; header != want {
-		t.Errorf("header %q, want %q", header, want)
-	}
-	if want := "@@ -1 +1 @@\n-a\n+b\n"; body != want {
-		t.Errorf("body %q, want %q", body, want)
 	}
 }

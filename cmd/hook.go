@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
+	"github.com/act-project/act/review"
 )
 
 // act hook claude-code (docs/agents.md): a PreToolUse hook per Claude
@@ -207,7 +206,7 @@ func runHook(ctx context.Context, env *Env, h *hookHarness, wsFlag string, timeo
 	if err != nil {
 		return hookBlock(env, err)
 	}
-	if _, err := fmt.Fprintf(env.Stdio.Out, "%s\n", b); err != nil {
+	if _, err := fmt.Fprintf(env.Stdio.Out, "%s\n", review.JSONVisible(b)); err != nil {
 		return hookBlock(env, err)
 	}
 	return nil
@@ -245,13 +244,10 @@ func within[T any](ctx context.Context, timeout time.Duration, f func(context.Co
 	}
 }
 
-// clipReason bounds a reason at maxHookReason characters.
-func clipReason(s string) string {
-	if utf8.RuneCountInString(s) <= maxHookReason {
-		return s
-	}
-	return string([]rune(s)[:maxHookReason-1]) + "…"
-}
+// clipReason is a reason as the agent's harness shows it to a person or
+// the model: escaped, at most maxHookReason characters, a cut saying so
+// (review.Reason).
+func clipReason(s string) string { return review.Reason(s, maxHookReason) }
 
 // hookWorkspace resolves the hook's workspace (wsFlag, else
 // $CLAUDE_PROJECT_DIR, which Claude Code sets to the project it was started
@@ -365,7 +361,7 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 			op.Edits = append(op.Edits, e)
 		}
 	}
-	intent := intentLineOf(tool + " " + path)
+	intent := review.Intent(tool + " " + path)
 	if tool == "Write" {
 		// Claude Code's Write makes the directories a file goes in: so
 		// does act, as a DIRECTORY_CREATE step before the write, each
@@ -470,9 +466,7 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 			return cannotDryRun(pol, in, time.Since(started), collected), nil
 		}
 		if code, failed := commandFailed(err); failed {
-			collected.mu.Lock()
-			out, errOut := collected.out[1].String(), collected.out[2].String()
-			collected.mu.Unlock()
+			out, errOut := review.Output(collected.Captured(1), review.Brief("")), review.Output(collected.Captured(2), review.Brief(""))
 			why := fmt.Sprintf("act ran this command in its sandbox and it exited with status %d; nothing was changed.", code)
 			if out != "" {
 				why += "\nIts output:\n" + out
@@ -529,9 +523,7 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	case gate.Ask:
 		// A person's yes in Claude Code's prompt is what --confirm is.
 		// The plan is rendered only for the person who is asked.
-		var shown bytes.Buffer
-		renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
-		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, shown.String())}
+		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, planText(env, p))}
 		if bash {
 			d.UpdatedInput = withCommand(tool, asCommand+" --confirm")
 		} else if h == hookClaude {
@@ -579,11 +571,9 @@ func cannotDryRun(pol *policy.Policy, in *hookInput, ran time.Duration, collecte
 	tool := in.ToolName
 	why := fmt.Sprintf("act could not dry-run this %s: it was still running in act's sandbox when act stopped it, after %s of the hook's time. It may wait on the network, which the policy does not give the sandbox, or on a local service, which the sandbox cannot reach; nothing was changed.",
 		tool, ran.Round(time.Second))
-	collected.mu.Lock()
-	if out := collected.out[1].String() + collected.out[2].String(); out != "" {
+	if out := review.Output(collected.Captured(1), review.Brief("")) + review.Output(collected.Captured(2), review.Brief("")); out != "" {
 		why += "\nIts output until then:\n" + strings.TrimRight(out, "\n")
 	}
-	collected.mu.Unlock()
 	if pol.Hooks.CannotDryRun == policy.HookAsk && pol.Confirmation.Via == policy.ViaFlag && promptUnseen(in) == "" {
 		return &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: why +
 			"\nThe policy (hooks.cannot_dry_run: ask) leaves it to a person: a yes runs it OUTSIDE act's sandbox, unreviewed, and act rollback cannot undo it."}

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
+	"github.com/act-project/act/review"
 )
 
 // act hook codex (docs/agents.md, "Codex CLI"): Codex CLI's PreToolUse
@@ -192,7 +192,7 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		names = append(names, s)
 	}
 	steps := append(writes, deletes...)
-	intent := intentLineOf("apply_patch: " + strings.Join(names, ", "))
+	intent := review.Intent("apply_patch: " + strings.Join(names, ", "))
 	fs := descriptors.FilesystemScope{Paths: slices.Compact(scope), Recursive: recursive}
 	// A FILE_DELETE must run in the sandbox (rule sandbox.required).
 	sandboxed := len(deletes) > 0
@@ -319,19 +319,18 @@ func codexDecide(env *Env, g *gate.Gate, dec *gate.Decision, p *plan.Plan, tool 
 				continue
 			}
 			why += fmt.Sprintf("\nIt exited with status %d.", c.ExitCode)
-			if c.Stdout != "" {
-				why += "\nIts output:\n" + c.Stdout
+			all := review.Brief(hookActCommand(env, "show", p.ID, "--full") + " shows it")
+			if out := review.Output(review.Captured{Text: c.Stdout, Cut: c.StdoutCut}, all); out != "" {
+				why += "\nIts output:\n" + out
 			}
-			if c.Stderr != "" {
-				why += "\nIts error output:\n" + c.Stderr
+			if out := review.Output(review.Captured{Text: c.Stderr, Cut: c.StderrCut}, all); out != "" {
+				why += "\nIts error output:\n" + out
 			}
 		}
 		return deny(why)
 	}
-	var shown bytes.Buffer
-	renderPlan(&shown, newStyles(env, &shown), env, p, p.State)
 	return deny(fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s and nothing was changed; the plan is pending: a person runs %s --confirm (%s lists it, %s shows it). Codex cannot ask a person for act, so this call is denied: tell the person, and do not retry it another way.\n%s",
-		what, strings.Join(dec.Why, "; "), p.ID, hookActCommand(env, "apply", p.ID), hookActCommand(env, "pending"), hookActCommand(env, "show", p.ID), shown.String()))
+		what, strings.Join(dec.Why, "; "), p.ID, hookActCommand(env, "apply", p.ID), hookActCommand(env, "pending"), hookActCommand(env, "show", p.ID), planText(env, p)))
 }
 
 // codexWhat names what a Codex tool call is in act's reasons.

@@ -14,6 +14,7 @@ import (
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/policy"
+	"github.com/act-project/act/review"
 	"github.com/act-project/act/rollback"
 )
 
@@ -68,7 +69,7 @@ EXAMPLES:
 				p := l.Plan
 				c, m, d := gate.Summary(p)
 				rows = append(rows, pendingRow{
-					PlanID: p.ID, ActionID: p.ActionID, ActionType: p.ActionType, Intent: intentOf(p),
+					PlanID: p.ID, ActionID: p.ActionID, ActionType: p.ActionType, Intent: review.IntentOf(p),
 					RiskDeclared: p.RiskLevel, RiskAssessed: p.RiskAssessed,
 					Why: nonNil(p.ConfirmReasons), Summary: summary{c, m, d},
 					CreatedAt:  p.CreatedAt.UTC().Format(time.RFC3339),
@@ -86,9 +87,9 @@ EXAMPLES:
 					if descriptors.RiskLevel(r.RiskAssessed).Rank() > descriptors.RiskLevel(r.RiskDeclared).Rank() {
 						risk += " (assessed " + escapeLine(r.RiskAssessed) + ")"
 					}
-					fmt.Fprintf(w, "%s  %s  %s  %s\n", st.bold.Render(escapeLine(r.PlanID)), escapeLine(r.ActionID), escapeLine(r.ActionType), risk)
+					fmt.Fprintf(w, "%s  %s  %s  %s\n", st.Bold.Render(escapeLine(r.PlanID)), escapeLine(r.ActionID), escapeLine(r.ActionType), risk)
 					if r.Intent != "" {
-						fmt.Fprintf(w, "    intent: %s\n", shortIntent(r.Intent))
+						fmt.Fprintf(w, "    intent: %s\n", review.ShortIntent(r.Intent))
 					}
 					fmt.Fprintf(w, "    %d to create, %d to modify, %d to delete; made %s ago, %s left\n",
 						r.Summary.Create, r.Summary.Modify, r.Summary.Delete,
@@ -227,7 +228,7 @@ EXAMPLES:
 					}
 					intent := ""
 					if r.Intent != "" {
-						intent = "  " + shortIntent(r.Intent)
+						intent = "  " + review.ShortIntent(r.Intent)
 					}
 					fmt.Fprintf(w, "%s  %-11s  %s %s  %s  +%d ~%d -%d%s%s\n", r.At, escapeLine(r.State), r.Kind, escapeLine(r.ID), escapeLine(r.ActionType),
 						r.Summary.Create, r.Summary.Modify, r.Summary.Delete, escapeLine(who), intent)
@@ -267,7 +268,7 @@ func history(g *gate.Gate) ([]historyRow, error) {
 				at = *a.RolledBackAt
 			}
 			c, m, d := gate.Summary(p)
-			r := historyRow{Kind: "action", ID: a.ActionID, ActionID: a.ActionID, PlanID: a.PlanID, ActionType: a.ActionType, Intent: intentOf(p),
+			r := historyRow{Kind: "action", ID: a.ActionID, ActionID: a.ActionID, PlanID: a.PlanID, ActionType: a.ActionType, Intent: review.IntentOf(p),
 				State: string(a.State), At: at.UTC().Format(time.RFC3339), Summary: summary{c, m, d}, at: at}
 			if a.Approval != nil && a.Approval.Via != gate.ViaNone {
 				r.ConfirmedBy = fmt.Sprintf("%s (%s)", orUID(a.Approval), a.Approval.Via)
@@ -280,7 +281,7 @@ func history(g *gate.Gate) ([]historyRow, error) {
 			at = *p.DeniedAt
 		}
 		c, m, d := gate.Summary(p)
-		rows = append(rows, historyRow{Kind: "plan", ID: p.ID, ActionID: p.ActionID, PlanID: p.ID, ActionType: p.ActionType, Intent: intentOf(p),
+		rows = append(rows, historyRow{Kind: "plan", ID: p.ID, ActionID: p.ActionID, PlanID: p.ID, ActionType: p.ActionType, Intent: review.IntentOf(p),
 			State: string(l.State), At: at.UTC().Format(time.RFC3339), Summary: summary{c, m, d}, at: at})
 	}
 	slices.SortStableFunc(rows, func(a, b historyRow) int { return b.at.Compare(a.at) })

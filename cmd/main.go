@@ -23,6 +23,7 @@ import (
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/review"
 	"github.com/act-project/act/rollback"
 )
 
@@ -427,16 +428,16 @@ func (env *Env) wrapOutput() {
 	if env.rawOut != nil {
 		return
 	}
-	env.nonce = newNonce()
+	env.nonce = review.NewNonce()
 	env.rawOut, env.rawErr = env.Stdio.Out, env.Stdio.Err
 	noColor := env.Getenv("NO_COLOR") != ""
-	env.Stdio.Out = newTermWriter(env.rawOut, env.nonce, styleCodes(env.rawOut, noColor))
-	env.Stdio.Err = newTermWriter(env.rawErr, env.nonce, styleCodes(env.rawErr, noColor))
+	env.Stdio.Out = review.NewTermWriter(env.rawOut, env.nonce, styleCodes(env.rawOut, noColor))
+	env.Stdio.Err = review.NewTermWriter(env.rawErr, env.nonce, styleCodes(env.rawErr, noColor))
 }
 
 func (env *Env) flushOutput() {
 	for _, w := range []io.Writer{env.Stdio.Out, env.Stdio.Err} {
-		if tw, ok := w.(*termWriter); ok {
+		if tw, ok := w.(*review.TermWriter); ok {
 			tw.Flush()
 		}
 	}

@@ -176,7 +176,7 @@ func newMCPServer(env *Env) *mcp.Server {
 		Description: "Restores what an applied action changed, all or nothing. It refuses, changing nothing, if any of those paths changed since the apply; then only a person can force it.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: &t, IdempotentHint: false, OpenWorldHint: &f},
 	}, s.rollback)
-	srv.AddReceivingMiddleware(publishDescriptorSchema)
+	srv.AddReceivingMiddleware(publishDescriptorSchema, escapeToolText)
 	return srv
 }
 

@@ -12,7 +12,9 @@ package cmd
 //   - A line longer than mcpMaxFrame is not kept: it is read to its
 //     newline in pieces of the reader's buffer and answered as too large.
 //   - Every frame written to standard output, the SDK's and this file's,
-//     is one Write under one mutex, so that frames never interleave.
+//     is one Write under one mutex, so that frames never interleave, and
+//     holds none of the characters act escapes as itself: JSON's own
+//     \uXXXX escapes stand for them (review.JSONVisible), as in --json.
 
 import (
 	"bufio"
@@ -25,6 +27,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/act-project/act/review"
 )
 
 // newMCPTransport is act mcp's transport over in and out: the SDK's
@@ -52,7 +56,10 @@ type frameWriter struct {
 func (w *frameWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.w.Write(p)
+	if _, err := w.w.Write(review.JSONVisible(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // Close leaves standard output open: the process's, not the session's.

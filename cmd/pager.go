@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/act-project/act/review"
 )
 
 // defaultPager pages when PAGER is unset.
@@ -35,7 +37,7 @@ func (env *Env) pageOut(render func(w io.Writer)) {
 		return
 	}
 	var safe bytes.Buffer
-	tw := newTermWriter(&safe, env.nonce, styleCodes(out, env.Getenv("NO_COLOR") != ""))
+	tw := review.NewTermWriter(&safe, env.nonce, styleCodes(out, env.Getenv("NO_COLOR") != ""))
 	tw.Write(buf.Bytes())
 	tw.Flush()
 	c := exec.Command("sh", "-c", pager)

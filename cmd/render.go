@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/diff"
@@ -18,6 +16,7 @@ import (
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
+	"github.com/act-project/act/review"
 	"github.com/act-project/act/rollback"
 )
 
@@ -123,7 +122,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 		}
 		st := newStyles(env, env.Stdio.Err)
 		for _, w := range res.Warnings {
-			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.warn.Render("warning:"), escapeLine(w.Error()))
+			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.Warn.Render("warning:"), escapeLine(w.Error()))
 		}
 		defer func() {
 			for _, h := range env.hintsFor(err) {
@@ -132,16 +131,16 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 		}()
 		if len(probs) > 0 {
 			for _, p := range probs {
-				fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), escapeLine(p.Error()))
+				fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.Err.Render("error:"), escapeLine(p.Error()))
 			}
 		} else if isInterrupted(err) {
-			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("interrupted:"), err.Error())
+			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.Err.Render("interrupted:"), err.Error())
 		} else if err != nil {
-			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), escapeLine(err.Error()))
+			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.Err.Render("error:"), escapeLine(err.Error()))
 			var le *policy.LoadError
 			if errors.As(err, &le) {
 				for _, p := range le.Problems {
-					fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.err.Render("error:"), escapeLine(p.Error()))
+					fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.Err.Render("error:"), escapeLine(p.Error()))
 				}
 			}
 		}
@@ -157,54 +156,14 @@ func writeJSON(w io.Writer, v any) {
 	if err != nil {
 		b = []byte(`{"status":"error","exit_code":1,"errors":[{"rule":"error","message":"cannot encode the result"}],"warnings":[]}`)
 	}
-	w.Write(append(jsonVisible(b), '\n'))
-}
-
-// jsonVisible writes the characters of JSON text b that a termWriter would
-// escape (docs/sandbox-output.md) as JSON's own \uXXXX escapes, a pair of
-// them beyond U+FFFF: the text decodes to the same values, and none of
-// them reaches a terminal as itself. Such characters are only ever inside
-// JSON strings; the encoding has escaped control characters already.
-func jsonVisible(b []byte) []byte {
-	var out []byte
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r < utf8.RuneSelf || !invisible(r) {
-			if out != nil {
-				out = append(out, b[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		if out == nil {
-			out = append(make([]byte, 0, len(b)+64), b[:i]...)
-		}
-		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
-			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
-		} else {
-			out = fmt.Appendf(out, `\u%04x`, r)
-		}
-		i += size
-	}
-	if out == nil {
-		return b
-	}
-	return out
+	w.Write(append(review.JSONVisible(b), '\n'))
 }
 
 // styles are act's colours: each wraps text in markers the termWriter of
 // env's output turns into the colour, or drops (piped, NO_COLOR).
-type styles struct {
-	create, modify, remove, err, warn, bold, faint style
-}
+type styles = review.Styles
 
-func newStyles(env *Env, _ io.Writer) styles {
-	n := env.nonce
-	return styles{
-		create: style{styleCreate, n}, modify: style{styleModify, n}, remove: style{styleRemove, n},
-		err: style{styleErr, n}, warn: style{styleWarn, n}, bold: style{styleBold, n}, faint: style{styleFaint, n},
-	}
-}
+func newStyles(env *Env, _ io.Writer) styles { return review.NewStyles(env.nonce) }
 
 // auditRecoveries records, once each, the crashed promotions this process
 // recovered: whether they ended before or after is a decision too.

@@ -91,7 +91,7 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 		res.Data = map[string]any{"saved": out.Action.Saved}
 	}
 	return env.finish(res, outcome.RolledBack.Status, err, func(w io.Writer, st styles) {
-		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Rolled back %s: %s restored.", escapeLine(id), plural(len(out.Action.Changes), "change"))))
+		fmt.Fprintf(w, "%s\n", st.Bold.Render(fmt.Sprintf("Rolled back %s: %s restored.", escapeLine(id), plural(len(out.Action.Changes), "change"))))
 		for _, s := range out.Action.Saved {
 			fmt.Fprintf(w, "Saved the version of %s found at rollback to %s\n", escapeLine(s.Path), escapeLine(s.Copy))
 		}

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -24,6 +22,7 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
+	"github.com/act-project/act/review"
 )
 
 // act run (docs/run.md): one shell command as a COMMAND_EXECUTION whose
@@ -89,9 +88,6 @@ EXAMPLES:
 // Resources an act run asks for, at most: a test suite fits in them.
 var runResources = descriptors.Resources{MaxCPUMs: 600000, MaxMemoryMB: 4096, MaxDiskMB: 1024, MaxDurationMs: 600000}
 
-// maxRunIntent is the most characters of the intent summary act run makes.
-const maxRunIntent = 200
-
 // runDescriptor is the descriptor act run makes of argv: a short
 // COMMAND_EXECUTION (act stamps action_id and created_at) in workspace
 // ws, run in workdir, within caps.
@@ -104,30 +100,9 @@ func runDescriptor(argv []string, ws, workdir string, caps policy.ResourceCaps) 
 }
 
 // runIntent is the intent summary of argv: "Run: " and the command line
-// as a shell would need it typed, made one line by intentLineOf.
+// as a shell would need it typed, made one line by review.Intent.
 func runIntent(argv []string) string {
-	return intentLineOf("Run: " + shellJoin(argv))
-}
-
-// intentLineOf is s as an intent summary act writes (act run's, the
-// hook's): one line, every character that could drive a terminal or hide
-// escaped, invalid UTF-8 as \xNN, at most maxRunIntent characters.
-func intentLineOf(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 {
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		} else {
-			b.Write(appendSafe(nil, r, []byte(s[i:i+size])))
-		}
-		i += size
-	}
-	out := b.String()
-	if utf8.RuneCountInString(out) > maxRunIntent {
-		out = string([]rune(out)[:maxRunIntent-1]) + "…"
-	}
-	return out
+	return review.Intent("Run: " + review.ShellJoin(argv))
 }
 
 // runWorkspace resolves act run's workspace (dir, or the current
@@ -168,33 +143,18 @@ func runWorkspace(env *Env, dir string) (ws, workdir string, err error) {
 }
 
 // runOutput collects the output a command's lines stream (Options.Progress),
-// as the plan records it (redacted, capped): what act shows of a command
-// whose failure leaves no plan.
+// as the plan records it (redacted, capped: review.Collector): what act
+// shows of a command whose failure leaves no plan.
 type runOutput struct {
-	mu        sync.Mutex
-	out       [3]strings.Builder
-	cut       [3]bool
-	next      func(int, string)
-	anyOutput bool
+	review.Collector
+	next func(int, string)
 }
 
 func (o *runOutput) line(stream int, line string) {
 	if o.next != nil {
 		o.next(stream, line)
 	}
-	if stream != 1 && stream != 2 {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.anyOutput = true
-	b := &o.out[stream]
-	if b.Len()+len(line)+1 > plan.MaxCommandOutput {
-		o.cut[stream] = true
-		return
-	}
-	b.WriteString(line)
-	b.WriteByte('\n')
+	o.Line(stream, line)
 }
 
 // runRun is act run: the descriptor of argv, then apply's sequence
@@ -265,7 +225,7 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 			return
 		}
 		c, m, dl := diff.Summary(p.Changes)
-		fmt.Fprintf(w, "%s\n", st.bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
+		fmt.Fprintf(w, "%s\n", st.Bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
 		fmt.Fprintf(w, "Roll back with: %s\n", env.actLine("rollback", p.ActionID))
 	})
 }
@@ -300,7 +260,7 @@ func showRun(env *Env, p *plan.Plan, state lifecycle.State) {
 	shown := *p
 	shown.Commands = make([]plan.CommandResult, len(p.Commands))
 	for i, c := range p.Commands {
-		writeOutput(env, c.Stdout, c.StdoutCut, c.Stderr, c.StderrCut)
+		writeOutput(env, review.Captured{Text: c.Stdout, Cut: c.StdoutCut}, review.Captured{Text: c.Stderr, Cut: c.StderrCut})
 		c.Stdout, c.Stderr, c.StdoutCut, c.StderrCut = "", "", false, false
 		shown.Commands[i] = c
 	}
@@ -308,22 +268,25 @@ func showRun(env *Env, p *plan.Plan, state lifecycle.State) {
 	fmt.Fprintln(env.Stdio.Out)
 }
 
-// writeOutput writes a command's output as act run shows it.
-func writeOutput(env *Env, stdout string, stdoutCut bool, stderr string, stderrCut bool) {
-	io.WriteString(env.Stdio.Out, stdout)
-	if stdout != "" && !strings.HasSuffix(stdout, "\n") {
-		fmt.Fprintln(env.Stdio.Out)
-	}
-	io.WriteString(env.Stdio.Err, stderr)
-	if stderr != "" && !strings.HasSuffix(stderr, "\n") {
-		fmt.Fprintln(env.Stdio.Err)
+// writeOutput writes a command's output as act run shows it: stdout on
+// stdout and stderr on stderr, escaped (review.Text), then where act
+// stopped keeping either, on stderr (review.CaptureCut).
+func writeOutput(env *Env, stdout, stderr review.Captured) {
+	for _, s := range []struct {
+		w io.Writer
+		c review.Captured
+	}{{env.Stdio.Out, stdout}, {env.Stdio.Err, stderr}} {
+		io.WriteString(s.w, review.Text(s.c.Text))
+		if s.c.Text != "" && !strings.HasSuffix(s.c.Text, "\n") {
+			fmt.Fprintln(s.w)
+		}
 	}
 	for _, s := range []struct {
 		name string
-		cut  bool
-	}{{"output", stdoutCut}, {"error output", stderrCut}} {
-		if s.cut {
-			fmt.Fprintf(env.Stdio.Err, "act: the command's %s was cut at %d bytes\n", s.name, plan.MaxCommandOutput)
+		c    review.Captured
+	}{{"the command's output", stdout}, {"the command's error output", stderr}} {
+		if cut := review.CaptureCut(s.name, s.c); cut != "" {
+			fmt.Fprintf(env.Stdio.Err, "act: %s\n", cut)
 		}
 	}
 }
@@ -334,16 +297,13 @@ func writeOutput(env *Env, stdout string, stdoutCut bool, stderr string, stderrC
 // exit code, or 128 + the signal that killed it; anything else with act's.
 func runRefused(env *Env, res *result, argv []string, collected *runOutput, err error) error {
 	code, failed := commandFailed(err)
-	if collected.anyOutput || failed {
-		collected.mu.Lock()
-		stdout, stderr := collected.out[1].String(), collected.out[2].String()
-		cut1, cut2 := collected.cut[1], collected.cut[2]
-		collected.mu.Unlock()
+	if collected.Any() || failed {
+		stdout, stderr := collected.Captured(1), collected.Captured(2)
 		if !env.json {
-			writeOutput(env, stdout, cut1, stderr, cut2)
+			writeOutput(env, stdout, stderr)
 		}
 		if failed {
-			res.Commands = []plan.CommandResult{{Field: "operation", Argv: argv, ExitCode: code, Stdout: stdout, Stderr: stderr, StdoutCut: cut1, StderrCut: cut2}}
+			res.Commands = []plan.CommandResult{{Field: "operation", Argv: argv, ExitCode: code, Stdout: stdout.Text, Stderr: stderr.Text, StdoutCut: stdout.Cut, StderrCut: stderr.Cut}}
 		}
 	}
 	if !failed {

@@ -13,6 +13,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/policy"
+	"github.com/act-project/act/review"
 )
 
 // TestRunArgs: after act run's command word, the first argument starts
@@ -40,15 +41,22 @@ func TestRunIntent(t *testing.T) {
 	if got, want := runIntent([]string{"go", "test", "./..."}), "Run: go test ./..."; got != want {
 		t.Errorf("runIntent = %q, want %q", got, want)
 	}
-	if got, want := runIntent([]string{"sh", "-c", "echo 'a'\nb\x1b[2J\u202e"}), `Run: sh -c 'echo '\''a'\''\nb\x1b[2J\u202e'`; got != want {
+	// A control character, an invisible one, or invalid UTF-8: in
+	// ANSI-C quotes, each an escape, a backslash \\ and a quote \'.
+	if got, want := runIntent([]string{"sh", "-c", "echo 'a'\nb\x1b[2J\u202e\\"}), `Run: sh -c $'echo \'a\'\nb\x1b[2J\u202e\\'`; got != want {
 		t.Errorf("runIntent = %q, want %q", got, want)
 	}
 	long := runIntent([]string{"echo", strings.Repeat("é", 500)})
-	if n := utf8.RuneCountInString(long); n != maxRunIntent || !strings.HasSuffix(long, "…") {
+	if n := utf8.RuneCountInString(long); n != review.MaxIntent || !strings.HasSuffix(long, "…") {
 		t.Errorf("runIntent of a long line: %d characters, %q", n, long[len(long)-10:])
 	}
-	if got := runIntent([]string{"printf", "\xff"}); got != `Run: printf '\xff'` {
+	if got := runIntent([]string{"printf", "\xff"}); got != `Run: printf $'\xff'` {
 		t.Errorf("runIntent of invalid UTF-8 = %q", got)
+	}
+	// A real newline and a backslash and an n are never shown alike.
+	lf, bs := runIntent([]string{"sh", "-c", "echo safe\nrm -f v"}), runIntent([]string{"sh", "-c", `echo safe\nrm -f v`})
+	if lf != `Run: sh -c $'echo safe\nrm -f v'` || bs != `Run: sh -c 'echo safe\nrm -f v'` {
+		t.Errorf("runIntent of a newline = %q, of a backslash and an n = %q", lf, bs)
 	}
 }
 

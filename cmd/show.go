@@ -14,6 +14,7 @@ import (
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/review"
 	"github.com/act-project/act/rollback"
 )
 
@@ -146,15 +147,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 		if a.RolledBackAt != nil {
 			fmt.Fprintf(w, "Rolled back at %s\n", a.RolledBackAt.UTC().Format(time.RFC3339))
 		}
-		ws := "\x00"
-		for _, e := range reviewEntries(a.Changes, env.reviewWorkspaces) {
-			if e.ws != ws && (e.ws != "" || ws != "\x00") {
-				fmt.Fprintf(w, "%s\n", workspaceHeader(e.ws))
-			}
-			ws = e.ws
-			_, line, _ := entryLine(st, a.Changes, e)
-			fmt.Fprintf(w, "  %s\n", line)
-		}
+		review.ActionChanges(w, st, a.Changes, env.reviewWorkspaces)
 		for _, s := range a.Saved {
 			fmt.Fprintf(w, "Saved at rollback: %s → %s\n", escapeLine(s.Path), escapeLine(s.Copy))
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/act-project/act/review"
 )
 
 // TestOutputStream: the lines a command writes as they come — after the
@@ -12,8 +14,8 @@ import (
 // streamLines a second with the rest counted.
 func TestOutputStream(t *testing.T) {
 	var out bytes.Buffer
-	nonce := newNonce()
-	tw := newTermWriter(&out, nonce, nil)
+	nonce := review.NewNonce()
+	tw := review.NewTermWriter(&out, nonce, nil)
 	now := time.Unix(1000, 0)
 	s := &outputStream{w: tw, start: now, now: func() time.Time { return now }, width: 40}
 	s.line(1, "hello\x1b[2J")

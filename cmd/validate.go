@@ -63,9 +63,9 @@ EXAMPLES:
 					w.Write(expanded)
 					w = env.Stdio.Err
 				}
-				fmt.Fprintf(w, "%s %s\n", st.create.Render("valid:"), res.File)
+				fmt.Fprintf(w, "%s %s\n", st.Create.Render("valid:"), res.File)
 				fmt.Fprintf(w, "  action  %s %s, risk %s\n", res.ActionID, res.ActionType, res.RiskLevel)
-				fmt.Fprintf(w, "  mode    %s (%s): %s\n", st.bold.Render(res.Mode), res.ModeSource, res.Reason)
+				fmt.Fprintf(w, "  mode    %s (%s): %s\n", st.Bold.Render(res.Mode), res.ModeSource, res.Reason)
 			})
 		},
 	}

@@ -199,12 +199,14 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 			envl = append(envl, k+"="+ProxyURL)
 		}
 	}
+	progress, flush := s.lines()
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envl, Stdin: []byte(stdin), Proxy: proxy,
 		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads, Caches: s.caches,
-		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before, Progress: s.lines(),
+		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before, Progress: progress,
 		Discard: discard,
 	})
+	flush()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -495,38 +497,62 @@ func (s *sandboxCommander) redactArgv(argv []string) []string {
 }
 
 // lines turns the output a command writes into s.progress's lines, each
-// redacted as the recorded output is, a line longer than
-// MaxProgressLine cut there; nil without s.progress.
-func (s *sandboxCommander) lines() func(stream int, p []byte) {
+// redacted as the recorded output is; flush, called once the command has
+// ended, passes on a last line that has no newline. A line longer than
+// MaxProgressLine is cut there and the rest of it skipped: one that long
+// is more than a stream's capture keeps, so whoever collects the lines
+// finds it cut and says so (review.Collector); a shorter line arrives
+// whole, however long (a line is no longer cut at 4 KiB unsaid).
+func (s *sandboxCommander) lines() (progress func(stream int, p []byte), flush func()) {
 	if s.progress == nil {
-		return nil
+		return nil, func() {}
 	}
 	var (
 		mu      sync.Mutex
 		partial [3][]byte
+		skip    [3]bool // the rest of a line cut at MaxProgressLine
 	)
-	return func(stream int, p []byte) {
+	progress = func(stream int, p []byte) {
 		if stream != 1 && stream != 2 {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		buf := append(partial[stream], p...)
-		for {
-			i := bytes.IndexByte(buf, '\n')
-			if i < 0 {
-				break
+		for len(p) > 0 {
+			i := bytes.IndexByte(p, '\n')
+			switch {
+			case skip[stream] && i < 0:
+				return
+			case skip[stream]:
+				skip[stream] = false
+			case i < 0:
+				partial[stream] = append(partial[stream], p...)
+				if len(partial[stream]) > MaxProgressLine {
+					s.progress(stream, s.redact(string(partial[stream][:MaxProgressLine])))
+					partial[stream], skip[stream] = nil, true
+				}
+				return
+			default:
+				line := append(partial[stream], p[:i]...)
+				partial[stream] = nil
+				s.progress(stream, s.redact(string(line[:min(len(line), MaxProgressLine)])))
 			}
-			s.progress(stream, s.redact(string(buf[:min(i, MaxProgressLine)])))
-			buf = buf[i+1:]
+			p = p[i+1:]
 		}
-		if len(buf) > MaxProgressLine {
-			s.progress(stream, s.redact(string(buf[:MaxProgressLine])))
-			buf = nil
-		}
-		partial[stream] = append([]byte(nil), buf...)
 	}
+	flush = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for stream := 1; stream <= 2; stream++ {
+			if len(partial[stream]) > 0 {
+				s.progress(stream, s.redact(string(partial[stream])))
+				partial[stream] = nil
+			}
+		}
+	}
+	return progress, flush
 }
 
-// MaxProgressLine is the most of one line of output Options.Progress gets.
-const MaxProgressLine = 4096
+// MaxProgressLine is the most of one line of output Options.Progress
+// gets: one byte more than a stream's capture keeps.
+const MaxProgressLine = MaxCommandOutput + 1

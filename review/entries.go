@@ -1,15 +1,13 @@
-package cmd
+package review
 
 import (
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/pathglob"
-	"github.com/act-project/act/plan"
 )
 
 // How a plan's changes are shown where a person decides (plan, show,
@@ -216,22 +214,22 @@ func (g *gitCount) add(rest, typ string) {
 func (g *gitCount) String() string {
 	var parts []string
 	if g.objects > 0 {
-		parts = append(parts, plural(g.objects, "object"))
+		parts = append(parts, Plural(g.objects, "object"))
 	}
 	if g.refs > 0 {
-		parts = append(parts, plural(g.refs, "ref"))
+		parts = append(parts, Plural(g.refs, "ref"))
 	}
 	if g.index {
 		parts = append(parts, "index")
 	}
 	if g.logs > 0 {
-		parts = append(parts, plural(g.logs, "log"))
+		parts = append(parts, Plural(g.logs, "log"))
 	}
 	if g.others > 0 {
-		parts = append(parts, plural(g.others, "other file"))
+		parts = append(parts, Plural(g.others, "other file"))
 	}
 	if len(parts) == 0 {
-		parts = append(parts, plural(g.dirs, "directory"))
+		parts = append(parts, Plural(g.dirs, "directory"))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -248,7 +246,7 @@ func renames(entries []reviewEntry) int {
 }
 
 // entryLine is the line of entry e: its marker and style, and the text.
-func entryLine(st styles, changes []diff.Change, e reviewEntry) (style, string, string) {
+func entryLine(st Styles, changes []diff.Change, e reviewEntry) (Style, string, string) {
 	switch e.kind {
 	case reviewRename:
 		c, from := changes[e.index], changes[e.from]
@@ -261,22 +259,22 @@ func entryLine(st styles, changes []diff.Change, e reviewEntry) (style, string, 
 			if desc != "" {
 				desc = ", " + desc
 			}
-			desc = "(mode " + escapeLine(*mb) + " → " + escapeLine(*ma) + desc + ")"
+			desc = "(mode " + Line(*mb) + " → " + Line(*ma) + desc + ")"
 		}
-		return st.modify, fmt.Sprintf("→ rename %s %s → %s", escapeLine(c.Type), escapeLine(shownPath(from.Path, e.ws)), escapeLine(shownPath(c.Path, e.ws))), desc
+		return st.Modify, fmt.Sprintf("→ rename %s %s → %s", Line(c.Type), Line(shownPath(from.Path, e.ws)), Line(shownPath(c.Path, e.ws))), desc
 	case reviewGit:
 		dir, _, _ := gitDir(changes[e.index].Path)
-		return st.modify, fmt.Sprintf("· %s: %s", escapeLine(shownPath(dir, e.ws)), e.git), "(inside a git repository: counted; --json lists each)"
+		return st.Modify, fmt.Sprintf("· %s: %s", Line(shownPath(dir, e.ws)), e.git), "(inside a git repository: counted; --json lists each)"
 	}
 	c := changes[e.index]
-	s, sign := st.modify, "~"
+	s, sign := st.Modify, "~"
 	switch c.Kind {
 	case diff.Create:
-		s, sign = st.create, "+"
+		s, sign = st.Create, "+"
 	case diff.Delete:
-		s, sign = st.remove, "-"
+		s, sign = st.Remove, "-"
 	}
-	return s, fmt.Sprintf("%s %s %s %s", sign, c.Kind, escapeLine(c.Type), escapeLine(shownPath(c.Path, e.ws))), describe(c)
+	return s, fmt.Sprintf("%s %s %s %s", sign, Line(string(c.Kind)), Line(c.Type), Line(shownPath(c.Path, e.ws))), describe(c)
 }
 
 // workspaceHeader is the line before the entries of workspace ws.
@@ -284,44 +282,5 @@ func workspaceHeader(ws string) string {
 	if ws == "" {
 		return "elsewhere:"
 	}
-	return "in " + escapeLine(ws) + ":"
-}
-
-// intentOf is the intent summary of the descriptor p saved, "" if it
-// cannot be read.
-func intentOf(p *plan.Plan) string {
-	if p == nil {
-		return ""
-	}
-	d, err := p.Decode()
-	if err != nil {
-		return ""
-	}
-	return d.IntentSummary
-}
-
-// intentLine is the line that names what p is for, before the question
-// of apply's prompt ("" without an intent).
-func intentLine(p *plan.Plan) string {
-	if intent := intentOf(p); intent != "" {
-		return "Intent: " + escapeLine(intent) + "\n"
-	}
-	return ""
-}
-
-// maxListIntent is how much of an intent a list (pending, history) shows.
-const maxListIntent = 60
-
-// shortIntent is intent as a list shows it: on one line, cut below
-// maxListIntent characters (at a word's end) with an ellipsis.
-func shortIntent(intent string) string {
-	intent = strings.Join(strings.Fields(intent), " ")
-	if utf8.RuneCountInString(intent) > maxListIntent {
-		cut := string([]rune(intent)[:maxListIntent-1])
-		if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
-			cut = cut[:i] // at a word's end
-		}
-		intent = strings.TrimRight(cut, " ") + "…"
-	}
-	return escapeLine(intent)
+	return "in " + Line(ws) + ":"
 }

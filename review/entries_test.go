@@ -1,4 +1,4 @@
-package cmd
+package review
 
 import (
 	"strings"
@@ -32,7 +32,7 @@ func TestReviewEntries(t *testing.T) {
 		{Path: "/w/sub/in/d.txt", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("d")},
 		{Path: "/x/e.txt", Kind: diff.Delete, Type: diff.TypeFile, SHA256Before: s("d")},
 	}
-	st := newStyles(&Env{}, nil)
+	st := Styles{}
 	var got []string
 	ws := "\x00"
 	for _, e := range reviewEntries(changes, []string{"/w", "/w/sub/in"}) {
@@ -71,8 +71,8 @@ func TestShortIntent(t *testing.T) {
 		"two\nlines\there":          "two lines here",
 		strings.Repeat("word ", 20): "word word word word word word word word word word word…",
 	} {
-		if got := shortIntent(in); got != want {
-			t.Errorf("shortIntent(%q) = %q, want %q", in, got, want)
+		if got := ShortIntent(in); got != want {
+			t.Errorf("ShortIntent(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -92,7 +92,7 @@ func TestReviewGitRunsCode(t *testing.T) {
 		{Path: "/w/.git/config.worktree", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("3")},
 		{Path: "/w/.git/info/attributes", Kind: diff.Create, Type: diff.TypeFile, SHA256After: s("4")},
 	}
-	st := newStyles(&Env{}, nil)
+	st := Styles{}
 	var got []string
 	for _, e := range reviewEntries(changes, []string{"/w"}) {
 		_, line, _ := entryLine(st, changes, e)
