@@ -71,7 +71,14 @@ func TestREADMETutorial(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 dir,
 		RequireExplicitExec: true,
-		Setup:               scriptSetup(examples),
+		// The state dir is the user's default (HOME is the passwd entry's
+		// home here), as for a reader: the lines act hands out name no
+		// --home (docs/state.md).
+		Setup: func(e *testscript.Env) error {
+			err := scriptSetup(examples)(e)
+			e.Setenv("ACT_HOME", "")
+			return err
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"tutorialcheck": func(ts *testscript.TestScript, neg bool, args []string) {
 				home := ts.Getenv("HOME")

@@ -181,7 +181,7 @@ func (b *bench) hookBash() (side, side) {
 			if err != nil {
 				return s2, fmt.Errorf("%s: %v\n%s", cmd, err, tail(errOut.String()))
 			}
-			if !strings.Contains(errOut.String(), "undo: act rollback ") || out.Len() != 0 {
+			if !strings.Contains(errOut.String(), "undo: act ") || !strings.Contains(errOut.String(), " rollback ") || out.Len() != 0 {
 				return s2, fmt.Errorf("%s printed %q and %q, want nothing (true's output) and act's line", cmd, out.String(), errOut.String())
 			}
 			return sample{wall: s.wall + s2.wall, maxRSS: -1}, nil
