@@ -187,8 +187,8 @@ func (m *modelMock) anthropic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Model    string `json:"model"`
-		Stream   bool   `json:"stream"`
+		Model    string                  `json:"model"`
+		Stream   bool                    `json:"stream"`
 		Tools    []struct{ Name string } `json:"tools"`
 		Messages []struct {
 			Role    string          `json:"role"`
@@ -388,6 +388,7 @@ func TestCodexCLI(t *testing.T) {
 	for _, project := range []bool{false, true} {
 		name := map[bool]string{false: "user", true: "project"}[project]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			m := newAgentMachine(t)
 			if _, _, err := m.run(t, nil, "git", "init", "-q"); err != nil {
 				t.Skipf("git: %v", err)

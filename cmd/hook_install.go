@@ -192,6 +192,10 @@ func runHookInstall(env *Env, agent agentsetup.Agent, projectFlag string, timeou
 	if err != nil {
 		return env.finish(res, "ok", fmt.Errorf("finding act's own path: %w", err), nil)
 	}
+	if strings.Contains(act, "/go-build") {
+		res.Warnings = append(res.Warnings, jsonProblem{Rule: "hook.warning",
+			Message: "act runs from Go's build cache (go run): the hook names " + act + ", which will be gone; install act and run act hook install again"})
+	}
 	var globals []string
 	if h := firstOf(env.home, env.Getenv("ACT_HOME")); h != "" {
 		h, _ = filepath.Abs(h)
@@ -206,7 +210,7 @@ func runHookInstall(env *Env, agent agentsetup.Agent, projectFlag string, timeou
 	if ir != nil {
 		res.Data = map[string]any{"install": ir}
 		if ir.Check != nil {
-			res.Warnings = findingProblems(ir.Check.Findings, true)
+			res.Warnings = append(res.Warnings, findingProblems(ir.Check.Findings, true)...)
 		}
 	}
 	if err != nil && ir != nil && !env.json {
