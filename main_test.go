@@ -22,6 +22,7 @@ import (
 	"github.com/act-project/act/cmd"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/agentsetup"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
@@ -67,6 +68,9 @@ func testAct() {
 	} else {
 		policy.SystemFile = "/nonexistent/act-test/policy.yaml"
 	}
+	// Nor the agents' system settings: only a test's own.
+	agentsetup.SystemClaudeManaged = os.Getenv("ACT_TEST_CLAUDE_MANAGED")
+	agentsetup.SystemCodexConfig = os.Getenv("ACT_TEST_CODEX_SYSTEM")
 	if h := os.Getenv("ACT_TEST_PASSWD_HOME"); h != "" {
 		policy.LookupHome = func() (string, error) { return h, nil }
 	}
@@ -483,7 +487,7 @@ func TestDeps(t *testing.T) {
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
 		"":                      {"cmd", "sandbox/isolate"},
-		"cmd":                   {"audit", "descriptors", "diff", "gate", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/redact", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema"},
+		"cmd":                   {"audit", "descriptors", "diff", "gate", "internal/agentsetup", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/redact", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema"},
 		"internal/treesnap":     {"internal/digest"},
 		"internal/witnesstest":  {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
 		"internal/cgrouptest":   {"internal/cgroupfs"},
@@ -505,6 +509,7 @@ func TestDeps(t *testing.T) {
 		"internal/redact":       {},
 		"internal/overlay":      {"golang.org/x/sys/unix"},
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},
+		"internal/agentsetup":   {"internal/atomicfile", "internal/configedit", "internal/outcome", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 		"sandbox":               {"descriptors", "internal/overlay", "internal/rmtree", "golang.org/x/sys/unix"},
 		"diff":                  {"internal/digest", "internal/overlay", "internal/parallel", "internal/pathglob", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
 		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/digest", "internal/configedit", "internal/egress", "internal/lifecycle", "internal/state", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
@@ -513,7 +518,7 @@ func TestDeps(t *testing.T) {
 		"internal/lifecycle":    {},
 		"internal/state":        {"github.com/gofrs/flock"},
 		"audit":                 {"internal/atomicfile", "internal/redact", "github.com/secure-systems-lab/go-securesystemslib/dsse", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog", "golang.org/x/sys/unix"},
-		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/problem", "internal/rmtree", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox"},
+		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/document", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/problem", "internal/rmtree", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox"},
 		"review":                {"descriptors", "diff", "internal/lifecycle", "internal/pathglob", "plan"},
 		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 

@@ -53,15 +53,16 @@ func newHookCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "hook",
 		Usage:     "answer an agent's hook before a tool runs (claude-code, codex)",
-		UsageText: "act hook claude-code|codex [--workspace DIR] [--timeout DURATION]",
+		UsageText: "act hook claude-code|codex [--workspace DIR] [--timeout DURATION]\n   act hook install|check claude-code|codex [--project DIR]",
 		Description: `Hooks an agent harness runs before a tool call; see docs/agents.md.
 
 EXAMPLES:
    act hook claude-code --workspace ~/src/proj
    act hook codex --workspace ~/src/proj
+   act hook install codex --project ~/src/proj
 
-` + endsWith("a decision printed (or nothing: a tool act does not handle)", 2).
-			note(2, "blocked: bad input, an error or the timeout (the reason on stderr)").help(),
+` + endsWith("a decision printed (or nothing: a tool act does not handle)", 1, 2, 5).
+			note(2, "blocked: bad input, an error or the timeout (the reason on stderr)").note(5, "install, check: a set-up not safe").help(),
 		Subcommands: []*cli.Command{{
 			Name:      "claude-code",
 			Usage:     "a Claude Code PreToolUse hook: Write, Edit, MultiEdit and Bash dry-run by act",
@@ -105,7 +106,7 @@ EXAMPLES:
 				&cli.DurationFlag{Name: "timeout", Value: hookTimeout, Usage: "decide within this long, else deny"},
 			},
 			Action: hookAction(env, hookClaude),
-		}, newHookCodexCommand(env)},
+		}, newHookCodexCommand(env), newHookInstallCommand(env), newHookCheckCommand(env)},
 		Action: func(c *cli.Context) error {
 			return hookBlock(env, errors.New("act hook takes a harness: act hook claude-code or act hook codex"))
 		},

@@ -88,8 +88,9 @@ type Result struct {
 
 // Edit returns data with the dotted keys of set set to their values and the
 // dotted keys of unset removed. Values are what encoding/json decodes into
-// an any (maps, slices, float64, json.Number, string, bool, nil) or Go
-// integers.
+// an any (maps, slices, float64, json.Number, string, bool, nil), Go
+// integers, or (for JSON) a json.RawMessage, whose objects keep the order
+// of their members.
 func Edit(format Format, data []byte, set map[string]any, unset []string) (*Result, error) {
 	keys := make([]string, 0, len(set))
 	for k := range set {

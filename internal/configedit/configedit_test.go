@@ -199,3 +199,18 @@ func TestDiffPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestRawMessage: a json.RawMessage value is written with its objects'
+// members in the order it has them, not sorted.
+func TestRawMessage(t *testing.T) {
+	res, err := Edit(JSON, []byte("{\n  \"a\": 1\n}\n"), map[string]any{
+		"b": []any{json.RawMessage(`{"z": 1, "a": {"y": true, "b": null}}`), map[string]any{"z": 1, "a": 2}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"a\": 1,\n  \"b\": [\n    {\n      \"z\": 1,\n      \"a\": {\n        \"y\": true,\n        \"b\": null\n      }\n    },\n    {\n      \"a\": 2,\n      \"z\": 1\n    }\n  ]\n}\n"
+	if string(res.Data) != want {
+		t.Errorf("got\n%s\nwant\n%s", res.Data, want)
+	}
+}

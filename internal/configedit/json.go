@@ -254,7 +254,8 @@ func jsonUnset(root *object, key string) (bool, error) {
 }
 
 // toJSON converts a value decoded by encoding/json (or a Go integer) into
-// the tree form. Map keys are sorted, as encoding/json does.
+// the tree form. Map keys are sorted, as encoding/json does; a
+// json.RawMessage keeps the order it has (nil when it is not JSON).
 func toJSON(v any) any {
 	switch x := v.(type) {
 	case nil, string, bool, json.Number:
@@ -269,6 +270,20 @@ func toJSON(v any) any {
 		return json.Number(strconv.Itoa(x))
 	case int64:
 		return json.Number(strconv.FormatInt(x, 10))
+	case json.RawMessage:
+		// As written: the order of an object's members too.
+		dec := json.NewDecoder(bytes.NewReader(x))
+		dec.UseNumber()
+		p := &jsonParser{dec: dec, data: x}
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		v, err := p.value(tok, 0)
+		if err != nil {
+			return nil
+		}
+		return v
 	case []any:
 		l := make([]any, len(x))
 		for i, e := range x {

@@ -57,6 +57,7 @@ var (
 	Reverted       = Outcome{1, "reverted", "apply.reverted", "undone part-way", "a promotion or rollback failed part-way and what it had done was undone: the tree is as before it"}
 	NotAccepted    = Outcome{7, "queued", "confirm.not-accepted", "confirmation not accepted", "a confirmation was given, but not of the kind the host's policy counts: the plan stays pending"}
 	Expired        = Outcome{8, "expired", "apply.expired", "plan expired", "the plan is older than the policy allows: plan the action again"}
+	HookUnsafe     = Outcome{5, "failed", "hook.unsafe", "hook set-up unsafe", "hook check: an agent's hook set-up lets tool calls run unreviewed, blocks them all, or misses a part act needs; hook install: such a set-up it cannot repair, so nothing was written"}
 )
 
 // The outcomes of codes a command gives beyond the table's 0-9, or
@@ -87,7 +88,7 @@ func CommandExit(code int, status string) Outcome {
 
 var codes = []Outcome{OK, Fail, Usage, Invalid, Blocked, Precondition, Rejected, Queued, Conflict, NotFound}
 
-var named = []Outcome{Valid, Planned, Succeeded, AlreadyApplied, RolledBack, Denied, Reverted, NotAccepted, Expired}
+var named = []Outcome{Valid, Planned, Succeeded, AlreadyApplied, RolledBack, Denied, Reverted, NotAccepted, Expired, HookUnsafe}
 
 var own = []Outcome{Interrupted, HookBlocked, Command}
 

@@ -44,6 +44,7 @@ func TestRules(t *testing.T) {
 		Fail: "error", Usage: "usage", Queued: "confirm.required", NotFound: "not-found",
 		Invalid: "", Blocked: "", Precondition: "", Rejected: "", Conflict: "",
 		Reverted: "apply.reverted", NotAccepted: "confirm.not-accepted", Expired: "apply.expired",
+		HookUnsafe: "hook.unsafe",
 	} {
 		if o.Rule != rule {
 			t.Errorf("%s (%d): rule %q, want %q", o.Status, o.Code, o.Rule, rule)
@@ -57,7 +58,7 @@ func TestRules(t *testing.T) {
 func TestNamed(t *testing.T) {
 	want := map[string]int{
 		"valid": 0, "planned": 0, "succeeded": 0, "already_applied": 0, "rolled_back": 0, "denied": 0,
-		"reverted": 1, "queued": 7, "expired": 8,
+		"reverted": 1, "queued": 7, "expired": 8, "failed": 5,
 	}
 	for _, o := range Named() {
 		row := ForCode(o.Code)
