@@ -512,7 +512,7 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	apply := hookActCommand(env, "apply", p.ID)
 	// What replaces a Bash command ends as the command would: its output
 	// and exit code (docs/agents.md, "Bash is promoted by act").
-	asCommand := hookActCommand(env, "apply", "--as-command", p.ID)
+	asCommand := hookReplacement(env, p.ID)
 	why := strings.Join(dec.Why, "; ")
 	switch dec.Verdict {
 	case gate.Allowed:
@@ -662,6 +662,24 @@ func withCommand(tool map[string]json.RawMessage, command string) map[string]jso
 // absolute), its state dir and policy as every line act hands out names
 // them (env.commandLine).
 func hookActCommand(env *Env, args ...string) string {
+	return env.commandLine(hookSelf(), args...)
+}
+
+// hookReplacement is the command that replaces a Bash call, act apply
+// --as-command PLAN_ID: it runs in the agent's own shell, whose
+// environment the agent shapes (an ACT_HOME exported there would name a
+// state dir holding a plan of its making), so it names the hook's state
+// dir always, the real user's default too.
+func hookReplacement(env *Env, id string) string {
+	home, err := env.stateDir()
+	if err != nil || !env.defaultStateDir(home) || env.pinned != nil && *env.pinned != "" {
+		return hookActCommand(env, "apply", "--as-command", id) // named already, or pinned
+	}
+	return env.commandLine(hookSelf(), "--home", home, "apply", "--as-command", id)
+}
+
+// hookSelf is the absolute path of this act.
+func hookSelf() string {
 	self := os.Args[0]
 	if !strings.Contains(self, "/") {
 		if p, err := exec.LookPath(self); err == nil {
@@ -671,5 +689,5 @@ func hookActCommand(env *Env, args ...string) string {
 	if abs, err := filepath.Abs(self); err == nil && strings.Contains(self, "/") {
 		self = abs
 	}
-	return env.commandLine(self, args...)
+	return self
 }
