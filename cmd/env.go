@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/act-project/act/doors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/pathglob"
@@ -201,4 +202,22 @@ func (env *Env) addWorkspace(dir string) error {
 	}
 	env.workspaces = append(env.workspaces, abs)
 	return nil
+}
+
+// door is what a door package gets of this act process: the gate under
+// the effective policy pol (the door's name as its Caller), how plans
+// are shown and act's command lines read, and what follows a promotion
+// (recoveries audited, the policy's witnesses asked).
+func (env *Env) door(pol *policy.Policy) *doors.Door {
+	return &doors.Door{
+		Gate:    env.gate(pol),
+		Review:  reviewOptions(env),
+		ActLine: env.actLine,
+		Promoted: func(out *gate.Outcome) {
+			env.recovered = append(env.recovered, out.Recovered...)
+			if !out.AlreadyApplied {
+				env.witnessAfter(pol) // audit.witness_after: bounded, never failing the door
+			}
+		},
+	}
 }

@@ -17,10 +17,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/doors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/pathglob"
-	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/review"
@@ -423,7 +423,7 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 		if err := json.Unmarshal(tool["command"], &command); err != nil || strings.TrimSpace(command) == "" {
 			return nil, errors.New("Bash's tool_input has no command")
 		}
-		d = runDescriptor([]string{"sh", "-c", command}, ws, workdir, pol.ResourceCaps)
+		d = doors.CommandDescriptor([]string{"sh", "-c", command}, ws, workdir, pol.ResourceCaps)
 	} else if in.ToolName == "apply_patch" {
 		d, err = codexPatchDescriptor(tool, in.Cwd, ws, pol.ResourceCaps)
 		if dec, refused := refusalOf(err); refused {
@@ -440,13 +440,13 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	}
 	ck, err := env.checkBuilt(ctx, res, pol, d)
 	if err != nil {
-		if why, ok := problemsText(err); ok {
+		if why, ok := doors.ProblemsText(err); ok {
 			return deny("act refused this " + in.ToolName + ": " + why), nil
 		}
 		return nil, err
 	}
 	defer ck.release()
-	collected := &runOutput{}
+	collected := &doors.Output{}
 	// The dry run has part of the hook's time: a command still running
 	// at its end is answered by the policy's hooks.cannot_dry_run, with
 	// time left to stop it and say so.
@@ -457,7 +457,7 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 		defer stop()
 	}
 	started := time.Now()
-	p, pre, err := planRun(dctx, env, res, ck, collected.line)
+	p, pre, err := planRun(dctx, env, res, ck, collected.Line)
 	switch {
 	case err != nil:
 		if ctx.Err() != nil {
@@ -466,7 +466,7 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 		if dctx.Err() != nil {
 			return cannotDryRun(pol, in, time.Since(started), collected), nil
 		}
-		if code, failed := commandFailed(err); failed {
+		if code, failed := doors.CommandFailed(err); failed {
 			out, errOut := review.Output(collected.Captured(1), review.Brief("")), review.Output(collected.Captured(2), review.Brief(""))
 			why := fmt.Sprintf("act ran this command in its sandbox and it exited with status %d; nothing was changed.", code)
 			if out != "" {
@@ -477,7 +477,7 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 			}
 			return deny(why), nil
 		}
-		if why, ok := problemsText(err); ok {
+		if why, ok := doors.ProblemsText(err); ok {
 			return deny("act's dry run refused this " + in.ToolName + ": " + why), nil
 		}
 		return nil, err
@@ -495,7 +495,7 @@ func hookDecide(ctx context.Context, env *Env, h *hookHarness, in *hookInput, ws
 	// The gate decides, records and promotes; the hook translates.
 	dec, err := g.Submit(ctx, e, gate.Door{Prompt: !h.denyOnly && unseen == "", Later: bash && !h.denyOnly})
 	if err != nil {
-		why, ok := problemsText(err)
+		why, ok := doors.ProblemsText(err)
 		switch {
 		case !ok:
 			return nil, err
@@ -568,7 +568,7 @@ func promptUnseen(in *hookInput) string {
 // in ran (its part of the hook's time): the policy's hooks.cannot_dry_run (deny by
 // default; ask only where a yes in the agent's prompt counts as a
 // person's), with what the command printed until it was stopped.
-func cannotDryRun(pol *policy.Policy, in *hookInput, ran time.Duration, collected *runOutput) *hookDecision {
+func cannotDryRun(pol *policy.Policy, in *hookInput, ran time.Duration, collected *doors.Output) *hookDecision {
 	tool := in.ToolName
 	why := fmt.Sprintf("act could not dry-run this %s: it was still running in act's sandbox when act stopped it, after %s of the hook's time. It may wait on the network, which the policy does not give the sandbox, or on a local service, which the sandbox cannot reach; nothing was changed.",
 		tool, ran.Round(time.Second))
@@ -625,24 +625,6 @@ func viaName(via string) string {
 		return "an SSH signature by a listed approver"
 	}
 	return via
-}
-
-// problemsText is the text of err's problems, when it is act's decision
-// (a problem list) rather than an error.
-func problemsText(err error) (string, bool) {
-	var probs problem.List
-	if !errors.As(err, &probs) {
-		return "", false
-	}
-	var lines []string
-	for _, p := range probs {
-		s := p.Rule
-		if p.Field != "" {
-			s += ": " + p.Field
-		}
-		lines = append(lines, s+": "+p.Message)
-	}
-	return strings.Join(lines, "; "), true
 }
 
 // withCommand is a copy of a Bash tool input with its command replaced

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/doors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/lifecycle"
@@ -160,7 +161,7 @@ func hookAdopt(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*po
 	// The yes was given at Claude Code's prompt, which act asked for only
 	// where the policy counts a flag as a person's confirmation.
 	out, err := g.Adopt(ctx, e, gate.NewApproval(gate.ViaFlag), copies)
-	if why, ok := problemsText(err); ok {
+	if why, ok := doors.ProblemsText(err); ok {
 		return &postToolOutput{Decision: "block", Reason: clipReason(fmt.Sprintf(
 			"act could not record this %s as the change a person allowed (plan %s): %s. act rollback cannot undo it; tell the person.", in.ToolName, id, why))}, nil
 	}

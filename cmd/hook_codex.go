@@ -13,7 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/descriptors"
-	"github.com/act-project/act/diff"
+	"github.com/act-project/act/doors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/applypatch"
 	"github.com/act-project/act/internal/pathglob"
@@ -310,10 +310,10 @@ func codexDecide(env *Env, g *gate.Gate, dec *gate.Decision, p *plan.Plan, tool 
 		id, undo := promotedAction(env, g, dec, p)
 		if tool != "Bash" {
 			return deny(fmt.Sprintf("act applied this patch itself as action %s (plan %s; undo: %s): %s. This is not a failure: the files now hold the patch and nothing more is needed; do not apply it again.",
-				id, p.ID, undo, changeSummary(p)))
+				id, p.ID, undo, doors.ChangeSummary(p)))
 		}
 		why := fmt.Sprintf("act ran this command in its sandbox and applied what it changed as action %s (plan %s; undo: %s): %s. This is not a failure: do not run the command again.",
-			id, p.ID, undo, changeSummary(p))
+			id, p.ID, undo, doors.ChangeSummary(p))
 		for _, c := range p.Commands {
 			if c.Field != "operation" {
 				continue
@@ -339,15 +339,6 @@ func codexWhat(tool string) string {
 		return "command"
 	}
 	return "patch"
-}
-
-// changeSummary counts a plan's changes for a reason.
-func changeSummary(p *plan.Plan) string {
-	if len(p.Changes) == 0 {
-		return "it changed no file"
-	}
-	c, m, d := diff.Summary(p.Changes)
-	return fmt.Sprintf("%d created, %d modified, %d deleted", c, m, d)
 }
 
 // codexDenyOnly makes d a deny for a harness that enforces nothing else

@@ -2,26 +2,22 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 
-	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/doors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
-	"github.com/act-project/act/policy"
 	"github.com/act-project/act/review"
 )
 
@@ -85,26 +81,6 @@ EXAMPLES:
 	}
 }
 
-// Resources an act run asks for, at most: a test suite fits in them.
-var runResources = descriptors.Resources{MaxCPUMs: 600000, MaxMemoryMB: 4096, MaxDiskMB: 1024, MaxDurationMs: 600000}
-
-// runDescriptor is the descriptor act run makes of argv: a short
-// COMMAND_EXECUTION (act stamps action_id and created_at) in workspace
-// ws, run in workdir, within caps.
-func runDescriptor(argv []string, ws, workdir string, caps policy.ResourceCaps) *descriptors.Descriptor {
-	glob := filepath.Join(ws, "**")
-	d := descriptors.Built(runIntent(argv), descriptors.CommandExecutionOp{Argv: argv, Workdir: workdir},
-		nil, descriptors.FilesystemScope{Paths: []string{ws}, Recursive: true}, caps.Within(runResources), true)
-	d.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{glob}, Modify: []string{glob}, Delete: []string{glob}}
-	return d
-}
-
-// runIntent is the intent summary of argv: "Run: " and the command line
-// as a shell would need it typed, made one line by review.Intent.
-func runIntent(argv []string) string {
-	return review.Intent("Run: " + review.ShellJoin(argv))
-}
-
 // runWorkspace resolves act run's workspace (dir, or the current
 // directory) and makes it one of this session (addWorkspace); it returns
 // the workspace and the command's working directory.
@@ -142,21 +118,6 @@ func runWorkspace(env *Env, dir string) (ws, workdir string, err error) {
 	return ws, workdir, nil
 }
 
-// runOutput collects the output a command's lines stream (Options.Progress),
-// as the plan records it (redacted, capped: review.Collector): what act
-// shows of a command whose failure leaves no plan.
-type runOutput struct {
-	review.Collector
-	next func(int, string)
-}
-
-func (o *runOutput) line(stream int, line string) {
-	if o.next != nil {
-		o.next(stream, line)
-	}
-	o.Line(stream, line)
-}
-
 // runRun is act run: the descriptor of argv, then apply's sequence
 // (runApply's for a descriptor file): check, plan, show, promote or queue.
 func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed bool) error {
@@ -173,7 +134,7 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 	if err != nil {
 		return env.finish(res, outcome.Succeeded.Status, err, nil)
 	}
-	ck, err := env.checkBuilt(ctx, res, pol, runDescriptor(argv, ws, workdir, pol.ResourceCaps))
+	ck, err := env.checkBuilt(ctx, res, pol, doors.CommandDescriptor(argv, ws, workdir, pol.ResourceCaps))
 	if err != nil {
 		return env.finish(res, outcome.Succeeded.Status, err, nil)
 	}
@@ -181,9 +142,9 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 	g := env.gate(ck.pol)
 	doc := func(l problem.List) problem.List { return l }
 
-	collected := &runOutput{next: env.streamer()}
+	collected := &doors.Output{Next: env.streamer()}
 	pctx, stop := interruptible(ctx)
-	p, pre, err := planRun(pctx, env, res, ck, collected.line)
+	p, pre, err := planRun(pctx, env, res, ck, collected.Line)
 	if stop() {
 		return env.finish(&result{File: res.File}, outcome.Succeeded.Status, errInterrupted, nil)
 	}
@@ -295,8 +256,8 @@ func writeOutput(env *Env, stdout, stderr review.Captured) {
 // command's output as it streamed, if it ran, then act's problems. A
 // command that exited non-zero (op.command-failed) ends act with its own
 // exit code, or 128 + the signal that killed it; anything else with act's.
-func runRefused(env *Env, res *result, argv []string, collected *runOutput, err error) error {
-	code, failed := commandFailed(err)
+func runRefused(env *Env, res *result, argv []string, collected *doors.Output, err error) error {
+	code, failed := doors.CommandFailed(err)
 	if collected.Any() || failed {
 		stdout, stderr := collected.Captured(1), collected.Captured(2)
 		if !env.json {
@@ -316,49 +277,4 @@ func runRefused(env *Env, res *result, argv []string, collected *runOutput, err 
 		return rerr // not expected: a failed command exits non-zero
 	}
 	return &rendered{outcome.CommandExit(code, outcome.Rejected.Status)}
-}
-
-// commandFailed reports whether err is the dry run's refusal of a command
-// that exited non-zero or was killed by a signal (op.command-failed of the
-// operation), and the exit code a shell would report for it.
-func commandFailed(err error) (int, bool) {
-	var probs problem.List
-	if !errors.As(err, &probs) || len(probs) != 1 {
-		return 0, false
-	}
-	pr := probs[0]
-	if pr.Rule != "op.command-failed" || pr.Field != "operation" {
-		return 0, false
-	}
-	// plan's message: the command "ARGV" exited with status N[: tail],
-	// or the command "ARGV" was killed by SIGNAL[: tail].
-	rest, ok := strings.CutPrefix(pr.Message, "the command ")
-	if !ok {
-		return 0, false
-	}
-	q, err := strconv.QuotedPrefix(rest)
-	if err != nil {
-		return 0, false
-	}
-	rest = rest[len(q):]
-	word := func(s string) string {
-		if i := strings.IndexAny(s, ": "); i >= 0 {
-			return s[:i]
-		}
-		return s
-	}
-	if s, ok := strings.CutPrefix(rest, " exited with status "); ok {
-		n, err := strconv.Atoi(word(s))
-		if err != nil || n <= 0 || n > 255 {
-			return 0, false
-		}
-		return n, true
-	}
-	if s, ok := strings.CutPrefix(rest, " was killed by "); ok {
-		if sig := unix.SignalNum(word(s)); sig != 0 {
-			return outcome.SignalBase + int(sig), true
-		}
-		return outcome.SignalBase + int(unix.SIGKILL), true
-	}
-	return 0, false
 }
