@@ -36,16 +36,28 @@ type Door struct {
 	Promoted func(*gate.Outcome)
 }
 
-// Plan checks d, a descriptor the door built, and dry-runs it: the
-// gate's checks (CheckBuilt) and plan (PlanChecked), reusing a saved plan
-// of the same descriptor where the sandbox already ran it sandbox.max_runs
-// times. progress, if not nil, gets the commands' output as it comes.
+// Plan checks d, a descriptor the door built, and dry-runs it (Check,
+// then DryRun).
 func (door *Door) Plan(ctx context.Context, d *descriptors.Descriptor, progress func(stream int, line string)) (*gate.Plan, error) {
-	ck, err := door.Gate.CheckBuilt(ctx, d)
+	ck, err := door.Check(ctx, d)
 	if err != nil {
 		return nil, err
 	}
 	defer ck.Release()
+	return door.DryRun(ctx, ck, progress)
+}
+
+// Check runs the gate's checks on d, a descriptor the door built
+// (gate.CheckBuilt). The caller releases what it returns.
+func (door *Door) Check(ctx context.Context, d *descriptors.Descriptor) (*gate.Checked, error) {
+	return door.Gate.CheckBuilt(ctx, d)
+}
+
+// DryRun is the gate's plan of a checked descriptor (gate.PlanChecked),
+// reusing a saved plan of the same descriptor where the sandbox already
+// ran it sandbox.max_runs times. progress, if not nil, gets the
+// commands' output as it comes.
+func (door *Door) DryRun(ctx context.Context, ck *gate.Checked, progress func(stream int, line string)) (*gate.Plan, error) {
 	p, pre, err := door.Gate.PlanChecked(ctx, ck, gate.PlanOptions{Reuse: true, Progress: progress})
 	switch {
 	case err != nil:

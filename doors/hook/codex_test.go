@@ -1,4 +1,4 @@
-package cmd
+package hook
 
 import (
 	"context"
@@ -10,8 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/policy"
 )
 
@@ -204,15 +208,33 @@ func TestCodexPatchReadBound(t *testing.T) {
 // each file's directory as named, and the plan checks every path once
 // links are followed.
 func TestCodexPatchSecondLine(t *testing.T) {
-	f := newMCPFixture(t)
+	home := t.TempDir()
+	proj := filepath.Join(home, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Default(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gate.Gate{Home: state.Dir{Root: filepath.Join(t.TempDir(), ".act")}, Policy: pol, Now: time.Now, EnvHome: home, UserHome: home}
 	ctx := context.Background()
+	plan := func(d *descriptors.Descriptor) error {
+		ck, err := g.CheckBuilt(ctx, d)
+		if err != nil {
+			return err
+		}
+		defer ck.Release()
+		_, _, err = g.PlanChecked(ctx, ck, gate.PlanOptions{})
+		return err
+	}
 	for name, patch := range map[string]string{
 		"add":            "*** Begin Patch\n*** Add File: sub/x.txt\n+x\n*** End Patch",
 		"add in new dir": "*** Begin Patch\n*** Add File: sub/new/x.txt\n+x\n*** End Patch",
 		"update":         "*** Begin Patch\n*** Update File: sub/keep.txt\n@@\n-a\n+b\n*** End Patch",
 		"delete":         "*** Begin Patch\n*** Update File: sub/keep.txt\n@@\n-a\n+b\n*** Delete File: sub/gone.txt\n*** End Patch",
 	} {
-		sub, outside := filepath.Join(f.proj, "sub"), t.TempDir()
+		sub, outside := filepath.Join(proj, "sub"), t.TempDir()
 		for _, dir := range []string{sub, outside} {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
@@ -223,21 +245,12 @@ func TestCodexPatchSecondLine(t *testing.T) {
 				}
 			}
 		}
-		built, err := codexPatchDescriptor(patchInput(t, patch), f.proj, f.proj, policy.ResourceCaps{})
+		d, err := codexPatchDescriptor(patchInput(t, patch), proj, proj, policy.ResourceCaps{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		descriptors.StampBuilt(built, descriptors.Stamp{})
-		data, err := json.Marshal(built)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var d map[string]any
-		if err := json.Unmarshal(data, &d); err != nil {
-			t.Fatal(err)
-		}
-		if _, p := f.call(ctx, "act_plan", map[string]any{"descriptor": d}); p.Status != "planned" {
-			t.Fatalf("%s: before the swap: plan %s, errors %+v", name, p.Status, p.Errors)
+		if err := plan(d); err != nil {
+			t.Fatalf("%s: before the swap: %v", name, err)
 		}
 		if err := os.RemoveAll(sub); err != nil {
 			t.Fatal(err)
@@ -245,13 +258,10 @@ func TestCodexPatchSecondLine(t *testing.T) {
 		if err := os.Symlink(outside, sub); err != nil {
 			t.Fatal(err)
 		}
-		_, p := f.call(ctx, "act_plan", map[string]any{"descriptor": d})
-		var rules []string
-		for _, e := range p.Errors {
-			rules = append(rules, e.Rule)
-		}
-		if p.Status == "planned" || !slices.Contains(rules, "path.symlink-outside-scope") {
-			t.Errorf("%s: plan %s, errors %+v; want it refused, a path outside its scope", name, p.Status, p.Errors)
+		err = plan(d)
+		var probs problem.List
+		if !errors.As(err, &probs) || !slices.ContainsFunc(probs, func(p problem.Problem) bool { return p.Rule == "path.symlink-outside-scope" }) {
+			t.Errorf("%s: plan after the swap: %v; want it refused, a path outside its scope", name, err)
 		}
 		if err := os.Remove(sub); err != nil {
 			t.Fatal(err)

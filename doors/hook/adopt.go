@@ -1,4 +1,4 @@
-package cmd
+package hook
 
 import (
 	"context"
@@ -19,8 +19,6 @@ import (
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/state"
-	"github.com/act-project/act/plan"
-	"github.com/act-project/act/rollback"
 )
 
 // A Write, Edit or MultiEdit a person allows at Claude Code's prompt is
@@ -34,19 +32,19 @@ import (
 
 // hookCallFile is the file naming the plan of one tool call of a session.
 // Its name is a digest, so nothing of the input reaches a path.
-func hookCallFile(home string, in *hookInput) string {
+func hookCallFile(home state.Dir, in *hookInput) string {
 	sum := sha256.Sum256([]byte(in.SessionID + "\x00" + in.ToolUseID))
-	return state.Dir{Root: home}.HookNote(hex.EncodeToString(sum[:16]))
+	return home.HookNote(hex.EncodeToString(sum[:16]))
 }
 
 // keepForAdoption keeps, for plan p that a person is asked about, a copy
 // of each regular file it replaces, and notes p as the plan of the tool
 // call in; without a tool_use_id there is nothing to adopt later.
-func keepForAdoption(home string, p *plan.Plan, in *hookInput) error {
+func keepForAdoption(home state.Dir, p *gate.Plan, in *hookInput) error {
 	if in.ToolUseID == "" {
 		return nil
 	}
-	dir := state.Dir{Root: home}.Adopt(p.ID)
+	dir := home.Adopt(p.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -54,11 +52,11 @@ func keepForAdoption(home string, p *plan.Plan, in *hookInput) error {
 		if c.Kind != diff.Modify || c.Type != diff.TypeFile {
 			continue
 		}
-		cp := state.Dir{Root: home}.AdoptCopy(p.ID, i)
+		cp := home.AdoptCopy(p.ID, i)
 		if err := os.Remove(cp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		if err := rollback.KeepCopy(c.Path, cp); err != nil {
+		if err := gate.KeepCopy(c.Path, cp); err != nil {
 			return fmt.Errorf("keeping a copy of %s: %w", c.Path, err)
 		}
 	}
@@ -85,34 +83,30 @@ type postToolSpecific struct {
 	AdditionalContext string `json:"additionalContext"`
 }
 
-// runPostToolUse answers a PostToolUse input within timeout: no output
-// when there is nothing to adopt; an error or the timeout exit 2, which
-// shows Claude the reason on stderr.
-func runPostToolUse(ctx context.Context, env *Env, in *hookInput, wsFlag string, timeout time.Duration) error {
+// answerPostToolUse answers a PostToolUse input within timeout: nothing
+// when there is nothing to adopt; an error or the timeout blocks, which
+// shows Claude the reason.
+func answerPostToolUse(ctx context.Context, host Host, in *hookInput, wsFlag string, timeout time.Duration) ([]byte, error) {
 	out, err := within(ctx, timeout, func(ctx context.Context) (*postToolOutput, error) {
-		return hookAdopt(ctx, env, in, wsFlag)
+		return hookAdopt(ctx, host, in, wsFlag)
 	})
-	if err != nil {
-		return hookBlock(env, err)
-	}
-	if out == nil {
-		return nil
+	if err != nil || out == nil {
+		return nil, err
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return hookBlock(env, err)
+		return nil, err
 	}
-	_, err = fmt.Fprintf(env.Stdio.Out, "%s\n", b)
-	return err
+	return append(b, '\n'), nil
 }
 
 // hookAdopt is act hook claude-code's PostToolUse: the adoption of the
 // plan a person allowed at the prompt, when there is one for this call.
-func hookAdopt(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*postToolOutput, error) {
+func hookAdopt(ctx context.Context, host Host, in *hookInput, wsFlag string) (*postToolOutput, error) {
 	if in.ToolUseID == "" || in.ToolName == "Bash" {
 		return nil, nil // a Bash's yes runs act apply itself
 	}
-	home, err := env.stateDir()
+	home, err := host.StateDir()
 	if err != nil {
 		return nil, err
 	}
@@ -125,15 +119,14 @@ func hookAdopt(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*po
 		return nil, err
 	}
 	id := strings.TrimSpace(string(data))
-	if _, _, err := hookWorkspace(env, in, wsFlag); err != nil {
+	if _, _, err := hookWorkspace(host, in, wsFlag); err != nil {
 		return nil, err
 	}
-	res := &result{}
-	pol, err := env.loadPolicy(res)
+	door, err := host.Door(ClaudeCode.Name)
 	if err != nil {
 		return nil, err
 	}
-	g := env.gate(pol)
+	g := door.Gate
 	e, err := g.Load(id)
 	if err != nil {
 		return nil, err
@@ -153,7 +146,7 @@ func hookAdopt(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*po
 	}
 	copies := map[int]string{}
 	for i := range e.Plan.Changes {
-		c := state.Dir{Root: home}.AdoptCopy(id, i)
+		c := home.AdoptCopy(id, i)
 		if _, err := os.Lstat(c); err == nil {
 			copies[i] = c
 		}
@@ -169,19 +162,15 @@ func hookAdopt(ctx context.Context, env *Env, in *hookInput, wsFlag string) (*po
 		return nil, err
 	}
 	os.Remove(f)
-	os.RemoveAll(state.Dir{Root: home}.Adopt(id))
-	env.witnessAfter(pol) // audit.witness_after: bounded, never failing the hook
-	actionID := e.Plan.ActionID
-	if out != nil && out.Action != nil {
-		actionID = out.Action.ActionID
-	}
+	os.RemoveAll(home.Adopt(id))
+	actionID, undo := door.Action(&gate.Decision{Verdict: gate.Promoted, Outcome: out}, e.Plan)
 	return &postToolOutput{HookSpecificOutput: &postToolSpecific{HookEventName: "PostToolUse", AdditionalContext: fmt.Sprintf(
-		"act recorded this %s, which a person allowed, as action %s (plan %s); undo: %s", in.ToolName, actionID, id, hookActCommand(env, "rollback", actionID))}}, nil
+		"act recorded this %s, which a person allowed, as action %s (plan %s); undo: %s", in.ToolName, actionID, id, undo)}}, nil
 }
 
 // planWrites reports whether plan p changes the file a Write or Edit
 // names (relative to cwd).
-func planWrites(p *plan.Plan, path, cwd string) bool {
+func planWrites(p *gate.Plan, path, cwd string) bool {
 	if path == "" {
 		return false
 	}

@@ -1,0 +1,507 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/doors"
+	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/pathglob"
+	"github.com/act-project/act/policy"
+	"github.com/act-project/act/review"
+)
+
+// maxHookInput is the most bytes of hook input act reads.
+const maxHookInput = 64 << 20
+
+// maxHookReason is the most characters of a decision's reason.
+const maxHookReason = 12000
+
+// hookInput is what Claude Code sends a PreToolUse hook (the fields act
+// reads).
+type hookInput struct {
+	SessionID      string          `json:"session_id"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+	PermissionMode string          `json:"permission_mode"`
+	Cwd            string          `json:"cwd"`
+}
+
+// hookDecision is a PreToolUse hook's decision.
+type hookDecision struct {
+	HookEventName            string                     `json:"hookEventName"`
+	PermissionDecision       string                     `json:"permissionDecision"`
+	PermissionDecisionReason string                     `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             map[string]json.RawMessage `json:"updatedInput,omitempty"`
+}
+
+type hookOutput struct {
+	HookSpecificOutput hookDecision `json:"hookSpecificOutput"`
+}
+
+// hookTools are the tools the hook decides; any other passes through.
+var hookTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "Bash": true}
+
+// Answer answers one hook input of harness h, read from r, within
+// timeout: the line to print on stdout (nil: nothing, a tool act does not
+// handle, which the harness decides as without act), or the error that
+// blocks the call (the caller exits 2 with it on stderr).
+func Answer(ctx context.Context, host Host, h *Harness, r io.Reader, wsFlag string, timeout time.Duration) ([]byte, error) {
+	if timeout <= 0 {
+		return nil, fmt.Errorf("--timeout must be positive, got %s", timeout)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxHookInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the hook input: %v", err)
+	}
+	if len(data) > maxHookInput {
+		return nil, fmt.Errorf("the hook input is larger than %d bytes", maxHookInput)
+	}
+	var in hookInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, fmt.Errorf("the hook input is not JSON: %v", err)
+	}
+	if in.HookEventName == "PostToolUse" && h == ClaudeCode {
+		return answerPostToolUse(ctx, host, &in, wsFlag, timeout)
+	}
+	if in.HookEventName != "PreToolUse" {
+		return nil, fmt.Errorf("act hook %s answers PreToolUse, got hook_event_name %q", h.Name, in.HookEventName)
+	}
+	if !h.tools[in.ToolName] {
+		return nil, nil // not act's: the agent's harness decides as it would without act
+	}
+	d, err := within(ctx, timeout, func(ctx context.Context) (*hookDecision, error) {
+		return hookDecide(ctx, host, h, &in, wsFlag)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if h.denyOnly {
+		codexDenyOnly(d)
+	}
+	d.HookEventName = "PreToolUse"
+	d.PermissionDecisionReason = clipReason(d.PermissionDecisionReason)
+	b, err := json.Marshal(hookOutput{*d})
+	if err != nil {
+		return nil, err
+	}
+	return append(review.JSONVisible(b), '\n'), nil
+}
+
+// within returns f's answer, given a context ending after timeout: a
+// panic in f is an error, and so is no answer in time (f may still be
+// stopping; the hook does not wait for it).
+func within[T any](ctx context.Context, timeout time.Duration, f func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type answer struct {
+		v   T
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- answer{err: fmt.Errorf("internal error: %v", r)}
+			}
+		}()
+		v, err := f(ctx)
+		done <- answer{v, err}
+	}()
+	var zero T
+	select {
+	case a := <-done:
+		if a.err != nil && ctx.Err() != nil {
+			return zero, fmt.Errorf("no decision within %s (--timeout): %v", timeout, a.err)
+		}
+		return a.v, a.err
+	case <-ctx.Done():
+		return zero, fmt.Errorf("no decision within %s (--timeout)", timeout)
+	}
+}
+
+// clipReason is a reason as the agent's harness shows it to a person or
+// the model: escaped, at most maxHookReason characters, a cut saying so
+// (review.Reason).
+func clipReason(s string) string { return review.Reason(s, maxHookReason) }
+
+// hookWorkspace resolves the hook's workspace (wsFlag, else
+// $CLAUDE_PROJECT_DIR, which Claude Code sets to the project it was started
+// in) and makes it one of this session; it returns it and the directory a
+// command runs in: the input's cwd when inside it, else the workspace. The
+// input's cwd never chooses the workspace: the agent moves it (a cd in a
+// Bash call), and nothing the agent controls may widen where its changes
+// flow (docs/agents.md).
+func hookWorkspace(host Host, in *hookInput, wsFlag string) (ws, workdir string, err error) {
+	cwd := in.Cwd
+	if cwd != "" && !filepath.IsAbs(cwd) {
+		return "", "", fmt.Errorf("the hook input's cwd %q is not absolute", cwd)
+	}
+	dir := wsFlag
+	if dir == "" {
+		dir = host.Getenv("CLAUDE_PROJECT_DIR")
+	}
+	if dir == "" {
+		return "", "", errors.New("no workspace: give --workspace DIR (Claude Code's CLAUDE_PROJECT_DIR is not set either); the input's cwd is the agent's to move, so it never sets the workspace")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	if pathglob.HasMeta(abs) {
+		return "", "", fmt.Errorf("the workspace %s holds a glob character (* or ?)", abs)
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return "", "", fmt.Errorf("the workspace: %v", err)
+	} else if !fi.IsDir() {
+		return "", "", fmt.Errorf("the workspace %s is not a directory", abs)
+	}
+	if ws, err = host.Workspace(abs); err != nil {
+		return "", "", err
+	}
+	workdir = ws
+	if cwd != "" {
+		if c, err := filepath.EvalSymlinks(cwd); err == nil && pathglob.Within(c, ws) {
+			workdir = c
+		}
+	}
+	return ws, workdir, nil
+}
+
+// hookEdit is one of a MultiEdit's edits, as Claude Code sends it.
+type hookEdit struct {
+	OldString  *string `json:"old_string"`
+	NewString  *string `json:"new_string"`
+	ReplaceAll bool    `json:"replace_all"`
+}
+
+// hookFileInput is a Write's, Edit's or MultiEdit's tool_input.
+type hookFileInput struct {
+	FilePath   string     `json:"file_path"`
+	Content    *string    `json:"content"`
+	OldString  *string    `json:"old_string"`
+	NewString  *string    `json:"new_string"`
+	ReplaceAll bool       `json:"replace_all"`
+	Edits      []hookEdit `json:"edits"`
+}
+
+// hookFileDescriptor is the short FILE_WRITE descriptor of a Write, Edit
+// or MultiEdit (act derives its effects and stamps its ids).
+func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps policy.ResourceCaps) (*descriptors.Descriptor, error) {
+	var fi hookFileInput
+	if err := json.Unmarshal(raw, &fi); err != nil {
+		return nil, fmt.Errorf("%s's tool_input: %v", tool, err)
+	}
+	if fi.FilePath == "" {
+		return nil, fmt.Errorf("%s's tool_input has no file_path", tool)
+	}
+	path := fi.FilePath
+	if !filepath.IsAbs(path) {
+		if cwd == "" {
+			return nil, fmt.Errorf("%s's file_path %q is relative and the input has no cwd", tool, path)
+		}
+		path = filepath.Join(cwd, path)
+	}
+	path = filepath.Clean(path)
+	op := descriptors.FileWriteOp{Path: path}
+	edit := func(old, new *string, all bool) (descriptors.Edit, error) {
+		if old == nil || new == nil {
+			return descriptors.Edit{}, fmt.Errorf("%s's edit lacks old_string or new_string", tool)
+		}
+		return descriptors.Edit{Old: *old, New: *new, ReplaceAll: all}, nil
+	}
+	size := 0
+	switch tool {
+	case "Write":
+		if fi.Content == nil {
+			return nil, errors.New("Write's tool_input has no content")
+		}
+		op.Content = fi.Content
+		size = len(*fi.Content)
+	case "Edit":
+		e, err := edit(fi.OldString, fi.NewString, fi.ReplaceAll)
+		if err != nil {
+			return nil, err
+		}
+		op.Edits = []descriptors.Edit{e}
+	case "MultiEdit":
+		if len(fi.Edits) == 0 {
+			return nil, errors.New("MultiEdit's tool_input has no edits")
+		}
+		for _, x := range fi.Edits {
+			e, err := edit(x.OldString, x.NewString, x.ReplaceAll)
+			if err != nil {
+				return nil, err
+			}
+			op.Edits = append(op.Edits, e)
+		}
+	}
+	intent := review.Intent(tool + " " + path)
+	if tool == "Write" {
+		// Claude Code's Write makes the directories a file goes in: so
+		// does act, as a DIRECTORY_CREATE step before the write, each
+		// missing directory declared (docs/agents.md).
+		if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
+			mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: filepath.Dir(path), Parents: true})
+			mkdir.Effects.Filesystem = descriptors.FilesystemEffects{Create: missing, Modify: []string{}, Delete: []string{}}
+			write := descriptors.BuiltStep(op)
+			write.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{path}, Modify: []string{}, Delete: []string{}}
+			return descriptors.Built(intent, nil, []descriptors.Step{mkdir, write},
+				descriptors.FilesystemScope{Paths: []string{base}, Recursive: true}, hookFileResources(size, caps), false), nil
+		}
+	}
+	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{filepath.Dir(path)}}, hookFileResources(size, caps), false), nil
+}
+
+// hookFileResources are the resources of a file change the hook makes,
+// of size bytes, within the policy's caps.
+func hookFileResources(size int, caps policy.ResourceCaps) descriptors.Resources {
+	return caps.Within(descriptors.Resources{MaxCPUMs: 10000, MaxMemoryMB: 256, MaxDiskMB: int64(size>>20)*2 + 64, MaxDurationMs: 30000})
+}
+
+// missingDirs returns the directories on the way to dir that do not
+// exist, outermost first, and the nearest one that does (or that is not
+// a directory: the plan then says so). None when dir exists.
+func missingDirs(dir string) (missing []string, base string) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+			slices.Reverse(missing)
+			return missing, d
+		}
+		missing = append(missing, d)
+	}
+}
+
+// hookDecide plans the tool call of in and decides it.
+func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFlag string) (*hookDecision, error) {
+	ws, workdir, err := hookWorkspace(host, in, wsFlag)
+	if err != nil {
+		return nil, err
+	}
+	door, err := host.Door(h.Name)
+	if err != nil {
+		return nil, err
+	}
+	g := door.Gate
+	pol := g.Policy
+	bash := in.ToolName == "Bash"
+	var tool map[string]json.RawMessage
+	if err := json.Unmarshal(in.ToolInput, &tool); err != nil || tool == nil {
+		return nil, fmt.Errorf("%s's tool_input is not a JSON object", in.ToolName)
+	}
+	var d *descriptors.Descriptor
+	var command string
+	if bash {
+		if err := json.Unmarshal(tool["command"], &command); err != nil || strings.TrimSpace(command) == "" {
+			return nil, errors.New("Bash's tool_input has no command")
+		}
+		d = doors.CommandDescriptor([]string{"sh", "-c", command}, ws, workdir, pol.ResourceCaps)
+	} else if in.ToolName == "apply_patch" {
+		d, err = codexPatchDescriptor(tool, in.Cwd, ws, pol.ResourceCaps)
+		if dec, refused := refusalOf(err); refused {
+			return dec, nil
+		}
+	} else {
+		d, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, pol.ResourceCaps)
+	}
+	if err != nil {
+		return nil, err
+	}
+	deny := func(why string) *hookDecision {
+		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: why}
+	}
+	ck, err := door.Check(ctx, d)
+	if err != nil {
+		if why, ok := doors.ProblemsText(err); ok {
+			return deny("act refused this " + in.ToolName + ": " + why), nil
+		}
+		return nil, err
+	}
+	defer ck.Release()
+	collected := &doors.Output{}
+	// The dry run has part of the hook's time: a command still running
+	// at its end is answered by the policy's hooks.cannot_dry_run, with
+	// time left to stop it and say so.
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if dl, ok := ctx.Deadline(); ok {
+		dctx, stop = context.WithDeadline(ctx, dl.Add(-time.Until(dl)/5))
+		defer stop()
+	}
+	started := time.Now()
+	p, err := door.DryRun(dctx, ck, collected.Line)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if dctx.Err() != nil {
+			return cannotDryRun(pol, in, time.Since(started), collected), nil
+		}
+		if code, failed := doors.CommandFailed(err); failed {
+			out, errOut := review.Output(collected.Captured(1), review.Brief("")), review.Output(collected.Captured(2), review.Brief(""))
+			why := fmt.Sprintf("act ran this command in its sandbox and it exited with status %d; nothing was changed.", code)
+			if out != "" {
+				why += "\nIts output:\n" + out
+			}
+			if errOut != "" {
+				why += "\nIts error output:\n" + errOut
+			}
+			return deny(why), nil
+		}
+		if why, ok := doors.ProblemsText(err); ok {
+			return deny("act's dry run refused this " + in.ToolName + ": " + why), nil
+		}
+		return nil, err
+	}
+	e, err := g.EntryOf(p)
+	if err != nil {
+		return nil, err
+	}
+	unseen := promptUnseen(in)
+	// The gate decides, records and promotes; the hook translates.
+	dec, err := g.Submit(ctx, e, gate.Door{Prompt: !h.denyOnly && unseen == "", Later: bash && !h.denyOnly})
+	if err != nil {
+		why, ok := doors.ProblemsText(err)
+		switch {
+		case !ok:
+			return nil, err
+		case dec != nil && h.denyOnly: // the promotion's refusal
+			return deny(fmt.Sprintf("act could not apply this %s (plan %s), nothing was changed: %s", codexWhat(in.ToolName), p.ID, why)), nil
+		case dec != nil:
+			return deny(fmt.Sprintf("act could not apply this %s (plan %s): %s", in.ToolName, p.ID, why)), nil
+		}
+		return deny(fmt.Sprintf("act's policy blocks this %s (plan %s): %s", in.ToolName, p.ID, why)), nil
+	}
+	if h.denyOnly {
+		return codexDecide(door, dec, p, in.ToolName), nil
+	}
+	apply := door.ActLine("apply", p.ID)
+	// What replaces a Bash command ends as the command would: its output
+	// and exit code (docs/agents.md, "Bash is promoted by act").
+	asCommand := host.Replacement(p.ID)
+	why := strings.Join(dec.Why, "; ")
+	switch dec.Verdict {
+	case gate.Allowed:
+		return &hookDecision{PermissionDecision: "allow",
+			PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; the policy allows it", in.ToolName, p.ID),
+			UpdatedInput:             withCommand(tool, asCommand)}, nil
+	case gate.Promoted:
+		return hookPromoted(door, dec, p, in.ToolName), nil
+	case gate.Ask:
+		// A person's yes in Claude Code's prompt is what --confirm is.
+		// The plan is rendered only for the person who is asked.
+		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, planText(door, p))}
+		if bash {
+			d.UpdatedInput = withCommand(tool, asCommand+" --confirm")
+		} else if h == ClaudeCode {
+			if err := keepForAdoption(g.Home, p, in); err != nil {
+				return nil, err
+			}
+		}
+		return d, nil
+	}
+	// Only a yes typed at a terminal or a signature counts, or Claude
+	// Code would not show a person the question: a click in Claude Code
+	// is no confirmation. The plan waits in act pending.
+	because := fmt.Sprintf("the host policy counts only %s as a person's confirmation", viaName(g.Via()))
+	if g.Via() == gate.ViaFlag {
+		because = unseen
+	}
+	return deny(fmt.Sprintf("act: a person must confirm this %s (%s), and %s. The plan %s is pending: a person runs %s --confirm (%s lists it). Do not retry it another way.",
+		in.ToolName, why, because, p.ID, apply, door.ActLine("pending"))), nil
+}
+
+// promptUnseen says why Claude Code would not show a person an "ask" for
+// the call in, or "" when it would. Claude Code approves a hook's ask
+// without asking in some permission modes (bypassPermissions and auto:
+// anthropics/claude-code#77212, #51255; acceptEdits, for file edits, is
+// not known not to), so only the modes where it is known to ask are
+// trusted: default, and acceptEdits for a Bash (docs/agents.md).
+func promptUnseen(in *hookInput) string {
+	switch {
+	case in.PermissionMode == "default":
+		return ""
+	case in.PermissionMode == "acceptEdits" && in.ToolName == "Bash":
+		return ""
+	case in.PermissionMode == "":
+		return "the hook input names no permission_mode, so act cannot tell that Claude Code would show a person its question"
+	}
+	return fmt.Sprintf("Claude Code runs in permission mode %q, where it may approve act's question without showing it to a person", in.PermissionMode)
+}
+
+// cannotDryRun is the decision on a command whose dry run did not finish
+// in ran (its part of the hook's time): the policy's hooks.cannot_dry_run (deny by
+// default; ask only where a yes in the agent's prompt counts as a
+// person's), with what the command printed until it was stopped.
+func cannotDryRun(pol *policy.Policy, in *hookInput, ran time.Duration, collected *doors.Output) *hookDecision {
+	tool := in.ToolName
+	why := fmt.Sprintf("act could not dry-run this %s: it was still running in act's sandbox when act stopped it, after %s of the hook's time. It may wait on the network, which the policy does not give the sandbox, or on a local service, which the sandbox cannot reach; nothing was changed.",
+		tool, ran.Round(time.Second))
+	if out := review.Output(collected.Captured(1), review.Brief("")) + review.Output(collected.Captured(2), review.Brief("")); out != "" {
+		why += "\nIts output until then:\n" + strings.TrimRight(out, "\n")
+	}
+	if pol.Hooks.CannotDryRun == policy.HookAsk && pol.Confirmation.Via == policy.ViaFlag && promptUnseen(in) == "" {
+		return &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: why +
+			"\nThe policy (hooks.cannot_dry_run: ask) leaves it to a person: a yes runs it OUTSIDE act's sandbox, unreviewed, and act rollback cannot undo it."}
+	}
+	return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: why +
+		"\nThe policy (hooks.cannot_dry_run) refuses such commands. Run what can be checked offline, or ask the person to run this one."}
+}
+
+// hookPromote promotes the allowed plan p of a Write, Edit or MultiEdit
+// in the hook, as act apply PLAN_ID does, so that act rollback undoes it.
+// The call is then denied, the reason saying act applied it: an Edit's
+// old text is gone, and Claude Code's Write refuses a file it has not
+// read, or one changed since it read it — which act's promotion made it.
+func hookPromoted(door *doors.Door, dec *gate.Decision, p *gate.Plan, tool string) *hookDecision {
+	id, undo := door.Action(dec, p)
+	what := "edit"
+	if tool == "Write" {
+		what = "content"
+	}
+	return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: fmt.Sprintf(
+		"act applied this %s itself as action %s (plan %s; undo: %s): the file now holds the %s, and nothing more is needed. This is not a failure: do not retry it.", tool, id, p.ID, undo, what)}
+}
+
+// planText is plan p as the text of a reason: escaped and, unless the
+// review is full, bounded (review.PlanText).
+func planText(door *doors.Door, p *gate.Plan) string {
+	o := door.Review
+	o.Brief = !o.Full
+	return review.PlanText(p, p.State, o)
+}
+
+// viaName says what policy confirmation.via counts.
+func viaName(via string) string {
+	switch via {
+	case gate.ViaTerminal:
+		return "a yes typed at a terminal"
+	case gate.ViaSigned:
+		return "an SSH signature by a listed approver"
+	}
+	return via
+}
+
+// withCommand is a copy of a Bash tool input with its command replaced
+// (updatedInput replaces the whole input).
+func withCommand(tool map[string]json.RawMessage, command string) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(tool))
+	for k, v := range tool {
+		out[k] = v
+	}
+	b, _ := json.Marshal(command)
+	out["command"] = b
+	return out
+}
