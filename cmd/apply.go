@@ -21,9 +21,7 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
-	"github.com/act-project/act/plan"
 	"github.com/act-project/act/review"
-	"github.com/act-project/act/rollback"
 )
 
 func newApplyCommand(env *Env) *cli.Command {
@@ -73,7 +71,7 @@ EXAMPLES:
 				if env.json {
 					return usagef("--as-command prints the command's own output, not JSON: drop --json or --as-command")
 				}
-				if !plan.IsID(c.Args().First()) {
+				if !gate.IsPlanID(c.Args().First()) {
 					return usagef("--as-command takes a plan id (act run or the hook prints it), got %q", c.Args().First())
 				}
 			}
@@ -97,7 +95,7 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 		return env.finish(res, outcome.Succeeded.Status, err, nil)
 	}
 	var (
-		p    *plan.Plan
+		p    *gate.Plan
 		g    *gate.Gate
 		doc  problemLocator
 		shot bool // the plan was printed already
@@ -124,7 +122,7 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 		case err != nil && pre != nil && pre.Applied == nil && pre.Reuse == nil:
 			// Another act may have promoted this very action meanwhile,
 			// so that the tree no longer plans: promote once answers.
-			if a, perr := promotedNow(ctx, state.Dir{Root: home}, ck.Descriptor.ActionID, digest); perr != nil || a != nil {
+			if a, perr := gate.PromotedNow(ctx, state.Dir{Root: home}, ck.Descriptor.ActionID, digest); perr != nil || a != nil {
 				if perr == nil {
 					return alreadyApplied(env, res, a)
 				}
@@ -153,11 +151,11 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 			shot = true
 		}
 	} else {
-		if !plan.IsID(arg) {
-			if a, aerr := rollback.LoadAction(state.Dir{Root: home}, arg); aerr == nil {
-				return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("%s is an action id, not a plan id: it is %s (plan %s); %s says more: %w", arg, a.State, a.PlanID, env.actLine("show", arg), plan.ErrNotFound), nil)
+		if !gate.IsPlanID(arg) {
+			if a, aerr := gate.LoadAction(state.Dir{Root: home}, arg); aerr == nil {
+				return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("%s is an action id, not a plan id: it is %s (plan %s); %s says more: %w", arg, a.State, a.PlanID, env.actLine("show", arg), gate.ErrNotFound), nil)
 			}
-			return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("%s is neither a descriptor file nor a plan id: %w", arg, plan.ErrNotFound), nil)
+			return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("%s is neither a descriptor file nor a plan id: %w", arg, gate.ErrNotFound), nil)
 		}
 		pol, err := env.loadPolicy(res)
 		if err != nil {
@@ -226,7 +224,7 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 				w.Write(r.Content)
 			}
 			if r.Truncated {
-				fmt.Fprintf(env.Stdio.Err, "act: %s: only the first %d bytes are shown\n", escapeLine(r.Path), plan.MaxReadContent)
+				fmt.Fprintf(env.Stdio.Err, "act: %s: only the first %d bytes are shown\n", escapeLine(r.Path), gate.MaxReadContent)
 			}
 		}
 		if len(p.Changes) == 0 {
@@ -249,8 +247,8 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 // rollback; then the command's exit
 // code, which is 0 (a command that exits non-zero rejects its dry run).
 // docs/agents.md, "Bash is promoted by act".
-func endAsCommand(env *Env, res *result, p *plan.Plan, out *rollback.Outcome) error {
-	var cmd *plan.CommandResult
+func endAsCommand(env *Env, res *result, p *gate.Plan, out *gate.Outcome) error {
+	var cmd *gate.CommandResult
 	for i := range p.Commands {
 		if p.Commands[i].Field == "operation" {
 			cmd = &p.Commands[i]
@@ -301,7 +299,7 @@ func endAsCommand(env *Env, res *result, p *plan.Plan, out *rollback.Outcome) er
 // sequence (gate.Apply), its typed outcomes given their status: expired,
 // queued, reverted. res gets the policy's decision and, when queued, the
 // reasons. The CLI and the MCP server both apply through it.
-func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, doc problemLocator, ap gate.Approval, ask gate.Asker, progress rollback.Progress) (*rollback.Outcome, []gate.ReadOut, error) {
+func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *gate.Plan, doc problemLocator, ap gate.Approval, ask gate.Asker, progress gate.Progress) (*gate.Outcome, []gate.ReadOut, error) {
 	e, err := g.EntryOf(p)
 	if err != nil {
 		return nil, nil, err
@@ -330,20 +328,9 @@ func promoteSaved(ctx context.Context, res *result, g *gate.Gate, p *plan.Plan, 
 	return out, reads, err
 }
 
-// promotedNow is rollback.Promoted once any promotion in progress has
-// ended: it waits for the state-dir lock.
-func promotedNow(ctx context.Context, home state.Dir, id, digest string) (*rollback.Action, error) {
-	unlock, err := home.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	return rollback.Promoted(home, id, digest)
-}
-
 // alreadyApplied reports a repeat of applied action a: exit 0, nothing
 // changed.
-func alreadyApplied(env *Env, res *result, a *rollback.Action) error {
+func alreadyApplied(env *Env, res *result, a *gate.Action) error {
 	res.PlanID, res.Changes = a.PlanID, a.Changes
 	return env.finish(res, outcome.AlreadyApplied.Status, nil, func(w io.Writer, st styles) {
 		fmt.Fprintf(w, "Action %s was already applied (plan %s): nothing changed.\n", escapeLine(a.ActionID), escapeLine(a.PlanID))
@@ -357,7 +344,7 @@ type problemLocator func(problem.List) problem.List
 // from, when that file still holds the same descriptor; otherwise they name
 // only the field (a position in the plan's canonical JSON would point at
 // the wrong line of a file).
-func planLocator(p *plan.Plan) problemLocator {
+func planLocator(p *gate.Plan) problemLocator {
 	return func(l problem.List) problem.List {
 		if p.File != "" && p.File != "-" {
 			if data, err := os.ReadFile(p.File); err == nil {
@@ -368,7 +355,7 @@ func planLocator(p *plan.Plan) problemLocator {
 					st = descriptors.Stamp{ActionID: saved.ActionID, CreatedAt: saved.CreatedAt}
 				}
 				if d, doc, probs := descriptors.LoadStamped(p.File, data, st); probs == nil {
-					if _, digest, err := plan.Canonical(d); err == nil && digest == p.DescriptorDigest {
+					if digest, err := gate.DescriptorDigest(d); err == nil && digest == p.DescriptorDigest {
 						return locate(doc, l)
 					}
 				}
@@ -450,7 +437,7 @@ func isTerminal(f any) bool {
 }
 
 // progress returns a progress printer for stderr.
-func (env *Env) progress(verb string) rollback.Progress {
+func (env *Env) progress(verb string) gate.Progress {
 	return func(done, total int) {
 		fmt.Fprintf(env.Stdio.Err, "act: %s: %d of %d done\n", verb, done, total)
 	}
@@ -460,8 +447,8 @@ func (env *Env) progress(verb string) rollback.Progress {
 // without one, nor where only a signature approves; the whole diff first,
 // paged when longer than the terminal (a person approves what they have
 // seen, and *shown says it was printed), then the intent and the question.
-func (env *Env) askPerson(g *gate.Gate, shown *bool) func(p *plan.Plan, why []string) (gate.Approval, bool) {
-	return func(p *plan.Plan, why []string) (gate.Approval, bool) {
+func (env *Env) askPerson(g *gate.Gate, shown *bool) func(p *gate.Plan, why []string) (gate.Approval, bool) {
+	return func(p *gate.Plan, why []string) (gate.Approval, bool) {
 		if !env.interactive() || g.Via() == gate.ViaSigned {
 			return gate.Approval{}, false
 		}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/state"
-	"github.com/act-project/act/plan"
 )
 
 func newCompletionCommand(env *Env) *cli.Command {
@@ -55,7 +55,7 @@ func newIDsCommand(env *Env) *cli.Command {
 			kind := c.Args().First()
 			var ids []string
 			if kind == "" || kind == "plan" {
-				ids, _ = plan.List(home)
+				ids, _ = gate.PlanIDs(state.Dir{Root: home})
 				slices.Sort(ids)
 			}
 			if kind == "" || kind == "action" {

@@ -11,8 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
-	"github.com/act-project/act/plan"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/review"
 )
 
@@ -69,11 +70,11 @@ func TestRenderPlanHostileFields(t *testing.T) {
 	root := t.TempDir()
 	env := DefaultEnv(Stdio{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
 	env.home, env.pinned, env.nonce, env.full = home, new(string), review.NewNonce(), true
-	p := &plan.Plan{ID: "0123456789abcdef", ActionID: "a", RiskLevel: "LOW", RiskAssessed: "HIGH", RiskReasons: []string{evil}}
+	p := &gate.Plan{ID: "0123456789abcdef", ActionID: "a", RiskLevel: "LOW", RiskAssessed: "HIGH", RiskReasons: []string{evil}}
 	// A created text file named evil: its diff is read from the plan's
 	// layer.
 	created := filepath.Join(root, evil)
-	upper := filepath.Join(plan.UpperDir(home, p.ID), created)
+	upper := filepath.Join(state.Dir{Root: home}.Upper(p.ID), created)
 	if err := os.MkdirAll(filepath.Dir(upper), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestRenderPlanHostileFields(t *testing.T) {
 		// Not on disk: its diff is an error naming it.
 		{Path: filepath.Join(root, "gone"+evil), Kind: diff.Modify, Type: diff.TypeFile, ModeBefore: &mode, ModeAfter: &mode},
 	}
-	p.Commands = []plan.CommandResult{{Argv: []string{"sh", "-c", evil}, Stdout: output, Stderr: output}}
+	p.Commands = []gate.CommandResult{{Argv: []string{"sh", "-c", evil}, Stdout: output, Stderr: output}}
 
 	var out bytes.Buffer
 	tw := review.NewTermWriter(&out, env.nonce, nil)

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
-	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 )
 
@@ -30,7 +30,7 @@ func outcomeOf(err error) outcome.Outcome {
 	switch {
 	case errors.As(err, &le):
 		return outcome.Fail
-	case errors.Is(err, plan.ErrNotFound):
+	case errors.Is(err, gate.ErrNotFound):
 		return outcome.NotFound
 	case errors.As(err, &pl):
 		return outcome.ForLayer(pl.Layer())

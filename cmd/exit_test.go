@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
-	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 )
 
@@ -28,7 +28,7 @@ func TestOutcomeOf(t *testing.T) {
 		{usagef("bad"), outcome.Usage},
 		{fmt.Errorf("x: %w", usagef("bad")), outcome.Usage},
 		{&policy.LoadError{}, outcome.Fail},
-		{fmt.Errorf("plan 1: %w", plan.ErrNotFound), outcome.NotFound},
+		{fmt.Errorf("plan 1: %w", gate.ErrNotFound), outcome.NotFound},
 		{probs(problem.Schema), outcome.Invalid},
 		{probs(problem.Policy), outcome.Blocked},
 		{probs(problem.Precondition), outcome.Precondition},

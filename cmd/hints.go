@@ -8,7 +8,6 @@ import (
 
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
-	"github.com/act-project/act/plan"
 )
 
 // hintsFor says what to change for the common errors: one line each, the
@@ -44,7 +43,7 @@ func (env *Env) hintsFor(err error) []string {
 	case err == nil:
 	case errors.As(err, &u):
 		add("run 'act --help' for usage")
-	case errors.Is(err, plan.ErrNotFound):
+	case errors.Is(err, gate.ErrNotFound):
 		add(fmt.Sprintf("%s lists the plans and actions in the state directory; %s the plans that wait", env.actLine("history"), env.actLine("pending")))
 	case errors.Is(err, fs.ErrPermission) && strings.Contains(err.Error(), "/"):
 		add("act keeps its state in one directory it must be able to write: pick another with --home DIR or ACT_HOME=DIR")

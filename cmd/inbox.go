@@ -15,7 +15,6 @@ import (
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/review"
-	"github.com/act-project/act/rollback"
 )
 
 // pendingRow is one plan of `act pending` as --json prints it.
@@ -258,7 +257,7 @@ func history(g *gate.Gate) ([]historyRow, error) {
 	for _, l := range plans {
 		p := l.Plan
 		if l.State == lifecycle.Applied || l.State == lifecycle.RolledBack {
-			a, err := rollback.LoadAction(g.Home, p.ActionID)
+			a, err := gate.LoadAction(g.Home, p.ActionID)
 			if err != nil || a.PlanID != p.ID {
 				continue
 			}
@@ -288,7 +287,7 @@ func history(g *gate.Gate) ([]historyRow, error) {
 	return rows, nil
 }
 
-func orUID(a *rollback.Approval) string {
+func orUID(a *gate.ActionApproval) string {
 	if a.Principal != "" {
 		return a.Principal
 	}

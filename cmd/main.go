@@ -22,9 +22,7 @@ import (
 
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
-	"github.com/act-project/act/plan"
 	"github.com/act-project/act/review"
-	"github.com/act-project/act/rollback"
 )
 
 // Version is act's version, printed by --version.
@@ -95,7 +93,7 @@ type Env struct {
 	policyFile string
 	json       bool
 	// recovered lists the crashed promotions recovered by this process.
-	recovered []rollback.Recovery
+	recovered []gate.Recovery
 }
 
 // DefaultEnv returns the environment of the real process.
@@ -119,7 +117,7 @@ func Main(args []string, stdio Stdio) int {
 func MainEnv(args []string, env *Env) (code int) {
 	// Last, after the output: the sandboxes a plan ran end on their own
 	// (their init reaped, their cgroups removed) before act exits.
-	defer plan.Settle()
+	defer gate.Settle()
 	env.wrapOutput()
 	defer env.flushOutput()
 	defer func() {

@@ -15,7 +15,6 @@ import (
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
-	"github.com/act-project/act/plan"
 	"github.com/act-project/act/review"
 )
 
@@ -56,7 +55,7 @@ EXAMPLES:
 	}
 }
 
-func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, error) {
+func runPlan(ctx context.Context, env *Env, arg string) (*result, *gate.Plan, error) {
 	res := &result{}
 	ck, err := env.check(ctx, res, arg)
 	if err != nil {
@@ -70,7 +69,7 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *plan.Plan, er
 // planChecked is plan after the checks: the gate's sequence (gate.Plan,
 // its check overlapping the dry run), and the warnings a later apply will
 // answer for. The CLI and the MCP server both plan through it.
-func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan.Plan, error) {
+func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*gate.Plan, error) {
 	p, pre, err := planWith(ctx, env, res, ck, false)
 	if err != nil {
 		return nil, err
@@ -90,7 +89,7 @@ func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*plan
 // what this process made ahead (a sandbox, a plan directory) as its
 // overlap; reuse is gate.Plan's. Its problems are placed in the
 // descriptor.
-func planWith(ctx context.Context, env *Env, res *result, ck *checked, reuse bool) (*plan.Plan, *gate.PrePlan, error) {
+func planWith(ctx context.Context, env *Env, res *result, ck *checked, reuse bool) (*gate.Plan, *gate.PrePlan, error) {
 	p, pre, err := env.gate(ck.pol).PlanChecked(ctx, ck.Checked, gate.PlanOptions{File: res.File, Reuse: reuse, Progress: ck.streamer(env)})
 	if err != nil {
 		return nil, pre, err
@@ -112,7 +111,7 @@ func withPositions(ck *checked, err error) error {
 	return err
 }
 
-func fillPlan(res *result, p *plan.Plan) {
+func fillPlan(res *result, p *gate.Plan) {
 	res.PlanID = p.ID
 	res.ActionID, res.ActionType, res.RiskLevel = p.ActionID, p.ActionType, p.RiskLevel
 	res.Mode, res.ModeSource, res.Reason = p.Mode, p.ModeSource, p.Reason
@@ -128,13 +127,13 @@ func fillPlan(res *result, p *plan.Plan) {
 
 // renderPlan prints a plan as a person reviews it (review.Plan), with
 // env's flags (--stat, --full) and workspaces. state is where p stands.
-func renderPlan(w io.Writer, st styles, env *Env, p *plan.Plan, state lifecycle.State) {
+func renderPlan(w io.Writer, st styles, env *Env, p *gate.Plan, state lifecycle.State) {
 	review.Plan(w, st, p, state, reviewOptions(env))
 }
 
 // planText is plan p as a text a person or a model reads in one piece (a
 // hook's reason): plain, escaped, bounded (review.PlanText).
-func planText(env *Env, p *plan.Plan) string {
+func planText(env *Env, p *gate.Plan) string {
 	o := reviewOptions(env)
 	o.Brief = !o.Full
 	return review.PlanText(p, p.State, o)

@@ -14,14 +14,12 @@ import (
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
-	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/review"
-	"github.com/act-project/act/rollback"
 )
 
 // recoveryOutcome says in words where a recovery left the tree.
-func recoveryOutcome(r rollback.Recovery) string {
+func recoveryOutcome(r gate.Recovery) string {
 	if r.Outcome == "after" {
 		return "it had completed, and its records are now complete too"
 	}
@@ -46,12 +44,12 @@ type result struct {
 	Summary    *summary      `json:"summary,omitempty"`
 	// Commands are the commands and verification the dry run ran, with
 	// their exit codes, times and (capped, redacted) output.
-	Commands []plan.CommandResult `json:"commands,omitempty"`
+	Commands []gate.CommandResult `json:"commands,omitempty"`
 	Errors   []jsonProblem        `json:"errors"`
 	Warnings []jsonProblem        `json:"warnings"`
 	Data     any                  `json:"data,omitempty"`
 	// Recovered lists crashed promotions this command recovered first.
-	Recovered []rollback.Recovery `json:"recovered,omitempty"`
+	Recovered []gate.Recovery `json:"recovered,omitempty"`
 }
 
 type summary struct {

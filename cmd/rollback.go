@@ -11,8 +11,6 @@ import (
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/state"
-	"github.com/act-project/act/plan"
-	"github.com/act-project/act/rollback"
 )
 
 func newRollbackCommand(env *Env) *cli.Command {
@@ -52,10 +50,10 @@ func runRollback(ctx context.Context, env *Env, id string, force, confirmed bool
 		return env.finish(res, outcome.RolledBack.Status, err, nil)
 	}
 	g := env.gate(pol)
-	if plan.IsID(id) {
+	if gate.IsPlanID(id) {
 		// A plan id where an action id belongs: say which one it is.
 		if e, perr := g.Load(id); perr == nil {
-			return env.finish(res, outcome.RolledBack.Status, fmt.Errorf("%s is a plan id, not an action id; its action id is %s: %s: %w", id, e.Plan.ActionID, env.actLine("rollback", e.Plan.ActionID), plan.ErrNotFound), nil)
+			return env.finish(res, outcome.RolledBack.Status, fmt.Errorf("%s is a plan id, not an action id; its action id is %s: %s: %w", id, e.Plan.ActionID, env.actLine("rollback", e.Plan.ActionID), gate.ErrNotFound), nil)
 		}
 	}
 	ap := gate.Approval{}
@@ -119,8 +117,8 @@ EXAMPLES:
 			res := &result{}
 			home, err := env.stateDir()
 			if err == nil {
-				var rec []rollback.Recovery
-				rec, err = rollback.Recover(c.Context, state.Dir{Root: home}, env.Now)
+				var rec []gate.Recovery
+				rec, err = gate.Recover(c.Context, state.Dir{Root: home}, env.Now)
 				env.recovered = append(env.recovered, rec...)
 			}
 			return env.finish(res, outcome.OK.Status, err, func(w io.Writer, st styles) {
@@ -141,10 +139,10 @@ EXAMPLES:
 // While another act process holds the lock it does not wait.
 func (env *Env) recoverFirst() {
 	home, err := env.stateDir()
-	if err != nil || !rollback.NeedsRecovery(state.Dir{Root: home}) {
+	if err != nil || !gate.NeedsRecovery(state.Dir{Root: home}) {
 		return
 	}
-	rec, err := rollback.RecoverIfIdle(state.Dir{Root: home}, env.Now)
+	rec, err := gate.RecoverIfIdle(state.Dir{Root: home}, env.Now)
 	env.recovered = append(env.recovered, rec...)
 	if err != nil {
 		fmt.Fprintf(env.Stdio.Err, "act: warning: recovery of an interrupted promotion failed: %s\n", escapeLine(err.Error()))

@@ -17,7 +17,6 @@ import (
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
-	"github.com/act-project/act/plan"
 	"github.com/act-project/act/review"
 )
 
@@ -193,7 +192,7 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 
 // planRun plans ck, a descriptor act made (no file: its problems name
 // only their field), with progress getting the commands' output.
-func planRun(ctx context.Context, env *Env, res *result, ck *checked, progress func(int, string)) (*plan.Plan, *gate.PrePlan, error) {
+func planRun(ctx context.Context, env *Env, res *result, ck *checked, progress func(int, string)) (*gate.Plan, *gate.PrePlan, error) {
 	ck.progress = progress
 	return planWith(ctx, env, res, ck, true)
 }
@@ -217,9 +216,9 @@ func runWarnings(ws []jsonProblem) []jsonProblem {
 // queues it: the command's output, stdout on stdout and stderr on stderr
 // (escaped as all act prints), then the plan as act apply prints it, each
 // command on one line with its exit code and time.
-func showRun(env *Env, p *plan.Plan, state lifecycle.State) {
+func showRun(env *Env, p *gate.Plan, state lifecycle.State) {
 	shown := *p
-	shown.Commands = make([]plan.CommandResult, len(p.Commands))
+	shown.Commands = make([]gate.CommandResult, len(p.Commands))
 	for i, c := range p.Commands {
 		writeOutput(env, review.Captured{Text: c.Stdout, Cut: c.StdoutCut}, review.Captured{Text: c.Stderr, Cut: c.StderrCut})
 		c.Stdout, c.Stderr, c.StdoutCut, c.StderrCut = "", "", false, false
@@ -264,7 +263,7 @@ func runRefused(env *Env, res *result, argv []string, collected *doors.Output, e
 			writeOutput(env, stdout, stderr)
 		}
 		if failed {
-			res.Commands = []plan.CommandResult{{Field: "operation", Argv: argv, ExitCode: code, Stdout: stdout.Text, Stderr: stderr.Text, StdoutCut: stdout.Cut, StderrCut: stderr.Cut}}
+			res.Commands = []gate.CommandResult{{Field: "operation", Argv: argv, ExitCode: code, Stdout: stdout.Text, Stderr: stderr.Text, StdoutCut: stdout.Cut, StderrCut: stderr.Cut}}
 		}
 	}
 	if !failed {

@@ -4,13 +4,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/act-project/act/plan"
+	"github.com/act-project/act/gate"
 )
 
 // TestMain waits, before the test binary exits, for the sandboxes the
 // tests ran to end (Settle): their cgroups are removed then.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	plan.Settle()
+	gate.Settle()
 	os.Exit(code)
 }

@@ -13,9 +13,7 @@ import (
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/state"
-	"github.com/act-project/act/plan"
 	"github.com/act-project/act/review"
-	"github.com/act-project/act/rollback"
 )
 
 func newShowCommand(env *Env) *cli.Command {
@@ -47,7 +45,7 @@ EXAMPLES:
 				return env.finish(res, outcome.OK.Status, err, nil)
 			}
 			id := c.Args().First()
-			if !plan.IsID(id) {
+			if !gate.IsPlanID(id) {
 				return showAction(env, res, stateDir, id)
 			}
 			g, err := env.newGate(res)
@@ -92,10 +90,10 @@ EXAMPLES:
 // it stands.
 func showAction(env *Env, res *result, stateDir, id string) error {
 	home := state.Dir{Root: stateDir}
-	a, err := rollback.LoadAction(home, id)
+	a, err := gate.LoadAction(home, id)
 	if err != nil {
-		if plan.IsID(id) {
-			err = fmt.Errorf("%s looks like a plan id, but no such plan is saved: %w", id, plan.ErrNotFound)
+		if gate.IsPlanID(id) {
+			err = fmt.Errorf("%s looks like a plan id, but no such plan is saved: %w", id, gate.ErrNotFound)
 		}
 		return env.finish(res, outcome.OK.Status, err, nil)
 	}
@@ -110,7 +108,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 	if a.Approval != nil {
 		data["approval"] = a.Approval
 	}
-	var p *plan.Plan
+	var p *gate.Plan
 	g, perr := env.newGate(res)
 	if perr == nil {
 		var e *gate.Entry

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
@@ -28,7 +29,16 @@ type (
 	Recovery = rollback.Recovery
 	// Progress is told how far a promotion or rollback is.
 	Progress = rollback.Progress
+	// ActionApproval is who confirmed an action, and how.
+	ActionApproval = rollback.Approval
 )
+
+// DescriptorDigest is the digest of d's canonical form, as a plan records
+// it.
+func DescriptorDigest(d *descriptors.Descriptor) (string, error) {
+	_, digest, err := plan.Canonical(d)
+	return digest, err
+}
 
 // Limits of what a plan keeps, for what a review says it cut.
 const (
