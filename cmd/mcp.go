@@ -35,6 +35,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/doors/report"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/lifecycle"
@@ -319,12 +320,12 @@ type toolOutput struct {
 	State string `json:"state,omitempty" jsonschema:"planned, pending, applied, rolled_back or expired"`
 	// NeedsConfirmation lists why a person must confirm before the plan is
 	// applied; empty when act_apply would apply it now.
-	NeedsConfirmation []string      `json:"needs_confirmation,omitempty"`
-	Changes           []diff.Change `json:"changes,omitempty"`
-	Summary           *summary      `json:"summary,omitempty"`
-	Diff              string        `json:"diff,omitempty" jsonschema:"the unified diff of the text files the plan changes"`
-	DiffCut           bool          `json:"diff_cut,omitempty" jsonschema:"true when the diff was cut at 64 KiB"`
-	Commands          []toolCommand `json:"commands,omitempty"`
+	NeedsConfirmation []string        `json:"needs_confirmation,omitempty"`
+	Changes           []diff.Change   `json:"changes,omitempty"`
+	Summary           *report.Summary `json:"summary,omitempty"`
+	Diff              string          `json:"diff,omitempty" jsonschema:"the unified diff of the text files the plan changes"`
+	DiffCut           bool            `json:"diff_cut,omitempty" jsonschema:"true when the diff was cut at 64 KiB"`
+	Commands          []toolCommand   `json:"commands,omitempty"`
 	// Content is what an applied FILE_READ read (each file's, in step
 	// order), redacted as command output is.
 	Content    string        `json:"content,omitempty" jsonschema:"what an applied FILE_READ read: the file's text, secrets redacted, at most 1 MiB per file"`
@@ -610,8 +611,7 @@ func (s *mcpServer) status(ctx context.Context, _ *mcp.CallToolRequest, in statu
 			return s.answer("act_status", res, "ok", err)
 		}
 		res.ActionID, res.PlanID, res.ActionType, res.Changes = a.ActionID, a.PlanID, a.ActionType, a.Changes
-		c, m, d := diff.Summary(a.Changes)
-		res.Summary = &summary{Create: c, Modify: m, Delete: d}
+		res.Summary = report.SummaryOf(a.Changes)
 		r, out, err := s.answer("act_status", res, "ok", nil)
 		out.State = string(a.State)
 		return r, out, err

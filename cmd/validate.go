@@ -141,14 +141,7 @@ func (env *Env) checkBuilt(ctx context.Context, res *result, pol *policy.Policy,
 
 // checkedInto fills res from the gate's checks.
 func (env *Env) checkedInto(res *result, pol *policy.Policy, ck *gate.Checked, err error) (*checked, error) {
-	if ck != nil {
-		d := ck.Descriptor
-		res.ActionID, res.ActionType, res.RiskLevel = d.ActionID, string(d.ActionType), string(d.RiskLevel)
-		if ck.Decision.Mode != "" {
-			res.Mode, res.ModeSource, res.Reason = string(ck.Decision.Mode), ck.Decision.Source, ck.Decision.Reason
-		}
-		res.Warnings = append(res.Warnings, ck.Warnings...)
-	}
+	res.FillChecked(ck)
 	if err != nil {
 		return nil, err
 	}

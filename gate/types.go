@@ -2,8 +2,10 @@ package gate
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
@@ -42,6 +44,10 @@ var ErrNotFound = plan.ErrNotFound
 
 // IsPlanID reports whether s has the form of a plan id.
 func IsPlanID(s string) bool { return plan.IsID(s) }
+
+// Canonical is descriptor d as a plan records it: its canonical JSON
+// (sorted keys) and that JSON's sha256, the plan's DescriptorDigest.
+func Canonical(d *descriptors.Descriptor) (json.RawMessage, string, error) { return plan.Canonical(d) }
 
 // PlanIDs lists the ids of the plans saved in the state dir.
 func PlanIDs(home state.Dir) ([]string, error) { return plan.List(home.Root) }
