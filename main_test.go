@@ -487,9 +487,12 @@ func TestDeps(t *testing.T) {
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
 		"":                      {"cmd", "sandbox/isolate"},
-		"cmd":                   {"audit", "descriptors", "diff", "doors", "doors/hook", "gate", "internal/agentsetup", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "plan", "rollback", "internal/document", "internal/problem", "internal/redact", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema"},
+		"cmd":                   {"audit", "descriptors", "diff", "doors", "doors/hook", "doors/mcpserver", "doors/report", "doors/run", "gate", "internal/agentsetup", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "internal/document", "internal/problem", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss"},
 		"doors":                 {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "review", "golang.org/x/sys/unix"},
+		"doors/report":          {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy"},
+		"doors/mcpserver":       {"diff", "doors", "doors/report", "gate", "internal/document", "internal/lifecycle", "internal/outcome", "internal/problem", "internal/redact", "internal/state", "policy", "review", "schema", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema"},
 		"doors/hook":            {"descriptors", "diff", "doors", "gate", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/pathglob", "internal/state", "policy", "review"},
+		"doors/run":             {"doors", "gate", "internal/pathglob"},
 		"internal/treesnap":     {"internal/digest"},
 		"internal/witnesstest":  {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
 		"internal/cgrouptest":   {"internal/cgroupfs"},

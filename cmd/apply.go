@@ -15,6 +15,7 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/doors/report"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
@@ -344,26 +345,7 @@ type problemLocator func(problem.List) problem.List
 // from, when that file still holds the same descriptor; otherwise they name
 // only the field (a position in the plan's canonical JSON would point at
 // the wrong line of a file).
-func planLocator(p *gate.Plan) problemLocator {
-	return func(l problem.List) problem.List {
-		if p.File != "" && p.File != "-" {
-			if data, err := os.ReadFile(p.File); err == nil {
-				// A short descriptor is expanded with the stamp the plan
-				// was made with, to be the same descriptor again.
-				var st descriptors.Stamp
-				if saved, err := p.Decode(); err == nil {
-					st = descriptors.Stamp{ActionID: saved.ActionID, CreatedAt: saved.CreatedAt}
-				}
-				if d, doc, probs := descriptors.LoadStamped(p.File, data, st); probs == nil {
-					if digest, err := gate.DescriptorDigest(d); err == nil && digest == p.DescriptorDigest {
-						return locate(doc, l)
-					}
-				}
-			}
-		}
-		return l
-	}
-}
+func planLocator(p *gate.Plan) problemLocator { return problemLocator(report.PlanLocator(p)) }
 
 // signedApproval reads the signature --signature names, or has ssh-keygen
 // make one with the key --sign-with names (a security key then asks for

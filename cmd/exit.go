@@ -1,62 +1,27 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/act-project/act/gate"
+	"github.com/act-project/act/doors/report"
 	"github.com/act-project/act/internal/outcome"
-	"github.com/act-project/act/internal/problem"
-	"github.com/act-project/act/policy"
 )
 
-// outcomeOf is the one place an error becomes an outcome, and so an exit
-// code and a --json status (docs/exit-codes.md, from internal/outcome): an
-// error that carries its outcome (outcome.Error, a usage error, an error
-// already rendered), else a policy file that does not load (1), an unknown
-// plan or action id (9), problems (their layer's), anything else 1.
-func outcomeOf(err error) outcome.Outcome {
-	var (
-		le *policy.LoadError
-		pl problem.List
-	)
-	if err == nil {
-		return outcome.OK
-	}
-	if o, ok := outcome.Of(err); ok {
-		return o
-	}
-	switch {
-	case errors.As(err, &le):
-		return outcome.Fail
-	case errors.Is(err, gate.ErrNotFound):
-		return outcome.NotFound
-	case errors.As(err, &pl):
-		return outcome.ForLayer(pl.Layer())
-	}
-	return outcome.Fail
-}
+// outcomeOf is where an error becomes an outcome, and so an exit code and
+// a --json status: report.OutcomeOf, the one place for every door
+// (docs/exit-codes.md, from internal/outcome).
+func outcomeOf(err error) outcome.Outcome { return report.OutcomeOf(err) }
 
 // exitCode is the exit code of err's outcome.
 func exitCode(err error) int { return outcomeOf(err).Code }
 
 // statusOf is the --json status of outcome o: on plain success, the
 // command's own (success, if not "").
-func statusOf(o outcome.Outcome, success string) string {
-	if o == outcome.OK && success != "" {
-		return success
-	}
-	return o.Status
-}
+func statusOf(o outcome.Outcome, success string) string { return report.StatusOf(o, success) }
 
 // ruleOf is the rule id of an error of outcome o that is not a problem.
-func ruleOf(o outcome.Outcome) string {
-	if o.Rule != "" {
-		return o.Rule
-	}
-	return outcome.Fail.Rule
-}
+func ruleOf(o outcome.Outcome) string { return report.RuleOf(o) }
 
 // ends declares the exit codes a command can end with, beyond 0; its help
 // method renders the EXIT STATUS section of the command's help from the

@@ -3,14 +3,10 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/act-project/act/descriptors"
-	"github.com/act-project/act/diff"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
@@ -68,20 +64,13 @@ func runPlan(ctx context.Context, env *Env, arg string) (*result, *gate.Plan, er
 
 // planChecked is plan after the checks: the gate's sequence (gate.Plan,
 // its check overlapping the dry run), and the warnings a later apply will
-// answer for. The CLI and the MCP server both plan through it.
+// answer for (report.Result.PlanWarnings, as act mcp's act_plan).
 func planChecked(ctx context.Context, env *Env, res *result, ck *checked) (*gate.Plan, error) {
 	p, pre, err := planWith(ctx, env, res, ck, false)
 	if err != nil {
 		return nil, err
 	}
-	if pre.Reuse != nil {
-		res.Warnings = append(res.Warnings, jsonProblem{Rule: "plan.reused", Message: fmt.Sprintf(
-			"the sandbox already ran this action's commands sandbox.max_runs times; this is plan %s, made of this same descriptor at %s",
-			p.ID, p.CreatedAt.UTC().Format(time.RFC3339))})
-	}
-	for _, why := range pre.Refusals {
-		res.Warnings = append(res.Warnings, jsonProblem{Rule: gate.RuleConfirmationRequired, Field: "action_id", Message: "apply will need a person's confirmation: " + why})
-	}
+	res.PlanWarnings(p, pre)
 	return p, nil
 }
 
@@ -111,19 +100,8 @@ func withPositions(ck *checked, err error) error {
 	return err
 }
 
-func fillPlan(res *result, p *gate.Plan) {
-	res.PlanID = p.ID
-	res.ActionID, res.ActionType, res.RiskLevel = p.ActionID, p.ActionType, p.RiskLevel
-	res.Mode, res.ModeSource, res.Reason = p.Mode, p.ModeSource, p.Reason
-	res.Changes = p.Changes
-	res.Commands = p.Commands
-	if p.RiskAssessed != "" {
-		res.Risk = &gate.Risk{Declared: descriptors.RiskLevel(p.RiskLevel), Assessed: descriptors.RiskLevel(p.RiskAssessed), Reasons: p.RiskReasons}
-	}
-	res.Warnings = append(res.Warnings, p.Warnings...)
-	c, m, d := diff.Summary(p.Changes)
-	res.Summary = &summary{Create: c, Modify: m, Delete: d}
-}
+// fillPlan fills res from saved plan p (report.Result.FillPlan).
+func fillPlan(res *result, p *gate.Plan) { res.FillPlan(p) }
 
 // renderPlan prints a plan as a person reviews it (review.Plan), with
 // env's flags (--stat, --full) and workspaces. state is where p stands.

@@ -9,7 +9,7 @@ import (
 	"io"
 
 	"github.com/act-project/act/audit"
-	"github.com/act-project/act/diff"
+	"github.com/act-project/act/doors/report"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
@@ -26,41 +26,19 @@ func recoveryOutcome(r gate.Recovery) string {
 	return "what it had done was undone: the tree is as before it"
 }
 
-// result is the one JSON document every command prints with --json.
-type result struct {
-	Status     string        `json:"status"`
-	ExitCode   int           `json:"exit_code"`
-	File       string        `json:"file,omitempty"`
-	ActionID   string        `json:"action_id,omitempty"`
-	PlanID     string        `json:"plan_id,omitempty"`
-	ActionType string        `json:"action_type,omitempty"`
-	RiskLevel  string        `json:"risk_level,omitempty"`
-	Mode       string        `json:"mode,omitempty"`
-	ModeSource string        `json:"mode_source,omitempty"`
-	Reason     string        `json:"reason,omitempty"`
-	Risk       *gate.Risk    `json:"risk,omitempty"`
-	Policy     *policyOrigin `json:"policy,omitempty"`
-	Changes    []diff.Change `json:"changes,omitempty"`
-	Summary    *summary      `json:"summary,omitempty"`
-	// Commands are the commands and verification the dry run ran, with
-	// their exit codes, times and (capped, redacted) output.
-	Commands []gate.CommandResult `json:"commands,omitempty"`
-	Errors   []jsonProblem        `json:"errors"`
-	Warnings []jsonProblem        `json:"warnings"`
-	Data     any                  `json:"data,omitempty"`
-	// Recovered lists crashed promotions this command recovered first.
-	Recovered []gate.Recovery `json:"recovered,omitempty"`
-}
+// result is the one JSON document every command prints with --json, and
+// act mcp's tools answer with (report.Result).
+type (
+	result       = report.Result
+	policyOrigin = report.PolicyOrigin
+)
 
+// summary counts changes by kind (report.Summary), as act pending and act
+// history list them.
 type summary struct {
 	Create int `json:"create"`
 	Modify int `json:"modify"`
 	Delete int `json:"delete"`
-}
-
-type policyOrigin struct {
-	Source string `json:"source"`
-	File   string `json:"file,omitempty"`
 }
 
 // jsonProblem is problem.Problem as --json prints it.

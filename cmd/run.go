@@ -2,20 +2,20 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/doors"
+	"github.com/act-project/act/doors/run"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/outcome"
-	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/review"
 )
@@ -82,39 +82,23 @@ EXAMPLES:
 
 // runWorkspace resolves act run's workspace (dir, or the current
 // directory) and makes it one of this session (addWorkspace); it returns
-// the workspace and the command's working directory.
+// the workspace and the command's working directory (run.Workspace).
 func runWorkspace(env *Env, dir string) (ws, workdir string, err error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return "", "", err
 	}
-	if dir == "" {
-		dir = cwd
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", "", err
-	}
-	if pathglob.HasMeta(abs) {
-		return "", "", usagef("--workspace: %s holds a glob character (* or ?), which effects would read as a pattern", abs)
-	}
-	if fi, err := os.Stat(abs); err != nil {
-		return "", "", usagef("--workspace: %v", err)
-	} else if !fi.IsDir() {
-		return "", "", usagef("--workspace: %s is not a directory", abs)
-	}
-	if err := env.addWorkspace(abs); err != nil {
-		if dir == cwd {
-			err = fmt.Errorf("%w (the workspace defaults to the current directory)", err)
+	ws, workdir, err = run.Workspace(cwd, dir, func(abs string) (string, error) {
+		if err := env.addWorkspace(abs); err != nil {
+			return "", err
 		}
-		return "", "", err
+		return env.workspaces[len(env.workspaces)-1], nil
+	})
+	var u *run.Usage
+	if errors.As(err, &u) {
+		return "", "", usagef("%v", u.Err)
 	}
-	ws = env.workspaces[len(env.workspaces)-1]
-	workdir = ws
-	if pathglob.Within(cwd, ws) {
-		workdir = cwd
-	}
-	return ws, workdir, nil
+	return ws, workdir, err
 }
 
 // runRun is act run: the descriptor of argv, then apply's sequence
@@ -133,29 +117,22 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 	if err != nil {
 		return env.finish(res, outcome.Succeeded.Status, err, nil)
 	}
-	ck, err := env.checkBuilt(ctx, res, pol, doors.CommandDescriptor(argv, ws, workdir, pol.ResourceCaps))
-	if err != nil {
-		return env.finish(res, outcome.Succeeded.Status, err, nil)
-	}
-	defer ck.release()
-	g := env.gate(ck.pol)
+	door := env.door(pol)
+	g := door.Gate
 	doc := func(l problem.List) problem.List { return l }
 
 	collected := &doors.Output{Next: env.streamer()}
 	pctx, stop := interruptible(ctx)
-	p, pre, err := planRun(pctx, env, res, ck, collected.Line)
+	p, err := run.Plan(pctx, door, argv, ws, workdir, func(ck *gate.Checked) { res.FillChecked(ck) }, collected)
 	if stop() {
 		return env.finish(&result{File: res.File}, outcome.Succeeded.Status, errInterrupted, nil)
 	}
-	res.Warnings = runWarnings(res.Warnings)
-	switch {
-	case err != nil:
-		return runRefused(env, res, argv, collected, err)
-	case pre.Applied != nil: // a fresh action id: not expected
-		return alreadyApplied(env, res, pre.Applied)
-	case pre.Reuse != nil:
-		p = pre.Reuse.Plan
+	if p != nil {
 		fillPlan(res, p)
+	}
+	res.Warnings = runWarnings(res.Warnings)
+	if err != nil {
+		return runRefused(env, res, argv, collected, err)
 	}
 	shot := false
 	if !env.json && !env.interactive() {
@@ -188,13 +165,6 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 		fmt.Fprintf(w, "%s\n", st.Bold.Render(fmt.Sprintf("Applied: %d created, %d modified, %d deleted.", c, m, dl)))
 		fmt.Fprintf(w, "Roll back with: %s\n", env.actLine("rollback", p.ActionID))
 	})
-}
-
-// planRun plans ck, a descriptor act made (no file: its problems name
-// only their field), with progress getting the commands' output.
-func planRun(ctx context.Context, env *Env, res *result, ck *checked, progress func(int, string)) (*gate.Plan, *gate.PrePlan, error) {
-	ck.progress = progress
-	return planWith(ctx, env, res, ck, true)
 }
 
 // runWarnings are the warnings of act run's plan: not effects.not-happened,

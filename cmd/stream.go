@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 )
 
@@ -95,38 +93,4 @@ func (ck *checked) streamer(env *Env) func(stream int, line string) {
 		return ck.progress
 	}
 	return env.streamer()
-}
-
-// mcpProgress sends a dry run's command output as MCP progress
-// notifications of token: each line escaped and cut to 200 characters, at
-// most streamLines a second (the rest counted in the next one sent).
-// Notifications are best effort: one the client does not take is dropped.
-func mcpProgress(ctx context.Context, ss *mcp.ServerSession, token any) func(stream int, line string) {
-	var (
-		mu            sync.Mutex
-		n             float64
-		second, shown int
-		skipped       int
-		start         = time.Now()
-	)
-	return func(_ int, line string) {
-		mu.Lock()
-		defer mu.Unlock()
-		sec := int(time.Since(start) / time.Second)
-		if sec != second {
-			second, shown = sec, 0
-		}
-		if shown >= streamLines {
-			skipped++
-			return
-		}
-		shown++
-		n++
-		msg := cutWidth(escapeLine(strings.TrimRight(line, "\r")), 200)
-		if skipped > 0 {
-			msg = fmt.Sprintf("(%s not shown) %s", plural(skipped, "line"), msg)
-			skipped = 0
-		}
-		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: n})
-	}
 }

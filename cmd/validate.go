@@ -85,7 +85,7 @@ type checked struct {
 	*gate.Checked
 	pol *policy.Policy
 	// progress, if not nil, gets the dry run's command output as it comes
-	// (an MCP client's progress notifications); else env.streamer's.
+	// (act run's); else env.streamer's.
 	progress func(stream int, line string)
 }
 
@@ -118,8 +118,7 @@ func (env *Env) checkFor(ctx context.Context, res *result, arg string, acting bo
 
 // checkData runs the gate's checks (parse, schema, rules and policy) under
 // policy pol on a descriptor's bytes (name is the name positions use),
-// filling res: for a file, and for what came from elsewhere (the MCP
-// server's tool arguments).
+// filling res.
 func (env *Env) checkData(ctx context.Context, res *result, pol *policy.Policy, name string, data []byte, acting bool) (*checked, error) {
 	res.File = name
 	if _, err := env.stateDir(); err != nil {
@@ -141,14 +140,7 @@ func (env *Env) checkBuilt(ctx context.Context, res *result, pol *policy.Policy,
 
 // checkedInto fills res from the gate's checks.
 func (env *Env) checkedInto(res *result, pol *policy.Policy, ck *gate.Checked, err error) (*checked, error) {
-	if ck != nil {
-		d := ck.Descriptor
-		res.ActionID, res.ActionType, res.RiskLevel = d.ActionID, string(d.ActionType), string(d.RiskLevel)
-		if ck.Decision.Mode != "" {
-			res.Mode, res.ModeSource, res.Reason = string(ck.Decision.Mode), ck.Decision.Source, ck.Decision.Reason
-		}
-		res.Warnings = append(res.Warnings, ck.Warnings...)
-	}
+	res.FillChecked(ck)
 	if err != nil {
 		return nil, err
 	}

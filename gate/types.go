@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/act-project/act/descriptors"
@@ -33,13 +34,6 @@ type (
 	ActionApproval = rollback.Approval
 )
 
-// DescriptorDigest is the digest of d's canonical form, as a plan records
-// it.
-func DescriptorDigest(d *descriptors.Descriptor) (string, error) {
-	_, digest, err := plan.Canonical(d)
-	return digest, err
-}
-
 // Limits of what a plan keeps, for what a review says it cut.
 const (
 	MaxCommandOutput = plan.MaxCommandOutput
@@ -52,6 +46,10 @@ var ErrNotFound = plan.ErrNotFound
 
 // IsPlanID reports whether s has the form of a plan id.
 func IsPlanID(s string) bool { return plan.IsID(s) }
+
+// Canonical is descriptor d as a plan records it: its canonical JSON
+// (sorted keys) and that JSON's sha256, the plan's DescriptorDigest.
+func Canonical(d *descriptors.Descriptor) (json.RawMessage, string, error) { return plan.Canonical(d) }
 
 // PlanIDs lists the ids of the plans saved in the state dir.
 func PlanIDs(home state.Dir) ([]string, error) { return plan.List(home.Root) }

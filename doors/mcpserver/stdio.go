@@ -1,4 +1,4 @@
-package cmd
+package mcpserver
 
 // The framing of `act mcp` on standard input and output (docs/mcp.md,
 // "Framing"). The rules of this file:
@@ -9,7 +9,7 @@ package cmd
 //     as a JSON-RPC request or response, ended by a newline. Any other line
 //     is answered here with a JSON-RPC error and dropped, and the session
 //     goes on: the SDK ends a session at the first frame it cannot decode.
-//   - A line longer than mcpMaxFrame is not kept: it is read to its
+//   - A line longer than maxFrame is not kept: it is read to its
 //     newline in pieces of the reader's buffer and answered as too large.
 //   - Every frame written to standard output, the SDK's and this file's,
 //     is one Write under one mutex, so that frames never interleave, and
@@ -31,18 +31,18 @@ import (
 	"github.com/act-project/act/review"
 )
 
-// newMCPTransport is act mcp's transport over in and out: the SDK's
+// NewTransport is act mcp's transport over in and out: the SDK's
 // newline-delimited one, fed only the frames it accepts. out is the raw
 // standard output: JSON-RPC is data, not text for a terminal, and JSON
 // already escapes every control character. log is standard error.
-func newMCPTransport(in io.Reader, out io.Writer, log io.Writer) mcp.Transport {
+func NewTransport(in io.Reader, out io.Writer, log io.Writer) mcp.Transport {
 	w := &frameWriter{w: out}
-	r := &frameReader{src: bufio.NewReaderSize(in, 64<<10), out: w, log: log, max: mcpMaxFrame}
+	r := &frameReader{src: bufio.NewReaderSize(in, 64<<10), out: w, log: log, max: maxFrame}
 	if c, ok := in.(io.Closer); ok {
 		r.closer = c
 	}
 	// The SDK's own cap on a frame is off: frameReader hands it no line
-	// longer than mcpMaxFrame, and the SDK's cap would end the session.
+	// longer than maxFrame, and the SDK's cap would end the session.
 	return &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: -1}
 }
 
@@ -172,7 +172,7 @@ func (r *frameReader) refuse(fe frameError) {
 	}
 	r.out.Write(append(b, '\n'))
 	if r.log != nil {
-		io.WriteString(r.log, "act: mcp: refused a message: "+escapeLine(fe.msg)+"\n")
+		io.WriteString(r.log, "act: mcp: refused a message: "+review.Line(fe.msg)+"\n")
 	}
 }
 

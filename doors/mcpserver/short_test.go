@@ -1,4 +1,4 @@
-package cmd
+package mcpserver
 
 import (
 	"context"
@@ -143,13 +143,13 @@ func TestMCPFileReadContent(t *testing.T) {
 // TestMCPGuideExample: the guide's example is a short descriptor act
 // accepts, and the guide names the action types as the schema does.
 func TestMCPGuideExample(t *testing.T) {
-	i := strings.Index(mcpGuide, "in the short form\n{")
-	j := strings.Index(mcpGuide[i:], "\n}\n")
+	i := strings.Index(guide, "in the short form\n{")
+	j := strings.Index(guide[i:], "\n}\n")
 	if i < 0 || j < 0 {
 		t.Fatal("the guide has no short-form example")
 	}
 	var d map[string]any
-	if err := json.Unmarshal([]byte(mcpGuide[i+len("in the short form\n"):i+j+2]), &d); err != nil {
+	if err := json.Unmarshal([]byte(guide[i+len("in the short form\n"):i+j+2]), &d); err != nil {
 		t.Fatalf("the guide's example is not JSON: %v", err)
 	}
 	for _, k := range []string{"action_id", "created_at", "descriptor_version", "effects"} {
@@ -162,7 +162,7 @@ func TestMCPGuideExample(t *testing.T) {
 	if out.Status != "valid" {
 		t.Errorf("the guide's example: %+v", out)
 	}
-	for _, w := range strings.Fields(strings.NewReplacer(",", " ", "(", " ", ")", " ", ".", " ").Replace(mcpGuide)) {
+	for _, w := range strings.Fields(strings.NewReplacer(",", " ", "(", " ", ")", " ", ".", " ").Replace(guide)) {
 		if w == "COMPOSITE" {
 			t.Error("the guide says COMPOSITE: the type is MULTI_STEP_COMPOSITE")
 		}

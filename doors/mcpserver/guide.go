@@ -1,8 +1,8 @@
-package cmd
+package mcpserver
 
-// mcpGuide is act_schema's short guide to writing a descriptor act
+// guide is act_schema's short guide to writing a descriptor act
 // accepts (docs/mcp.md; the rule ids are docs/rules.md's).
-const mcpGuide = `# Writing an action descriptor
+const guide = `# Writing an action descriptor
 
 A descriptor is one JSON object (or YAML) saying what to do, where, with what
 limits, what it will change and how to undo it. Every field the schema
