@@ -401,8 +401,9 @@ func (g *Gate) Planned(ctx context.Context, p *plan.Plan) error {
 // assess grades a draft's changes: act's own risk assessment, and the
 // policy's decision with the stricter of the declared and the assessed
 // risk. A block (exit 4) is the error.
-func (g *Gate) assess(d *descriptors.Descriptor, changes []diff.Change, reads []plan.ReadResult) (plan.Assessment, error) {
+func (g *Gate) assess(d *descriptors.Descriptor, changes []diff.Change, reads []plan.ReadResult, upper string) (plan.Assessment, error) {
 	rules := g.riskRules()
+	rules.Upper = upper
 	r := Assess(d, changes, rules)
 	AssessReads(&r, reads, rules)
 	dec := g.decide(d, r, changes)
@@ -480,7 +481,7 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 	if err != nil {
 		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
 	}
-	a, err := g.assess(d, dr.Changes, dr.Reads())
+	a, err := g.assess(d, dr.Changes, dr.Reads(), dr.UpperDir())
 	if err == nil {
 		err = g.layersLimit(dr.LayerBytes())
 	}
@@ -546,7 +547,7 @@ func (g *Gate) riskRules() RiskRules {
 			// act's own state dir is never part of a workspace.
 			return g.Policy.InWorkspace(path, g.workspaces()) && !pathglob.Within(path, g.Home.Root)
 		},
-		UID: uint32(os.Geteuid()), PathDirs: g.PathDirs, Commands: g.Policy.CommandMode}
+		UID: uint32(os.Geteuid()), PathDirs: g.PathDirs, Commands: g.Policy.CommandMode, Workspaces: g.workspaces(), Home: g.EnvHome}
 	if r.MaxDeletes <= 0 {
 		r.MaxDeletes = DefaultMaxDeletes
 	}
@@ -612,6 +613,7 @@ func (g *Gate) Admit(e *Entry) (*Admission, error) {
 	}
 	adm := &Admission{Entry: e, Plan: p, Descriptor: d}
 	rules := g.riskRules()
+	rules.Upper = plan.UpperDir(g.Home.Root, p.ID)
 	adm.Risk = Assess(d, ownersNow(p.Changes), rules)
 	AssessReads(&adm.Risk, p.Read, rules)
 	p.RiskAssessed, p.RiskReasons = string(adm.Risk.Assessed), adm.Risk.Reasons
