@@ -84,8 +84,8 @@ var Mechanisms = []Mechanism{
 		"chooses from .tool-versions the version, so the program, every shim runs",
 		[]string{"/**/.tool-versions"}, "https://asdf-vm.com/manage/configuration.html"},
 	{"Python start-up and virtual environment activation", "Python (site)",
-		"imports the modules a .pth file's import lines name, and sitecustomize and usercustomize, at every start",
-		[]string{"/**/*.pth", "/**/sitecustomize.py", "/**/usercustomize.py"}, "https://docs.python.org/3/library/site.html"},
+		"imports the modules a .pth file's import lines name, and sitecustomize and usercustomize, at every start; every program's imports load site-packages",
+		[]string{"/**/*.pth", "/**/sitecustomize.py", "/**/usercustomize.py", "/**/site-packages/**", "/**/dist-packages/**"}, "https://docs.python.org/3/library/site.html"},
 	{"Python start-up and virtual environment activation", "Python virtual environments",
 		"source bin/activate in the shell that activates the environment; pyvenv.cfg chooses the interpreter and its library",
 		[]string{"/**/bin/activate", "/**/bin/activate.*", "/**/bin/activate_this.py", "/**/bin/Activate.ps1", "/**/pyvenv.cfg"},
@@ -136,7 +136,7 @@ func newAutorun() *autorunMatcher {
 		for _, p := range m.Paths {
 			ap := autorunPattern{m: m, pat: p}
 			if rest, ok := strings.CutPrefix(p, "/**/"); ok && !strings.Contains(rest, "/") {
-				ap.basename = rest
+				ap.basename = "/" + rest
 			}
 			a.pats = append(a.pats, ap)
 		}
@@ -146,7 +146,7 @@ func newAutorun() *autorunMatcher {
 
 // match is the mechanism that runs the file at path, or nil.
 func (a *autorunMatcher) match(path string) *Mechanism {
-	name := path[strings.LastIndexByte(path, '/')+1:]
+	name := path[strings.LastIndexByte(path, '/'):]
 	for _, p := range a.pats {
 		if p.basename != "" {
 			if pathglob.Match(p.basename, name) {
