@@ -180,8 +180,8 @@ person's own review shows it (in git, what ` + "`git status`" + ` shows or
 what a commit writes), so a file this list misses is still not LOW when it
 is ignored, hidden in a dot-directory outside git, or inside a git
 directory. The places a home directory starts code from are in
-[persistence.md](persistence.md). ` + "`**`" + ` is any number of
-directories.
+[persistence.md](persistence.md). Each path is matched in any
+directory; ` + "`**`" + ` is any number of directories.
 `)
 	kind := ""
 	for _, m := range Mechanisms {
