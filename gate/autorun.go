@@ -119,26 +119,43 @@ var Mechanisms = []Mechanism{
 		[]string{"/**/.circleci/**"}, "https://circleci.com/docs/configuration-reference/"},
 }
 
-// autorunMatcher matches paths against Mechanisms.
+// autorunMatcher matches paths against Mechanisms: a literal last
+// element by map, other patterns after a cheap check that the path holds
+// each of their literal elements.
 type autorunMatcher struct {
-	pats []autorunPattern
+	names map[string]*Mechanism
+	pats  []autorunPattern
 }
 
 type autorunPattern struct {
-	m             *Mechanism
-	pat, basename string // basename: the pattern's last element when the rest is "/**/"
+	m        *Mechanism
+	pat      string
+	basename bool     // "/**/NAME": matched against the last element
+	literals []string // the pattern's elements without a wildcard
 }
 
 func newAutorun() *autorunMatcher {
-	a := &autorunMatcher{}
+	a := &autorunMatcher{names: map[string]*Mechanism{}}
 	for i := range Mechanisms {
 		m := &Mechanisms[i]
 		for _, p := range m.Paths {
-			ap := autorunPattern{m: m, pat: p}
-			if rest, ok := strings.CutPrefix(p, "/**/"); ok && !strings.Contains(rest, "/") {
-				ap.basename = "/" + rest
+			rest, ok := strings.CutPrefix(p, "/**/")
+			switch {
+			case ok && !strings.Contains(rest, "/") && !pathglob.HasMeta(rest):
+				if a.names[rest] == nil {
+					a.names[rest] = m
+				}
+			case ok && !strings.Contains(rest, "/"):
+				a.pats = append(a.pats, autorunPattern{m: m, pat: "/" + rest, basename: true})
+			default:
+				ap := autorunPattern{m: m, pat: p}
+				for _, e := range strings.Split(p, "/") {
+					if e != "" && !pathglob.HasMeta(e) {
+						ap.literals = append(ap.literals, e)
+					}
+				}
+				a.pats = append(a.pats, ap)
 			}
-			a.pats = append(a.pats, ap)
 		}
 	}
 	return a
@@ -146,19 +163,44 @@ func newAutorun() *autorunMatcher {
 
 // match is the mechanism that runs the file at path, or nil.
 func (a *autorunMatcher) match(path string) *Mechanism {
-	name := path[strings.LastIndexByte(path, '/'):]
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	if m := a.names[name]; m != nil {
+		return m
+	}
 	for _, p := range a.pats {
-		if p.basename != "" {
-			if pathglob.Match(p.basename, name) {
+		if p.basename {
+			if pathglob.Match(p.pat, "/"+name) {
 				return p.m
 			}
 			continue
 		}
-		if pathglob.Match(p.pat, path) {
+		if hasElements(path, p.literals) && pathglob.Match(p.pat, path) {
 			return p.m
 		}
 	}
 	return nil
+}
+
+// hasElements reports whether each of elems is an element of path.
+func hasElements(path string, elems []string) bool {
+	for _, e := range elems {
+		i := strings.Index(path, "/"+e)
+		for i >= 0 {
+			if end := i + 1 + len(e); end == len(path) || path[end] == '/' {
+				break
+			}
+			j := strings.Index(path[i+1:], "/"+e)
+			if j < 0 {
+				i = -1
+				break
+			}
+			i += 1 + j
+		}
+		if i < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // AutorunDoc renders docs/autorun.md from Mechanisms.

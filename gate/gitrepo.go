@@ -110,7 +110,11 @@ func (v *gitView) headValid(p string) bool {
 		}
 	}
 	if !v.after || v.changes[p] == nil {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			return false
+		case fi.Mode()&os.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			return err == nil && strings.HasPrefix(target, "refs/")
 		}

@@ -48,6 +48,7 @@ type review struct {
 	rules         RiskRules
 	before, after *gitView
 	repos         map[string]*gitRepo
+	workTrees     map[string][3]string // workTreeAt's answers
 }
 
 // A gitRepo is one repository some change lies in.
@@ -83,7 +84,7 @@ func (g *grading) reviewShows(changes []diff.Change, rules RiskRules) {
 	for i := range changes {
 		byPath[changes[i].Path] = &changes[i]
 	}
-	rv := &review{g: g, rules: rules, repos: map[string]*gitRepo{},
+	rv := &review{g: g, rules: rules, repos: map[string]*gitRepo{}, workTrees: map[string][3]string{},
 		before: &gitView{}, after: &gitView{after: true, changes: byPath, upper: rules.Upper}}
 	var all []located
 	for i := range changes {
@@ -157,6 +158,15 @@ func (rv *review) locate(c *diff.Change) located {
 // workTreeAt reports whether d is a work tree's root, as git discovers
 // one: its .git is a git directory, or a file naming one.
 func (rv *review) workTreeAt(d string) (wt, gitDir, refused string) {
+	if r, ok := rv.workTrees[d]; ok {
+		return r[0], r[1], r[2]
+	}
+	wt, gitDir, refused = rv.findWorkTree(d)
+	rv.workTrees[d] = [3]string{wt, gitDir, refused}
+	return wt, gitDir, refused
+}
+
+func (rv *review) findWorkTree(d string) (wt, gitDir, refused string) {
 	dotgit := filepath.Join(d, ".git")
 	exists, dir := rv.before.kind(dotgit)
 	switch {

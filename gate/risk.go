@@ -114,6 +114,7 @@ type finding struct {
 	level  descriptors.RiskLevel
 	format string
 	paths  []string
+	seen   map[string]bool
 }
 
 // raise adds a reason and raises the risk to at least to.
@@ -128,13 +129,14 @@ func (g *grading) raise(to descriptors.RiskLevel, format string, args ...any) {
 func (g *grading) add(level descriptors.RiskLevel, format, path string) {
 	for _, f := range g.findings {
 		if f.format == format && f.level == level {
-			if !slices.Contains(f.paths, path) {
+			if !f.seen[path] {
+				f.seen[path] = true
 				f.paths = append(f.paths, path)
 			}
 			return
 		}
 	}
-	g.findings = append(g.findings, &finding{level, format, []string{path}})
+	g.findings = append(g.findings, &finding{level, format, []string{path}, map[string]bool{path: true}})
 }
 
 // emit raises the findings of level, in the order each was first found.
