@@ -199,19 +199,6 @@ func (ix *gitIndex) lookup(path string) (indexEntry, bool) {
 	}
 }
 
-// tracksUnder reports whether the index holds path or a path below it.
-func (ix *gitIndex) tracksUnder(path string) bool {
-	if _, ok := ix.lookup(path); ok {
-		return true
-	}
-	for p := range ix.entries {
-		if strings.HasPrefix(p, path+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // blobID is git's object id of a blob holding data, for an index of
 // hashLen.
 func blobID(data []byte, hashLen int) []byte {
