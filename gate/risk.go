@@ -219,7 +219,9 @@ func (g *grading) eachChange(changes []diff.Change, rules RiskRules) (deletes in
 		if why, ok := codeLater.Match(c.Path); ok {
 			g.add(descriptors.RiskHigh, "it changes a file that runs code later ("+escapeFormat(why)+"): %s", c.Path)
 		}
-		if m := autorun.match(c.Path); m != nil {
+		if m := autorun.match(c.Path); m != nil && m.Dependency {
+			g.add(descriptors.RiskMedium, "it changes dependency code ("+escapeFormat(m.Tool)+"): %s", c.Path)
+		} else if m != nil {
 			g.add(descriptors.RiskHigh, "it changes a file "+escapeFormat(m.Tool)+" runs on its own: %s", c.Path)
 		}
 		if homeDotFile(c.Path, homeDots) {

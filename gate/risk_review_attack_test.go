@@ -261,10 +261,10 @@ func TestRiskAutorunAttacks(t *testing.T) {
 		{"mise.toml", true, descriptors.RiskHigh},
 		{".tool-versions", true, descriptors.RiskHigh},
 		{".dir-locals.el", true, descriptors.RiskHigh},
-		{"node_modules/left-pad/index.js", false, descriptors.RiskHigh},
+		{"node_modules/left-pad/index.js", false, descriptors.RiskMedium},
 		{".venv/bin/activate", false, descriptors.RiskHigh},
-		{".venv/lib/python3.12/site-packages/evilmod.py", true, descriptors.RiskHigh},
-		{"venv/lib/python3.12/site-packages/evilmod.py", true, descriptors.RiskHigh},
+		{".venv/lib/python3.12/site-packages/evilmod.py", true, descriptors.RiskMedium},
+		{"venv/lib/python3.12/site-packages/evilmod.py", true, descriptors.RiskMedium},
 		{"build/out.js", true, descriptors.RiskMedium},
 	} {
 		w.run(c.name, func(t *testing.T) {
@@ -295,7 +295,7 @@ func TestRiskAutorunAttacks(t *testing.T) {
 		})
 		w.run("a plain venv's site-packages", func(t *testing.T) {
 			w.mkfile("venv/lib/python3.12/site-packages/evil.pth", "import evilmod\n")
-			w.wantAbove("7e000000-0000-4000-8000-000000000306", fileWrite("venv/lib/python3.12/site-packages/evilmod.py", []byte("x\n"), true, ""), descriptors.RiskHigh, "")
+			w.wantAbove("7e000000-0000-4000-8000-000000000306", fileWrite("venv/lib/python3.12/site-packages/evilmod.py", []byte("x\n"), true, ""), descriptors.RiskMedium, "dependency code")
 		})
 	})
 }
