@@ -430,6 +430,17 @@ func TestPersistenceDoc(t *testing.T) {
 	checkGenerated(t, "docs/persistence.md", persistenceDoc(), "TestPersistenceDoc")
 }
 
+// TestAutorunDoc keeps docs/autorun.md in step with gate.Mechanisms,
+// and each mechanism cites its tool's documentation.
+func TestAutorunDoc(t *testing.T) {
+	checkGenerated(t, "docs/autorun.md", gate.AutorunDoc(), "TestAutorunDoc")
+	for _, m := range gate.Mechanisms {
+		if !strings.HasPrefix(m.Doc, "https://") || len(m.Paths) == 0 {
+			t.Errorf("%s: a mechanism needs its documentation's https address and its paths", m.Tool)
+		}
+	}
+}
+
 // TestManPage keeps docs/act.1 in step with the CLI's help: it is what
 // act man prints; -update rewrites it.
 func TestManPage(t *testing.T) {

@@ -78,6 +78,7 @@ func (g *Gate) Admit(e *Entry) (*Admission, error) {
 	}
 	adm := &Admission{Entry: e, Plan: p, Descriptor: d}
 	rules := g.riskRules()
+	rules.Upper = plan.UpperDir(g.Home.Root, p.ID)
 	adm.Risk = Assess(d, ownersNow(p.Changes), rules)
 	AssessReads(&adm.Risk, p.Read, rules)
 	p.RiskAssessed, p.RiskReasons = string(adm.Risk.Assessed), adm.Risk.Reasons

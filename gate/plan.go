@@ -78,7 +78,7 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 	if err != nil {
 		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
 	}
-	a, err := g.assess(d, dr.Changes, dr.Reads())
+	a, err := g.assess(d, dr.Changes, dr.Reads(), dr.UpperDir())
 	if err == nil {
 		err = g.layersLimit(dr.LayerBytes())
 	}
@@ -93,8 +93,9 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 // assess grades a draft's changes: act's own risk assessment, and the
 // policy's decision with the stricter of the declared and the assessed
 // risk. A block (exit 4) is the error.
-func (g *Gate) assess(d *descriptors.Descriptor, changes []diff.Change, reads []plan.ReadResult) (plan.Assessment, error) {
+func (g *Gate) assess(d *descriptors.Descriptor, changes []diff.Change, reads []plan.ReadResult, upper string) (plan.Assessment, error) {
 	rules := g.riskRules()
+	rules.Upper = upper
 	r := Assess(d, changes, rules)
 	AssessReads(&r, reads, rules)
 	dec := g.decide(d, r, changes)

@@ -59,6 +59,16 @@ type RiskRules struct {
 	// Commands is the policy's command rules (policy.Policy.CommandMode);
 	// nil: none.
 	Commands func(cmds [][]string) (policy.Mode, []policy.CommandRule, bool)
+	// Workspaces are the workspaces' roots, below which a dot-name hides
+	// a change outside git (InWorkspace decides what is inside one).
+	Workspaces []string
+	// Home is the home whose git configuration and ignore file `git
+	// status` reads ($HOME); "": none.
+	Home string
+	// Upper is the plan's layer's upper directory, where the content the
+	// plan writes is (a git index it writes is read there); "": not known,
+	// and such a change is not LOW.
+	Upper string
 }
 
 // DefaultMaxDeletes is MaxDeletes when the policy sets none.
@@ -67,37 +77,100 @@ const DefaultMaxDeletes = 20
 // Assess grades d and the changes its dry run made (docs/risk.md). LOW is
 // an allow-list: a plan is LOW only when every change lies inside a
 // workspace, is a regular file or a directory, is executable neither
-// before nor after, has no setuid, setgid or sticky bit before or after,
-// keeps its owner, and is no file that runs code later. Beyond that:
+// before nor after, has no setuid, setgid or sticky bit and no group or
+// world write bit before or after, keeps its owner, is no file that runs
+// code later or that a tool runs on its own, and is what the person's own
+// review shows (reviewShows: in git, what git status shows or what a
+// commit writes; outside git, no dot-name). Beyond that:
 //   - by action type, steps included: a command, a package manager or a
 //     delete is at least MEDIUM;
 //   - any deleted path is at least MEDIUM; more than MaxDeletes is HIGH;
 //   - a special bit, an executable (new, made so, or replaced), a file
-//     that runs code later (RunsCodeLater), a home dot-file, a program in
-//     a PATH directory, or a change to a sensitive path is HIGH.
+//     that runs code later (RunsCodeLater) or that a tool runs on its own
+//     (Mechanisms), a home dot-file, a program in a PATH directory, a
+//     change to a sensitive path, and a change that hides another from
+//     git status or makes a git repository are HIGH.
 func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) Risk {
-	r := Risk{Declared: d.RiskLevel, Assessed: descriptors.RiskLow}
-	raise := func(to descriptors.RiskLevel, format string, args ...any) {
-		if to.Rank() > r.Assessed.Rank() {
-			r.Assessed = to
-		}
-		r.Reasons = append(r.Reasons, fmt.Sprintf(format, args...)+" ("+string(to)+")")
+	g := &grading{r: Risk{Declared: d.RiskLevel, Assessed: descriptors.RiskLow}}
+	g.actionTypes(d, g.commandRules(d, rules))
+	deletes := g.eachChange(changes, rules)
+	g.reviewShows(changes, rules)
+	g.emit(descriptors.RiskMedium)
+	g.deletes(deletes, rules.MaxDeletes)
+	g.emit(descriptors.RiskHigh)
+	g.scopeSecrets(d, rules)
+	return g.r
+}
+
+// A grading is an assessment being made: the risk so far, and the
+// findings about the changes, each with the paths it holds for.
+type grading struct {
+	r        Risk
+	findings []*finding
+}
+
+// A finding is one reason, its format with a %s for its paths.
+type finding struct {
+	level  descriptors.RiskLevel
+	format string
+	paths  []string
+	seen   map[string]bool
+}
+
+// raise adds a reason and raises the risk to at least to.
+func (g *grading) raise(to descriptors.RiskLevel, format string, args ...any) {
+	if to.Rank() > g.r.Assessed.Rank() {
+		g.r.Assessed = to
 	}
-	// A plan whose every command a command rule covers is not MEDIUM for
-	// running commands: the rule decides their mode (Gate.decide), and
-	// only while the rest of the plan is LOW.
-	ruled := false
-	if rules.Commands != nil {
-		if m, used, ok := rules.Commands(commandsOf(d)); ok {
-			r.CommandMode = m
-			for _, u := range used {
-				if name := "[" + strings.Join(u.Prefix, " ") + "]"; !slices.Contains(r.CommandRules, name) {
-					r.CommandRules = append(r.CommandRules, name)
-				}
+	g.r.Reasons = append(g.r.Reasons, fmt.Sprintf(format, args...)+" ("+string(to)+")")
+}
+
+// add records path under the finding of format, once.
+func (g *grading) add(level descriptors.RiskLevel, format, path string) {
+	for _, f := range g.findings {
+		if f.format == format && f.level == level {
+			if !f.seen[path] {
+				f.seen[path] = true
+				f.paths = append(f.paths, path)
 			}
-			ruled = m != policy.Deny
+			return
 		}
 	}
+	g.findings = append(g.findings, &finding{level, format, []string{path}, map[string]bool{path: true}})
+}
+
+// emit raises the findings of level, in the order each was first found.
+func (g *grading) emit(level descriptors.RiskLevel) {
+	for _, f := range g.findings {
+		if f.level == level {
+			g.raise(level, f.format, shownPaths(f.paths))
+		}
+	}
+}
+
+// commandRules reports whether the policy's command rules cover every
+// command of d: then running commands does not make the plan MEDIUM, the
+// rule decides their mode (Gate.decide), and only while the rest of the
+// plan is LOW.
+func (g *grading) commandRules(d *descriptors.Descriptor, rules RiskRules) bool {
+	if rules.Commands == nil {
+		return false
+	}
+	m, used, ok := rules.Commands(commandsOf(d))
+	if !ok {
+		return false
+	}
+	g.r.CommandMode = m
+	for _, u := range used {
+		if name := "[" + strings.Join(u.Prefix, " ") + "]"; !slices.Contains(g.r.CommandRules, name) {
+			g.r.CommandRules = append(g.r.CommandRules, name)
+		}
+	}
+	return m != policy.Deny
+}
+
+// actionTypes grades d by its action types, steps included.
+func (g *grading) actionTypes(d *descriptors.Descriptor, ruled bool) {
 	seen := map[descriptors.ActionType]bool{}
 	var walk func(t descriptors.ActionType, steps []descriptors.Step)
 	walk = func(t descriptors.ActionType, steps []descriptors.Step) {
@@ -106,12 +179,12 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 			switch t {
 			case descriptors.CommandExecution:
 				if !ruled {
-					raise(descriptors.RiskMedium, "it runs a command, whose effects only the dry run shows")
+					g.raise(descriptors.RiskMedium, "it runs a command, whose effects only the dry run shows")
 				}
 			case descriptors.PackageInstall, descriptors.PackageRemove:
-				raise(descriptors.RiskMedium, "it runs a package manager, whose scripts run code")
+				g.raise(descriptors.RiskMedium, "it runs a package manager, whose scripts run code")
 			case descriptors.FileDelete, descriptors.DirectoryDelete:
-				raise(descriptors.RiskMedium, "it is a %s", t)
+				g.raise(descriptors.RiskMedium, "it is a %s", t)
 			}
 		}
 		for _, s := range steps {
@@ -119,107 +192,111 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 		}
 	}
 	walk(d.ActionType, d.Steps)
+}
 
-	max := rules.MaxDeletes
-	if max <= 0 {
-		max = DefaultMaxDeletes
-	}
-	deletes := 0
-	type finding struct {
-		what  string
-		paths []string
-	}
-	var findings []*finding
-	add := func(what, path string) {
-		for _, f := range findings {
-			if f.what == what {
-				f.paths = append(f.paths, path)
-				return
-			}
-		}
-		findings = append(findings, &finding{what, []string{path}})
-	}
-	codeLater, homeDots := descriptors.NewCodeLater(rules.Homes), homeDotPatterns(rules.Homes)
-	var outside, links, owners []string
+// eachChange grades each change on its own: where it lies, what it is,
+// whose it is, its mode, and what runs it; it returns the deletes'
+// count.
+func (g *grading) eachChange(changes []diff.Change, rules RiskRules) (deletes int) {
+	codeLater, homeDots, autorun := descriptors.NewCodeLater(rules.Homes), homeDotPatterns(rules.Homes), newAutorun()
 	for _, c := range changes {
 		if rules.InWorkspace == nil || !rules.InWorkspace(c.Path) {
-			outside = append(outside, c.Path)
+			g.add(descriptors.RiskMedium, "it changes %s, outside every workspace", c.Path)
 		}
 		if c.Kind == diff.Delete {
 			deletes++
 			continue
 		}
 		if c.Type == diff.TypeSymlink {
-			links = append(links, c.Path)
+			g.add(descriptors.RiskMedium, "it makes or changes the symlink %s", c.Path)
 		}
 		if c.OwnerBefore != nil && *c.OwnerBefore != rules.UID {
-			owners = append(owners, fmt.Sprintf("%s (uid %d)", c.Path, *c.OwnerBefore))
+			g.add(descriptors.RiskMedium, "it changes %s, another user's: promoted, it stays theirs", fmt.Sprintf("%s (uid %d)", c.Path, *c.OwnerBefore))
 		} else if c.OwnerAfter != nil && *c.OwnerAfter != rules.UID {
-			owners = append(owners, fmt.Sprintf("%s (uid %d, its directory's)", c.Path, *c.OwnerAfter))
+			g.add(descriptors.RiskMedium, "it changes %s, another user's: promoted, it stays theirs", fmt.Sprintf("%s (uid %d, its directory's)", c.Path, *c.OwnerAfter))
 		}
-		if c.Type == diff.TypeFile {
-			before, after := uint32(0), uint32(0)
-			if c.ModeBefore != nil {
-				before = modeBits(*c.ModeBefore)
-			}
-			if c.ModeAfter != nil {
-				after = modeBits(*c.ModeAfter)
-			}
-			switch {
-			case (after|before)&0o7000 != 0:
-				add("changes a setuid, setgid or sticky file", c.Path)
-			case before&0o111 != 0:
-				add("replaces an executable", c.Path)
-			case after&0o111 != 0:
-				add("makes a new executable", c.Path)
-			}
-		}
+		g.modes(c)
 		if why, ok := codeLater.Match(c.Path); ok {
-			add("changes a file that runs code later ("+why+")", c.Path)
+			g.add(descriptors.RiskHigh, "it changes a file that runs code later ("+escapeFormat(why)+"): %s", c.Path)
+		}
+		if m := autorun.match(c.Path); m != nil && m.Dependency {
+			g.add(descriptors.RiskMedium, "it changes dependency code ("+escapeFormat(m.Tool)+"): %s", c.Path)
+		} else if m != nil {
+			g.add(descriptors.RiskHigh, "it changes a file "+escapeFormat(m.Tool)+" runs on its own: %s", c.Path)
 		}
 		if homeDotFile(c.Path, homeDots) {
-			add("changes a home directory's dot-file", c.Path)
+			g.add(descriptors.RiskHigh, "it changes a home directory's dot-file: %s", c.Path)
 		}
 		if onPath(c.Path, rules.PathDirs) {
-			add("changes a program on PATH", c.Path)
+			g.add(descriptors.RiskHigh, "it changes a program on PATH: %s", c.Path)
 		}
-		for _, g := range rules.SensitivePaths {
-			if pathglob.CoversPath(g, c.Path) {
-				add("changes a path the host policy marks sensitive", c.Path)
+		for _, p := range rules.SensitivePaths {
+			if pathglob.CoversPath(p, c.Path) {
+				g.add(descriptors.RiskHigh, "it changes a path the host policy marks sensitive: %s", c.Path)
 				break
 			}
 		}
 	}
-	for _, m := range []struct {
-		what  string
-		paths []string
-	}{
-		{"it changes %s, outside every workspace", outside},
-		{"it makes or changes the symlink %s", links},
-		{"it changes %s, another user's: promoted, it stays theirs", owners},
-	} {
-		if len(m.paths) > 0 {
-			raise(descriptors.RiskMedium, m.what, shownPaths(m.paths))
-		}
-	}
-	if deletes > 0 {
-		raise(descriptors.RiskMedium, "it deletes %s", plural(deletes, "path"))
-	}
-	if deletes > max {
-		raise(descriptors.RiskHigh, "it deletes %s, more than the host's %d", plural(deletes, "path"), max)
-	}
-	for _, f := range findings {
-		raise(descriptors.RiskHigh, "it %s: %s", f.what, shownPaths(f.paths))
-	}
-	if plan.NeedsSandbox(d) {
-		// A scope that is or holds a credential store un-hides it for
-		// the commands, which may print it.
-		if s := plan.ScopeSecrets(d.Scope.Filesystem.Paths, rules.Homes); len(s) > 0 {
-			raise(descriptors.RiskHigh, "its commands see %s, a credential store the sandbox hides otherwise", shownPaths(s))
-		}
-	}
-	return r
+	return deletes
 }
+
+// modes grades c's mode bits: a special bit or an executable is HIGH; a
+// group or world write bit, on a file before or after or on a directory
+// made or changed, lets another account change what a person reviewed.
+func (g *grading) modes(c diff.Change) {
+	before, after := uint32(0), uint32(0)
+	if c.ModeBefore != nil {
+		before = modeBits(*c.ModeBefore)
+	}
+	if c.ModeAfter != nil {
+		after = modeBits(*c.ModeAfter)
+	}
+	switch c.Type {
+	case diff.TypeFile:
+		switch {
+		case (after|before)&0o7000 != 0:
+			g.add(descriptors.RiskHigh, "it changes a setuid, setgid or sticky file: %s", c.Path)
+		case before&0o111 != 0:
+			g.add(descriptors.RiskHigh, "it replaces an executable: %s", c.Path)
+		case after&0o111 != 0:
+			g.add(descriptors.RiskHigh, "it makes a new executable: %s", c.Path)
+		}
+		if (after|before)&0o022 != 0 {
+			g.add(descriptors.RiskMedium, "it leaves %s writable by other users (a group or world write bit)", c.Path)
+		}
+	case diff.TypeDir:
+		if after&0o022 != 0 {
+			g.add(descriptors.RiskMedium, "it leaves %s writable by other users (a group or world write bit)", c.Path)
+		}
+	}
+}
+
+// deletes grades the number of deleted paths.
+func (g *grading) deletes(n, max int) {
+	if max <= 0 {
+		max = DefaultMaxDeletes
+	}
+	if n > 0 {
+		g.raise(descriptors.RiskMedium, "it deletes %s", plural(n, "path"))
+	}
+	if n > max {
+		g.raise(descriptors.RiskHigh, "it deletes %s, more than the host's %d", plural(n, "path"), max)
+	}
+}
+
+// scopeSecrets grades a scope that is or holds a credential store: it
+// un-hides it for the commands, which may print it.
+func (g *grading) scopeSecrets(d *descriptors.Descriptor, rules RiskRules) {
+	if !plan.NeedsSandbox(d) {
+		return
+	}
+	if s := plan.ScopeSecrets(d.Scope.Filesystem.Paths, rules.Homes); len(s) > 0 {
+		g.raise(descriptors.RiskHigh, "its commands see %s, a credential store the sandbox hides otherwise", shownPaths(s))
+	}
+}
+
+// escapeFormat quotes the % of s for a format.
+func escapeFormat(s string) string { return strings.ReplaceAll(s, "%", "%%") }
 
 // modeBits parses a plan's four-digit octal mode; a malformed one counts as
 // every bit set, so that it fails towards HIGH.

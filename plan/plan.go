@@ -298,6 +298,10 @@ func (dr *Draft) layer() *sandbox.LayerSystem {
 	return sandbox.NewLayerSystem(sandbox.RealSystem{}, filepath.Join(dr.tmp, state.LayerName))
 }
 
+// UpperDir is the upper directory of the draft's layer: the real
+// absolute path p lives at UpperDir + p.
+func (dr *Draft) UpperDir() string { return dr.layer().UpperDir() }
+
 // run carries out the operations into the layer, commands in the sandbox.
 func (dr *Draft) run(ctx context.Context) error {
 	d, opts, layer := dr.d, dr.opts, dr.layer()
