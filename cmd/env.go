@@ -200,6 +200,21 @@ func (env *Env) addWorkspace(dir string) error {
 	if !under {
 		return usagef("--workspace: %s is outside every root the host policy allows (%s)", abs, strings.Join(pol.AllowedRoots, ", "))
 	}
+	// Under a system policy, its workspaces bind every --workspace: a
+	// door's workspace lies inside one, by its name and by where it leads.
+	// Else whoever runs a door (the agent) would choose where its changes
+	// are graded as a workspace's (docs/policy.md, "Workspaces").
+	if pol.System != nil {
+		inside := func(p string) bool {
+			return slices.ContainsFunc(pol.Workspaces, func(w string) bool {
+				rw, err := filepath.EvalSymlinks(w)
+				return pathglob.Within(p, w) || err == nil && pathglob.Within(p, rw)
+			})
+		}
+		if !inside(named) || !inside(abs) {
+			return usagef("--workspace: %s is outside every workspace the system policy %s allows (%s)", abs, policy.SystemFile, strings.Join(pol.Workspaces, ", "))
+		}
+	}
 	env.workspaces = append(env.workspaces, abs)
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/act-project/act/audit"
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/policy"
 	"github.com/act-project/act/rollback"
 )
 
@@ -122,4 +124,15 @@ func (g *Gate) promoteAdmitted(ctx context.Context, adm *Admission, ap Approval,
 		err = g.refused(ctx, audit.EventApplyRefused, ev, err)
 	}
 	return out, err
+}
+
+// Unplanned is the policy's decision on d, a descriptor whose dry run did
+// not end (a command still running at a door's deadline): graded as act
+// grades it without its changes (a command is at least MEDIUM: its
+// effects only the dry run shows), with the command rules. A door that
+// could let a person run such a call unreviewed (hooks.cannot_dry_run:
+// ask) may do so only where this is no deny: the setting never loosens a
+// mode the policy set.
+func (g *Gate) Unplanned(d *descriptors.Descriptor) policy.Decision {
+	return g.decide(d, Assess(d, nil, g.riskRules()), nil)
 }

@@ -73,6 +73,9 @@ func Answer(ctx context.Context, host Host, h *Harness, r io.Reader, wsFlag stri
 	if err := json.Unmarshal(data, &in); err != nil {
 		return nil, fmt.Errorf("the hook input is not JSON: %v", err)
 	}
+	if err := exactKeys(data); err != nil {
+		return nil, err
+	}
 	if in.HookEventName == "PostToolUse" && h == ClaudeCode {
 		return answerPostToolUse(ctx, host, &in, wsFlag, timeout)
 	}
@@ -347,7 +350,7 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 			return nil, err
 		}
 		if dctx.Err() != nil {
-			return cannotDryRun(pol, in, time.Since(started), collected), nil
+			return cannotDryRun(g, d, in, time.Since(started), collected), nil
 		}
 		if code, failed := doors.CommandFailed(err); failed {
 			out, errOut := review.Output(collected.Captured(1), review.Brief("")), review.Output(collected.Captured(2), review.Brief(""))
@@ -445,12 +448,19 @@ func promptUnseen(in *hookInput) string {
 // in ran (its part of the hook's time): the policy's hooks.cannot_dry_run (deny by
 // default; ask only where a yes in the agent's prompt counts as a
 // person's), with what the command printed until it was stopped.
-func cannotDryRun(pol *policy.Policy, in *hookInput, ran time.Duration, collected *doors.Output) *hookDecision {
+func cannotDryRun(g *gate.Gate, d *descriptors.Descriptor, in *hookInput, ran time.Duration, collected *doors.Output) *hookDecision {
+	pol := g.Policy
 	tool := in.ToolName
 	why := fmt.Sprintf("act could not dry-run this %s: it was still running in act's sandbox when act stopped it, after %s of the hook's time. It may wait on the network, which the policy does not give the sandbox, or on a local service, which the sandbox cannot reach; nothing was changed.",
 		tool, ran.Round(time.Second))
 	if out := review.Output(collected.Captured(1), review.Brief("")) + review.Output(collected.Captured(2), review.Brief("")); out != "" {
 		why += "\nIts output until then:\n" + strings.TrimRight(out, "\n")
+	}
+	// What the policy decides of the call undry-run binds the answer: a
+	// mode it denies stays denied (hooks.cannot_dry_run never loosens it).
+	if dec := g.Unplanned(d); dec.Mode == policy.Deny || len(dec.Blocked) > 0 {
+		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: why +
+			"\nThe policy denies it without its dry run: " + dec.Reason + "."}
 	}
 	if pol.Hooks.CannotDryRun == policy.HookAsk && pol.Confirmation.Via == policy.ViaFlag && promptUnseen(in) == "" {
 		return &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: why +
