@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/act-project/act/descriptors"
@@ -58,7 +57,7 @@ type RiskRules struct {
 	PathDirs []string
 	// Commands is the policy's command rules (policy.Policy.CommandMode);
 	// nil: none.
-	Commands func(cmds [][]string) (policy.Mode, []policy.CommandRule, bool)
+	Commands func(d *descriptors.Descriptor) (policy.Mode, []policy.CommandRule, bool)
 }
 
 // DefaultMaxDeletes is MaxDeletes when the policy sets none.
@@ -88,10 +87,10 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 	// only while the rest of the plan is LOW.
 	ruled := false
 	if rules.Commands != nil {
-		if m, used, ok := rules.Commands(commandsOf(d)); ok {
+		if m, used, ok := rules.Commands(d); ok {
 			r.CommandMode = m
 			for _, u := range used {
-				if name := "[" + strings.Join(u.Prefix, " ") + "]"; !slices.Contains(r.CommandRules, name) {
+				if name := u.String(); !slices.Contains(r.CommandRules, name) {
 					r.CommandRules = append(r.CommandRules, name)
 				}
 			}
@@ -325,26 +324,6 @@ func ownersNow(changes []diff.Change) []diff.Change {
 				out[i].OwnerBefore = &uid
 			}
 		}
-	}
-	return out
-}
-
-// commandsOf is every command a plan of d runs: its COMMAND_EXECUTION
-// operations', its steps' and its verification commands.
-func commandsOf(d *descriptors.Descriptor) [][]string {
-	var out [][]string
-	var walk func(t descriptors.ActionType, op descriptors.Operation, steps []descriptors.Step)
-	walk = func(t descriptors.ActionType, op descriptors.Operation, steps []descriptors.Step) {
-		if c, ok := op.(descriptors.CommandExecutionOp); ok {
-			out = append(out, c.Argv)
-		}
-		for _, s := range steps {
-			walk(s.ActionType, s.Op, s.Steps)
-		}
-	}
-	walk(d.ActionType, d.Op, d.Steps)
-	if d.Verification != nil {
-		out = append(out, d.Verification.Commands...)
 	}
 	return out
 }
