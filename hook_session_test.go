@@ -66,9 +66,9 @@ func TestHookSession(t *testing.T) {
 		write(t, filepath.Join(proj, name), data)
 	}
 	write(t, pol, `command_rules:
-  - {prefix: [sh, -c, "go test ./..."], mode: allow}
-  - {prefix: [sh, -c, "gofmt -w calc.go"], mode: allow}
-  - {prefix: [sh, -c, "git add -A && git commit -q -m x"], mode: allow}
+  - {argv: [sh, -c, "go test ./..."], mode: allow}
+  - {argv: [sh, -c, "gofmt -w calc.go"], mode: allow}
+  - {argv: [sh, -c, "git add -A && git commit -q -m x"], mode: allow}
 risk: {sensitive_paths: ["`+proj+`/config/**"]}
 `)
 	env := []string{"HOME=" + home, "ACT_HOME=" + state, "ACT_POLICY=" + pol,

@@ -58,7 +58,7 @@ type RiskRules struct {
 	PathDirs []string
 	// Commands is the policy's command rules (policy.Policy.CommandMode);
 	// nil: none.
-	Commands func(cmds [][]string) (policy.Mode, []policy.CommandRule, bool)
+	Commands func(d *descriptors.Descriptor) (policy.Mode, []policy.CommandRule, bool)
 	// Workspaces are the workspaces' roots, below which a dot-name hides
 	// a change outside git (InWorkspace decides what is inside one).
 	Workspaces []string
@@ -156,13 +156,13 @@ func (g *grading) commandRules(d *descriptors.Descriptor, rules RiskRules) bool 
 	if rules.Commands == nil {
 		return false
 	}
-	m, used, ok := rules.Commands(commandsOf(d))
+	m, used, ok := rules.Commands(d)
 	if !ok {
 		return false
 	}
 	g.r.CommandMode = m
 	for _, u := range used {
-		if name := "[" + strings.Join(u.Prefix, " ") + "]"; !slices.Contains(g.r.CommandRules, name) {
+		if name := u.String(); !slices.Contains(g.r.CommandRules, name) {
 			g.r.CommandRules = append(g.r.CommandRules, name)
 		}
 	}
@@ -402,26 +402,6 @@ func ownersNow(changes []diff.Change) []diff.Change {
 				out[i].OwnerBefore = &uid
 			}
 		}
-	}
-	return out
-}
-
-// commandsOf is every command a plan of d runs: its COMMAND_EXECUTION
-// operations', its steps' and its verification commands.
-func commandsOf(d *descriptors.Descriptor) [][]string {
-	var out [][]string
-	var walk func(t descriptors.ActionType, op descriptors.Operation, steps []descriptors.Step)
-	walk = func(t descriptors.ActionType, op descriptors.Operation, steps []descriptors.Step) {
-		if c, ok := op.(descriptors.CommandExecutionOp); ok {
-			out = append(out, c.Argv)
-		}
-		for _, s := range steps {
-			walk(s.ActionType, s.Op, s.Steps)
-		}
-	}
-	walk(d.ActionType, d.Op, d.Steps)
-	if d.Verification != nil {
-		out = append(out, d.Verification.Commands...)
 	}
 	return out
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/act-project/act/internal/egress"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/redact"
+	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -25,8 +26,9 @@ import (
 // MaxCommandOutput caps each captured output stream of a command.
 const MaxCommandOutput = 64 << 10
 
-// defaultPath is the PATH of a command whose env sets none.
-const defaultPath = "/usr/local/bin:/usr/bin:/bin"
+// defaultPath is the PATH of a command whose env sets none and act has
+// none either; the command rules resolve programs through the same.
+const defaultPath = policy.DefaultCommandPath
 
 // A CommandResult records one command run in the sandbox: its argv, exit,
 // the cap that stopped it if any, and its output, capped and redacted.

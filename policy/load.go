@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -335,6 +336,9 @@ func check(name string, doc *document.Document, v any, h home) problem.List {
 	}
 	bad := map[string]bool{}
 	for _, viol := range schema.ValidatePolicy(v) {
+		if oldCommandRule(v, viol.Path) {
+			continue // checkCommandRule says what replaces it
+		}
 		at(problem.Schema, viol.Path, viol.Rule, "%s", viol.Message)
 		bad[problem.FieldPath(viol.Path...)] = true
 	}
@@ -411,6 +415,13 @@ func check(name string, doc *document.Document, v any, h home) problem.List {
 			}
 		}
 	}
+	rules, _ := m["command_rules"].([]any)
+	for i, item := range rules {
+		r, _ := item.(map[string]any)
+		checkCommandRule(r, func(path []string, rule, format string, args ...any) {
+			at(problem.Rule, append([]string{"command_rules", fmt.Sprint(i)}, path...), rule, format, args...)
+		}, tilde)
+	}
 	if c, ok := m["confirmation"].(map[string]any); ok {
 		s, _ := c["approvers_file"].(string)
 		tilde([]string{"confirmation", "approvers_file"}, s)
@@ -480,6 +491,13 @@ func build(file, base map[string]any, h home) (*Policy, error) {
 		sensitive = append(sensitive, expandHome(h, userHome))
 	}
 	p.Risk.SensitivePaths = nonNil(sensitive)
+	for i, r := range p.CommandRules {
+		if len(r.Argv) > 0 && isTilde(r.Argv[0]) && userHome != "" {
+			argv := slices.Clone(r.Argv)
+			argv[0] = expandHome(argv[0], userHome)
+			p.CommandRules[i].Argv = argv
+		}
+	}
 	if p.Confirmation.Via == "" {
 		p.Confirmation.Via = ViaFlag
 	}

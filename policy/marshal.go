@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,7 +74,7 @@ func (p *Policy) Marshal() []byte {
 		pair("max_changes", intNode(p.MaxChanges), "The most changes one plan may hold; a dry run that makes more is rejected."),
 		pair("max_pending", intNode(p.MaxPending), "The most plans that may wait for a person."),
 		pair("max_layers_mb", intNode(p.MaxLayersMB), "The most MiB the layers of plans not yet applied may hold together."),
-		pair("command_rules", commandRulesNode(p.CommandRules), "Command prefixes a person pre-approves: a plan whose every command starts\nwith one has the rule's mode, while everything else of it is LOW.\nE.g. [{prefix: [go, test], mode: allow}, {prefix: [gofmt, -l], mode: allow}]."),
+		pair("command_rules", commandRulesNode(p.CommandRules), commandRulesComment),
 		pair("risk", mapping(
 			pair("max_deletes", intNode(p.Risk.MaxDeletes), ""),
 			pair("sensitive_paths", strList(p.Risk.SensitivePaths), ""),
@@ -231,18 +232,47 @@ func (p *Policy) approversNote() string {
 	return s + "."
 }
 
+// commandRulesComment is the comment above command_rules in the policy
+// act prints (and in default.yaml).
+const commandRulesComment = "Invocations a person pre-approves (allow, confirm) or refuses (deny); a plan\n" +
+	"whose every command one matches has the rule's mode while the rest of it is LOW.\n" +
+	"allow and confirm match the whole command: the program as the sandbox's PATH\n" +
+	"finds it (a bare name: one root installed in a system tree, such as /usr/bin;\n" +
+	"else its absolute path), each argument exactly, \"*\" one operand, \"**\" last:\n" +
+	"any flag of the tool; env: and stdin: any must allow the operation's.\n" +
+	"deny matches the program by name whatever follows, also through env, nice,\n" +
+	"timeout, xargs, sh -c, find -exec: best effort, never the only defence.\n" +
+	"E.g. [{argv: [go, test, ./...], mode: allow}, {argv: [go, vet, \"**\"], mode: allow},\n" +
+	"{argv: [rm], mode: deny}] (docs/policy.md, \"Command rules\")."
+
 // commandRulesNode is the command rules as a flow sequence of
-// {prefix: [...], mode: ...} mappings.
+// {argv: [...], env: {...}, stdin: any, mode: ...} mappings.
 func commandRulesNode(rules []CommandRule) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	if len(rules) == 0 {
 		n.Style = yaml.FlowStyle
 	}
 	for _, r := range rules {
-		prefix := strList(r.Prefix)
-		prefix.Style = yaml.FlowStyle
+		argv := strList(r.Argv)
+		argv.Style = yaml.FlowStyle
 		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
-		m.Content = append(m.Content, strNode("prefix"), prefix, strNode("mode"), strNode(string(r.Mode)))
+		m.Content = append(m.Content, strNode("argv"), argv)
+		if len(r.Env) > 0 {
+			env := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
+			keys := make([]string, 0, len(r.Env))
+			for k := range r.Env {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				env.Content = append(env.Content, strNode(k), strNode(r.Env[k]))
+			}
+			m.Content = append(m.Content, strNode("env"), env)
+		}
+		if r.Stdin != "" {
+			m.Content = append(m.Content, strNode("stdin"), strNode(r.Stdin))
+		}
+		m.Content = append(m.Content, strNode("mode"), strNode(string(r.Mode)))
 		n.Content = append(n.Content, m)
 	}
 	return n

@@ -53,7 +53,7 @@ func custom() *Policy {
 		MaxChanges:   7,
 		MaxPending:   3,
 		MaxLayersMB:  64,
-		CommandRules: []CommandRule{{Prefix: []string{"go", "test"}, Mode: Allow}, {Prefix: []string{"rm"}, Mode: Deny}},
+		CommandRules: []CommandRule{{Argv: []string{"go", "test", "*"}, Mode: Allow}, {Argv: []string{"/usr/bin/make", "test", "**"}, Env: map[string]string{"CI": "1", "GOFLAGS": "*"}, Stdin: AnyStdin, Mode: Confirm}, {Argv: []string{"rm"}, Mode: Deny}},
 		Risk:         Risk{MaxDeletes: 5, SensitivePaths: []string{"/srv/**", "/etc/app"}},
 		Redact:       Redact{PII: true},
 		Sandbox:      SandboxPolicy{HidePaths: []string{"/srv/secret", "/etc/app/token"}},
@@ -160,9 +160,16 @@ max_changes: 100000
 max_pending: 50
 # The most MiB the layers of plans not yet applied may hold together.
 max_layers_mb: 2048
-# Command prefixes a person pre-approves: a plan whose every command starts
-# with one has the rule's mode, while everything else of it is LOW.
-# E.g. [{prefix: [go, test], mode: allow}, {prefix: [gofmt, -l], mode: allow}].
+# Invocations a person pre-approves (allow, confirm) or refuses (deny); a plan
+# whose every command one matches has the rule's mode while the rest of it is LOW.
+# allow and confirm match the whole command: the program as the sandbox's PATH
+# finds it (a bare name: one root installed in a system tree, such as /usr/bin;
+# else its absolute path), each argument exactly, "*" one operand, "**" last:
+# any flag of the tool; env: and stdin: any must allow the operation's.
+# deny matches the program by name whatever follows, also through env, nice,
+# timeout, xargs, sh -c, find -exec: best effort, never the only defence.
+# E.g. [{argv: [go, test, ./...], mode: allow}, {argv: [go, vet, "**"], mode: allow},
+# {argv: [rm], mode: deny}] (docs/policy.md, "Command rules").
 command_rules: []
 # act's own grading: more deletes than this, or a change under one of these
 # paths, makes a plan HIGH.

@@ -106,11 +106,12 @@ type Policy struct {
 	// MaxLayersMB is the most MiB the layers of the plans not yet applied
 	// may hold together.
 	MaxLayersMB int64 `json:"max_layers_mb"`
-	// CommandRules are command prefixes a person pre-approves (or
-	// refuses): a plan whose every command starts with one of them has
-	// the rules' mode instead of the mode a command would get, but only
-	// while everything else of it is LOW by act's allow-list; a deny
-	// rule always blocks (docs/policy.md, "Command rules").
+	// CommandRules are invocations a person pre-approves (or refuses):
+	// a plan whose every command one of them matches, whole, has the
+	// rules' mode instead of the mode a command would get, but only while
+	// everything else of it is LOW by act's allow-list; a deny rule,
+	// matched also through wrappers, always blocks (docs/policy.md,
+	// "Command rules"; command_rules.go).
 	CommandRules []CommandRule `json:"command_rules"`
 	// Risk tunes act's own risk assessment.
 	Risk Risk `json:"risk"`
@@ -675,52 +676,4 @@ func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
 		return map[K]V{}
 	}
 	return m
-}
-
-// A CommandRule is a command prefix and the mode of the commands that
-// start with it: argv's first words, matched word for word ([go, test]
-// matches go test ./..., not /tmp/go test nor sh -c "go test").
-type CommandRule struct {
-	Prefix []string `json:"prefix"`
-	Mode   Mode     `json:"mode"`
-}
-
-// Matches reports whether argv starts with r's prefix.
-func (r CommandRule) Matches(argv []string) bool {
-	if len(r.Prefix) == 0 || len(argv) < len(r.Prefix) {
-		return false
-	}
-	for i, w := range r.Prefix {
-		if argv[i] != w {
-			return false
-		}
-	}
-	return true
-}
-
-// CommandMode is the mode the command rules give to every one of cmds,
-// the strictest of the rules that match (the longest prefix of each
-// command decides it), and the rules used; ok is false when some command
-// matches no rule (or there is none).
-func (p *Policy) CommandMode(cmds [][]string) (mode Mode, used []CommandRule, ok bool) {
-	if len(cmds) == 0 {
-		return "", nil, false
-	}
-	for _, argv := range cmds {
-		var best *CommandRule
-		for i := range p.CommandRules {
-			r := &p.CommandRules[i]
-			if r.Matches(argv) && (best == nil || len(r.Prefix) > len(best.Prefix)) {
-				best = r
-			}
-		}
-		if best == nil {
-			return "", nil, false
-		}
-		if mode == "" || best.Mode.Rank() > mode.Rank() {
-			mode = best.Mode
-		}
-		used = append(used, *best)
-	}
-	return mode, used, true
 }

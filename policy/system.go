@@ -132,11 +132,11 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 	// user's deny rules (a refusal only tightens).
 	rules := slices.Clone(sys.CommandRules)
 	for _, r := range p.CommandRules {
-		if r.Mode == Deny && !slices.ContainsFunc(rules, func(s CommandRule) bool { return slices.Equal(s.Prefix, r.Prefix) && s.Mode == Deny }) {
+		if r.Mode == Deny && !slices.ContainsFunc(rules, r.Equal) {
 			rules = append(rules, r)
 		}
 	}
-	set("command_rules", !slices.EqualFunc(rules, p.CommandRules, func(a, b CommandRule) bool { return slices.Equal(a.Prefix, b.Prefix) && a.Mode == b.Mode }))
+	set("command_rules", !slices.EqualFunc(rules, p.CommandRules, CommandRule.Equal))
 	p.CommandRules = rules
 	if sys.MaxLayersMB < p.MaxLayersMB {
 		p.MaxLayersMB = sys.MaxLayersMB

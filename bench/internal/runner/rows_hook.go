@@ -50,7 +50,7 @@ func (b *bench) hookSetup() (ws, policy string) {
 		b.must(os.Rename(tree, ws))
 	}
 	policy = filepath.Join(b.work, "hook-policy.yaml")
-	b.must(os.WriteFile(policy, []byte("command_rules:\n  - {prefix: [sh, -c, \"true\"], mode: allow}\n"), 0o644))
+	b.must(os.WriteFile(policy, []byte("command_rules:\n  - {argv: [sh, -c, \"true\"], mode: allow}\n"), 0o644))
 	return ws, policy
 }
 
