@@ -73,7 +73,7 @@ func newAgentMachine(t *testing.T) *agentMachine {
 		t.Fatal(err)
 	}
 	pol := filepath.Join(dir, "policy.yaml")
-	write(t, pol, "command_rules:\n  - {prefix: [sh, -c, \"echo hi > f\"], mode: allow}\n")
+	write(t, pol, "command_rules:\n  - {argv: [sh, -c, \"echo hi > f\"], mode: allow}\n")
 	m.env = []string{"HOME=" + m.home, "ACT_POLICY=" + pol, "ACT_HOME=" + m.state,
 		"ACT_TEST_NOW=" + time.Now().UTC().Truncate(time.Second).Format(time.RFC3339), "NO_COLOR=1", "TERM=dumb"}
 	for _, kv := range os.Environ() {
