@@ -18,7 +18,8 @@ import (
 //     run (PrePlan.Applied, PrePlan.Reuse); without, it runs beside the
 //     dry run (plan.Ahead.Check), and no command runs and no request is
 //     sent before it has passed;
-//  2. dry run: a draft (plan.DryRun);
+//  2. dry run: a draft (plan.DryRun), without the by-products a
+//     command wrote to paths git ignores (byProducts);
 //  3. assess: act's risk and the policy's decision, from the draft's
 //     changes; a block discards the draft;
 //  4. save and record: the plan is saved with its planned record, both
@@ -42,6 +43,9 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 	// A run of the sandbox is reserved by the check (so that plans of one
 	// id at once cannot pass max_runs together) and counts only once a
 	// command has run: a plan refused or stopped before that gives it back.
+	// What the command writes to paths git ignores is a by-product: out
+	// of the plan before its changes are checked (byProducts).
+	opts.ByProducts = g.byProducts(d)
 	var started atomic.Bool
 	opts.Ahead.Started = func() { started.Store(true) }
 	dr, err := plan.DryRun(ctx, d, opts)

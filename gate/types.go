@@ -20,6 +20,8 @@ type (
 	Plan = plan.Plan
 	// CommandResult is what a plan's command did in the sandbox.
 	CommandResult = plan.CommandResult
+	// Discarded counts and names a plan's by-products.
+	Discarded = plan.Discarded
 	// FileDiff is a changed text file's diff, for a review.
 	FileDiff = plan.FileDiff
 	// Action is the record of a promoted plan.

@@ -59,6 +59,10 @@ type Plan struct {
 	Warnings []problem.Problem `json:"warnings"`
 	// LayerBytes is the size of the layer's content.
 	LayerBytes int64 `json:"layer_bytes"`
+	// Discarded are the by-products the plan's commands wrote to paths
+	// git ignores (Options.ByProducts): in the layer, never in Changes,
+	// so neither graded nor promoted.
+	Discarded *Discarded `json:"discarded,omitempty"`
 	// Read is what a FILE_READ read, for apply to print.
 	Read []ReadResult `json:"read,omitempty"`
 	// Fetched records each NETWORK_REQUEST act performed.
@@ -82,6 +86,21 @@ type Plan struct {
 	DeniedAt   *time.Time `json:"denied_at,omitempty"`
 	DenyReason string     `json:"deny_reason,omitempty"`
 }
+
+// A Discarded list counts a plan's by-products and names the first
+// MaxDiscardedPaths of them, sorted.
+type Discarded struct {
+	Count int      `json:"count"`
+	Paths []string `json:"paths"`
+}
+
+// MaxDiscardedPaths is how many discarded paths a plan names.
+const MaxDiscardedPaths = 20
+
+// ByProducts splits a dry run's changes into those the plan keeps and
+// the paths of the by-products it discards (the gate's, gate.Plan); upper
+// is the layer's upper directory.
+type ByProducts func(changes []diff.Change, upper string) (kept []diff.Change, discarded []string)
 
 // RuleTooManyChanges: a dry run made more changes than the policy's
 // max_changes.
@@ -137,6 +156,10 @@ type Options struct {
 	// UserHome is the password database's home of the user act runs as:
 	// below it, commands see the policy's sandbox.home_visible (HomeView).
 	UserHome string
+	// ByProducts, if set, takes the by-products out of the dry run's
+	// changes before they are checked: they are recorded in the plan as
+	// discarded, and neither checked, graded nor promoted.
+	ByProducts ByProducts
 	// Canonical and Digest, if set, are Canonical(d), which the caller
 	// has computed already.
 	Canonical json.RawMessage
@@ -229,6 +252,7 @@ type Draft struct {
 	ops     *OpsResult
 	extra   diff.Extra
 	warns   []problem.Problem
+	discard *Discarded
 }
 
 // Build is DryRun and Save with opts.Decision as the assessment: a plan
@@ -383,6 +407,14 @@ func (dr *Draft) diff() error {
 		return fmt.Errorf("diff the layer: %w", err)
 	}
 	diff.SetOwnersAfter(changes)
+	if opts.ByProducts != nil {
+		var gone []string
+		changes, gone = opts.ByProducts(changes, layer.UpperDir())
+		if len(gone) > 0 {
+			slices.Sort(gone)
+			dr.discard = &Discarded{Count: len(gone), Paths: gone[:min(len(gone), MaxDiscardedPaths)]}
+		}
+	}
 	rejected, warnings := CheckChanges(d, changes, opts.Policy)
 	if len(rejected) == 0 {
 		rejected = checkPromotable(changes, opts.StateDir)
@@ -449,7 +481,7 @@ func (dr *Draft) plan(a Assessment) (*Plan, error) {
 		File: dr.opts.File, ActionType: string(d.ActionType), RiskLevel: string(d.RiskLevel),
 		CreatedAt: dr.now.UTC(), State: lifecycle.Planned,
 		Mode: string(a.Decision.Mode), ModeSource: a.Decision.Source, Reason: a.Decision.Reason,
-		Changes: dr.Changes, Warnings: dr.warns, LayerBytes: dr.extra.LayerBytes,
+		Changes: dr.Changes, Warnings: dr.warns, LayerBytes: dr.extra.LayerBytes, Discarded: dr.discard,
 		RiskAssessed: a.RiskAssessed, RiskReasons: a.RiskReasons, ScopeRoots: roots,
 		Scope: d.Scope.Filesystem.Paths,
 	}

@@ -173,6 +173,9 @@ func Plan(w io.Writer, st Styles, p *plan.Plan, state lifecycle.State, o Options
 		sum = fmt.Sprintf("Plan: %d to create, %d to modify, %d to delete (%s: a delete and a create each).", c, m, d, Plural(n, "rename"))
 	}
 	fmt.Fprintf(w, "%s  Plan id: %s\n", st.Bold.Render(sum), id)
+	if dc := p.Discarded; dc != nil && dc.Count > 0 {
+		fmt.Fprintln(w, st.Faint.Render(Discarded(dc, o.Workspaces)))
+	}
 	if descriptors.RiskLevel(p.RiskAssessed).Rank() > descriptors.RiskLevel(p.RiskLevel).Rank() {
 		fmt.Fprintf(w, "%s\n", st.Warn.Render(fmt.Sprintf("Risk: declared %s, assessed %s by act:", Line(p.RiskLevel), Line(p.RiskAssessed))))
 		for _, r := range p.RiskReasons {
@@ -348,4 +351,20 @@ func Intent(s string) string {
 		out = string([]rune(out)[:MaxIntent-1]) + "…"
 	}
 	return out
+}
+
+// Discarded is the line that says what by-products a plan discarded:
+// what its commands wrote to paths git ignores, neither graded nor
+// promoted (docs/risk.md). Paths are shown relative to their workspace.
+func Discarded(dc *plan.Discarded, workspaces []string) string {
+	var shown []string
+	for _, p := range dc.Paths {
+		shown = append(shown, Line(shownPath(p, workspaceOf(p, workspaces))))
+	}
+	list := strings.Join(shown, ", ")
+	if n := dc.Count - len(shown); n > 0 {
+		list += fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf("act discarded %s the command wrote to paths git ignores (not promoted, not graded): %s",
+		Plural(dc.Count, "by-product"), list)
 }

@@ -37,6 +37,9 @@ type Result struct {
 	Policy     *PolicyOrigin `json:"policy,omitempty"`
 	Changes    []diff.Change `json:"changes,omitempty"`
 	Summary    *Summary      `json:"summary,omitempty"`
+	// Discarded counts the by-products the plan's commands wrote to paths
+	// git ignores, and names the first of them: not promoted, not graded.
+	Discarded *gate.Discarded `json:"discarded,omitempty"`
 	// Commands are the commands and verification the dry run ran, with
 	// their exit codes, times and (capped, redacted) output.
 	Commands []gate.CommandResult `json:"commands,omitempty"`
@@ -94,6 +97,7 @@ func (res *Result) FillPlan(p *gate.Plan) {
 	}
 	res.Warnings = append(res.Warnings, p.Warnings...)
 	res.Summary = SummaryOf(p.Changes)
+	res.Discarded = p.Discarded
 }
 
 // PlanWarnings adds what a later apply of plan p will answer for, as the
