@@ -417,7 +417,7 @@ func (r *rawMCP) next(t *testing.T, after string) map[string]any {
 		}
 		return m
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("no answer to %.80q in 2 minutes\nstderr:\n%s", after, r.stderr.String())
+		t.Fatalf("hung: no answer to %.80q in 2 minutes\nstderr:\n%s", after, r.stderr.String())
 	}
 	return nil
 }

@@ -80,8 +80,6 @@ type attackCase struct {
 	// create and modify are declared effects, relative to the scope;
 	// changes, if set, are the plan's changes ("kind rel-path").
 	create, modify, changes []string
-	// maxWall bounds how long Build may take (default 10s).
-	maxWall time.Duration
 	// needs names a requirement; the case is skipped without it.
 	needs string
 	// setup prepares the world before the snapshot and returns extra
@@ -92,6 +90,11 @@ type attackCase struct {
 	// (IPv4/IPv6 sockets on the sandbox's own loopback).
 	loopback bool
 }
+
+// buildHang is how long a case's Build may take before it is said to
+// hang: a liveness bound, minutes past the longest cap a case sets (60 s),
+// not a speed one.
+const buildHang = 3 * time.Minute
 
 const attackResources = "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 8, max_duration_ms: 5000}"
 
@@ -234,7 +237,6 @@ var attackCases = []attackCase{
 		name:   "net-elsewhere-refused",
 		script: `exec bash -c 'exec 3<>/dev/tcp/10.255.255.1/80'`,
 		want:   "op.command-failed", msg: "socket: Permission denied",
-		maxWall: 3 * time.Second,
 	},
 	{
 		name:   "net-loopback",
@@ -248,7 +250,6 @@ var attackCases = []attackCase{
 		name:   "net-elsewhere",
 		script: `exec bash -c 'exec 3<>/dev/tcp/10.255.255.1/80'`,
 		want:   "op.command-failed", msg: "Network is unreachable",
-		maxWall:  3 * time.Second,
 		loopback: true,
 	},
 	{
@@ -280,7 +281,6 @@ var attackCases = []attackCase{
 		// Whichever cap the bomb reaches first stops it: the process
 		// count, the wall clock, or (a thousand shells) the memory cgroup.
 		want: "op.cap-exceeded", msg: "wall clock|processes|memory",
-		maxWall: 5 * time.Second,
 	},
 	{
 		name:   "memory-hog",
@@ -312,7 +312,6 @@ var attackCases = []attackCase{
 		res:    "{max_cpu_ms: 60000, max_memory_mb: 256, max_disk_mb: 2, max_duration_ms: 60000}",
 		create: []string{"g*"},
 		want:   "op.cap-exceeded", msg: "disk cap of 2 MiB hit \\(a tmpfs of 2 MiB, full",
-		maxWall: 10 * time.Second,
 	},
 	{
 		name:   "disk-tmp",
@@ -349,14 +348,12 @@ var attackCases = []attackCase{
 		script: `while :; do :; done`,
 		res:    "{max_cpu_ms: 300, max_memory_mb: 256, max_disk_mb: 8, max_duration_ms: 5000}",
 		want:   "op.cap-exceeded", msg: "cpu cap of 300 ms",
-		maxWall: 4 * time.Second,
 	},
 	{
 		name:   "sleeper",
 		script: `sleep 30`,
 		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 8, max_duration_ms: 400}",
 		want:   "op.cap-exceeded", msg: "wall clock cap of 400 ms",
-		maxWall: 3 * time.Second,
 	},
 	{
 		// A daemon that double-forks and leaves its session, then writes a
@@ -611,19 +608,36 @@ func runAttack(t *testing.T, c attackCase, who, dir, other string, pol *policy.P
 		w0 = PrestartSandbox()
 		defer w0.Close()
 	}
-	start := time.Now()
-	p, err := Build(context.Background(), d, Options{
-		Ahead:    Ahead{Warm: w0},
-		StateDir: stateDir, Policy: pol, Decision: dec, File: "d.yaml", Homes: []string{w.home},
-		Now:   func() time.Time { return buildNow },
-		NewID: func() string { return buildID },
-		Host: Host{
-			FreeBytes:        func(string) (uint64, error) { return 1 << 40, nil },
-			NetworkAvailable: func() (bool, error) { return false, nil },
-			LastInput:        func() (time.Time, bool) { return time.Time{}, false },
-		},
-	})
-	took := time.Since(start)
+	// Build runs aside so that a case that hangs fails as hung; how
+	// long one takes is no part of what it proves (its outcome names the
+	// cap that stopped it).
+	type built struct {
+		p   *Plan
+		err error
+	}
+	done := make(chan built, 1)
+	go func() {
+		p, err := Build(context.Background(), d, Options{
+			Ahead:    Ahead{Warm: w0},
+			StateDir: stateDir, Policy: pol, Decision: dec, File: "d.yaml", Homes: []string{w.home},
+			Now:   func() time.Time { return buildNow },
+			NewID: func() string { return buildID },
+			Host: Host{
+				FreeBytes:        func(string) (uint64, error) { return 1 << 40, nil },
+				NetworkAvailable: func() (bool, error) { return false, nil },
+				LastInput:        func() (time.Time, bool) { return time.Time{}, false },
+			},
+		})
+		done <- built{p, err}
+	}()
+	var p *Plan
+	var err error
+	select {
+	case b := <-done:
+		p, err = b.p, b.err
+	case <-time.After(buildHang):
+		t.Fatalf("Build hung: no outcome after %v", buildHang)
+	}
 
 	// Whatever the outcome: nothing of the run is left, and the real tree
 	// is untouched.
@@ -638,9 +652,6 @@ func runAttack(t *testing.T, c attackCase, who, dir, other string, pol *policy.P
 		if diff := cmp.Diff(otherBefore, statTree(t, other)); diff != "" {
 			t.Errorf("the other user's directory changed (-before +after):\n%s", diff)
 		}
-	}
-	if maxWall := orDefault(c.maxWall, 10*time.Second); took > maxWall {
-		t.Errorf("Build took %v, want at most %v", took, maxWall)
 	}
 	if c.check != nil {
 		c.check(t, w, p)
