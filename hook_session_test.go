@@ -47,7 +47,7 @@ func TestHookSession(t *testing.T) {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	act, err := exec.LookPath("act") // this test binary, as testscript.Main installs it
+	act, err := exec.LookPath("act") // the tests' act, as TestMain installs it
 	if err != nil {
 		t.Fatal(err)
 	}
