@@ -96,7 +96,11 @@ type attackCase struct {
 // not a speed one.
 const buildHang = 3 * time.Minute
 
-const attackResources = "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 8, max_duration_ms: 5000}"
+// attackResources are a case's caps unless it sets its own. The wall
+// clock's is a minute: a case the wall clock is not meant to stop must
+// not be stopped by it on a loaded machine (its outcome names the cap
+// that did).
+const attackResources = "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 8, max_duration_ms: 60000}"
 
 // attackWorld is one case's world.
 type attackWorld struct {
@@ -285,7 +289,7 @@ var attackCases = []attackCase{
 	{
 		name:   "memory-hog",
 		script: `python3 -c 'x = bytearray(512 << 20); print(len(x))'`,
-		res:    "{max_cpu_ms: 5000, max_memory_mb: 64, max_disk_mb: 8, max_duration_ms: 5000}",
+		res:    "{max_cpu_ms: 5000, max_memory_mb: 64, max_disk_mb: 8, max_duration_ms: 60000}",
 		needs:  "python3",
 		// The memory cgroup kills it (the ordinary user's is delegated).
 		want: "op.cap-exceeded", msg: "memory cap of 64 MiB",
@@ -293,14 +297,14 @@ var attackCases = []attackCase{
 	{
 		name:   "disk-one-file",
 		script: `head -c 3000000 /dev/zero > big`,
-		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 5000}",
+		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 60000}",
 		create: []string{"big"},
 		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(a tmpfs of 1 MiB, full",
 	},
 	{
 		name:   "disk-many-files",
 		script: `for i in 1 2 3 4; do head -c 900000 /dev/zero > f$i || exit 1; done`,
-		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 5000}",
+		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 60000}",
 		create: []string{"f1", "f2", "f3", "f4"},
 		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(a tmpfs of 1 MiB, full",
 	},
@@ -316,7 +320,7 @@ var attackCases = []attackCase{
 	{
 		name:   "disk-tmp",
 		script: `for i in 1 2 3 4; do head -c 900000 /dev/zero > /tmp/f$i || exit 1; done`,
-		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 5000}",
+		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 60000}",
 		// /tmp is a directory of the layers' tmpfs: it counts against the cap.
 		want: "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(a tmpfs of 1 MiB, full",
 	},
@@ -325,7 +329,7 @@ var attackCases = []attackCase{
 		// neither the memory nor the disk cap sees.
 		name:   "disk-dev-shm",
 		script: `for i in 1 2 3 4 5 6 7 8; do head -c 900000 /dev/zero > /dev/shm/f$i || exit 1; done`,
-		res:    "{max_cpu_ms: 5000, max_memory_mb: 64, max_disk_mb: 1, max_duration_ms: 5000}",
+		res:    "{max_cpu_ms: 5000, max_memory_mb: 64, max_disk_mb: 1, max_duration_ms: 60000}",
 		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(a tmpfs of 1 MiB, full",
 	},
 	{
@@ -333,20 +337,20 @@ var attackCases = []attackCase{
 		// but the memory cgroup counts them.
 		name:   "memory-dev-shm",
 		script: `i=0; while [ $i -lt 24 ]; do i=$((i+1)); head -c 900000 /dev/zero > /dev/shm/f$i || exit 1; done`,
-		res:    "{max_cpu_ms: 5000, max_memory_mb: 8, max_disk_mb: 64, max_duration_ms: 5000}",
+		res:    "{max_cpu_ms: 5000, max_memory_mb: 8, max_disk_mb: 64, max_duration_ms: 60000}",
 		want:   "op.cap-exceeded", msg: "memory cap of 8 MiB",
 	},
 	{
 		// /dev/shm shares the disk cap with /tmp and the layers.
 		name:   "disk-dev-shm",
 		script: `i=0; while [ $i -lt 24 ]; do i=$((i+1)); head -c 900000 /dev/zero > /dev/shm/f$i || exit 1; done`,
-		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 5000}",
+		res:    "{max_cpu_ms: 5000, max_memory_mb: 256, max_disk_mb: 1, max_duration_ms: 60000}",
 		want:   "op.cap-exceeded", msg: "disk cap of 1 MiB hit \\(a tmpfs of 1 MiB, full",
 	},
 	{
 		name:   "cpu-spinner",
 		script: `while :; do :; done`,
-		res:    "{max_cpu_ms: 300, max_memory_mb: 256, max_disk_mb: 8, max_duration_ms: 5000}",
+		res:    "{max_cpu_ms: 300, max_memory_mb: 256, max_disk_mb: 8, max_duration_ms: 60000}",
 		want:   "op.cap-exceeded", msg: "cpu cap of 300 ms",
 	},
 	{
@@ -439,6 +443,7 @@ echo "no host knob opens for writing" >&2; exit 1`,
 
 // TestAttack runs the corpus as whoever runs the tests.
 func TestAttack(t *testing.T) {
+	t.Parallel()
 	if err := isolate.Available(); err != nil {
 		t.Skipf("no isolation here: %v", err)
 	}
@@ -457,7 +462,9 @@ func TestAttack(t *testing.T) {
 	// Each case in a sandbox started for it (cold) and in one started
 	// ahead of its spec, as act plan and act mcp start theirs (warm: its
 	// mounts that depend on no spec made before the spec came), and
-	// there in cgroups an earlier case used, as act mcp pools them.
+	// there in cgroups an earlier case used, as act mcp pools them. The
+	// cases of a mode run at once, each in its own world, as act mcp runs
+	// plans.
 	for _, mode := range []string{"cold", "warm"} {
 		t.Run(mode, func(t *testing.T) {
 			PoolSandboxCgroups(mode == "warm")
@@ -465,6 +472,7 @@ func TestAttack(t *testing.T) {
 			mustDo(t, os.MkdirAll(filepath.Join(base, mode), 0o755))
 			for i, c := range attackCases {
 				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
 					runAttack(t, c, who, filepath.Join(base, mode, strconv.Itoa(i)), other, pol, mode == "warm")
 				})
 			}
@@ -475,6 +483,7 @@ func TestAttack(t *testing.T) {
 // TestAttackOrdinaryUser runs TestAttack again as nobody, in a child
 // process under setpriv, on a tree nobody can write.
 func TestAttackOrdinaryUser(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(attackChildEnv) != "" {
 		t.Skip("in the child")
 	}
@@ -561,7 +570,9 @@ func runAttack(t *testing.T, c attackCase, who, dir, other string, pol *policy.P
 	w := &attackWorld{
 		root: root, s: filepath.Join(root, "s"), out: filepath.Join(root, "outside"),
 		home: filepath.Join(root, "home"), other: other,
-		tag: fmt.Sprintf("act-attack-%d-%s", os.Getpid(), c.name),
+		// The case's index (dir's name) too: two cases share a name, and
+		// the cases of a mode run at once.
+		tag: fmt.Sprintf("act-attack-%d-%s-%s", os.Getpid(), filepath.Base(dir), c.name),
 	}
 	mustDo(t, os.Mkdir(dir, 0o755))
 	mustDo(t, os.Mkdir(root, 0o755))
