@@ -26,7 +26,9 @@ import (
 type hookStep struct {
 	decisions []string
 	applied   bool
-	check     func(t *testing.T, proj string)
+	// reason, if set, must match the decision's reason.
+	reason *regexp.Regexp
+	check  func(t *testing.T, proj string)
 }
 
 // TestHookSession replays a recorded Claude Code session (testdata/hook/session,
@@ -36,6 +38,7 @@ type hookStep struct {
 // rolling back every applied action, newest first, restores the tree byte for
 // byte, modes too.
 func TestHookSession(t *testing.T) {
+	t.Parallel()
 	if err := isolate.Available(); err != nil {
 		t.Skipf("commands cannot be isolated here: %v", err)
 	}
@@ -44,7 +47,7 @@ func TestHookSession(t *testing.T) {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	act, err := exec.LookPath("act") // this test binary, as testscript.Main installs it
+	act, err := exec.LookPath("act") // the tests' act, as TestMain installs it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +64,12 @@ func TestHookSession(t *testing.T) {
 		"run.sh":       "#!/bin/sh\necho run\n",
 		// Under the policy's sensitive paths: an Edit of it asks a person.
 		"config/settings.txt": "mode = dev\n",
+		// npm's project configuration, the only one npm reads in the
+		// sandbox (which masks the home and passes no npm_config_*): a
+		// registry on the loopback, which the sandbox does not have, and
+		// no retries, so that npm install fails at once, as it would after
+		// a minute of retries against the real registry.
+		".npmrc": "registry=http://127.0.0.1:9/\nfetch-retries=0\n",
 	}
 	for name, data := range files {
 		write(t, filepath.Join(proj, name), data)
@@ -73,7 +82,7 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 `)
 	env := []string{"HOME=" + home, "ACT_HOME=" + state, "ACT_POLICY=" + pol,
 		"ACT_TEST_NOW=" + time.Now().UTC().Truncate(time.Second).Format(time.RFC3339),
-		"GOTOOLCHAIN=local", "GOFLAGS=", "npm_config_fetch_retries=0", "npm_config_fetch_timeout=2000", "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1", "TERM=dumb"}
+		"GOTOOLCHAIN=local", "GOFLAGS=", "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1", "TERM=dumb"}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if k == "PATH" || k == "TMPDIR" || k == "LANG" {
@@ -105,9 +114,18 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 	// A warm build cache where the sandbox has it: act's own cache for
 	// ~/.cache/go-build (the policy's sandbox.caches), so that go test
 	// there need not build the standard library within the hook's time.
-	env = append(env, "GOCACHE="+state+"/caches/"+url.PathEscape(".cache/go-build"))
-	must("go", "test", "./...")
-	env = env[:len(env)-1]
+	// It is seeded from the cache of the go command running these tests,
+	// and go test here fills in whatever the seed lacks. The go test after
+	// the session uses it too: HOME's cache is empty.
+	gocache := filepath.Join(state, "caches", url.PathEscape(".cache/go-build"))
+	seedGoCache(t, proj, env, gocache)
+	goTest := func() string {
+		t.Helper()
+		env = append(env, "GOCACHE="+gocache)
+		defer func() { env = env[:len(env)-1] }()
+		return must("go", "test", "./...")
+	}
+	goTest()
 	before := hashTree(t, proj)
 
 	has := func(name, want string) func(t *testing.T, proj string) {
@@ -139,9 +157,11 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 		"08_bash_git_commit": {decisions: []string{"allow"}, check: func(t *testing.T, proj string) { checkCommits(t, run, 2) }},
 		"09_bash_rm_readme":  {decisions: []string{"ask"}, check: gone("README.md")},
 		"10_bash_mv":         {decisions: []string{"ask"}, check: has("b.txt", "banana")},
-		// npm without the network: it fails in the sandbox, or is still
-		// waiting when its part of the hook's time is up (hooks.cannot_dry_run).
-		"11_bash_npm":           {decisions: []string{"deny"}, check: gone("node_modules")},
+		// npm without the network: it fails in the sandbox at once (the
+		// project's .npmrc: a registry on the loopback, no retries), and
+		// the deny shows the model why.
+		"11_bash_npm": {decisions: []string{"deny"}, check: gone("node_modules"),
+			reason: regexp.MustCompile(`(?s)^act ran this command in its sandbox and it exited with status [1-9][0-9]*; nothing was changed\..*npm error`)},
 		"12_write_bashrc":       {decisions: []string{"deny"}, check: func(t *testing.T, proj string) { gone(".bashrc")(t, home) }},
 		"13_bash_curl_sh":       {decisions: []string{"deny", "ask"}, check: same},
 		"14_grep":               {decisions: []string{""}, check: same},
@@ -234,6 +254,9 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 		if !slices.Contains(step.decisions, d) {
 			t.Fatalf("%s: decision %q, want one of %q\n%s", name, d, step.decisions, out)
 		}
+		if step.reason != nil && !step.reason.MatchString(dec.Out.Reason) {
+			t.Errorf("%s: the reason does not match %q:\n%s", name, step.reason, dec.Out.Reason)
+		}
 		if got := strings.Contains(dec.Out.Reason, "act applied this"); got != step.applied {
 			t.Errorf("%s: applied by act = %v, want %v: %s", name, got, step.applied, dec.Out.Reason)
 		}
@@ -295,7 +318,7 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 	if replayed == 0 {
 		t.Error("no replaced Bash call printed the output of its command")
 	}
-	if !strings.Contains(must("go", "test", "./..."), "ok") {
+	if !strings.Contains(goTest(), "ok") {
 		t.Error("go test ./... does not pass on the tree after the session")
 	}
 	if _, err := os.Stat(filepath.Join(proj, "README.md")); err == nil {
@@ -452,3 +475,64 @@ func appendActions(ids []string, text string) []string {
 	}
 	return ids
 }
+
+// seedGoCache copies into the empty Go build cache dir the entries that
+// go test ./... in proj takes from the cache of the go command running
+// these tests, which is warm: it built them. The go command names the
+// cache keys it uses with GODEBUG=gocachehash=1 (go help cache); each
+// key found there ("ID-a": "v1 ID OUTPUT size time") is copied with its
+// output ("OUTPUT-d"). Nothing is seeded where that cache is off or
+// unknown; the caller's go test then fills dir the slow way.
+func seedGoCache(t *testing.T, proj string, env []string, dir string) {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	from := strings.TrimSpace(string(out))
+	if err != nil || from == "" || from == "off" {
+		t.Logf("no Go build cache to seed from (%q, %v)", from, err)
+		return
+	}
+	c := exec.Command("go", "test", "./...")
+	c.Dir, c.Env = proj, append(slices.Clip(env), "GOCACHE="+from, "GODEBUG=gocachehash=1")
+	hashes, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test ./... with the cache %s: %v\n%s", from, err, hashes)
+	}
+	copyFile := func(src, dst string) error {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	}
+	seeded := map[string]bool{}
+	for _, id := range cacheKey.FindAllString(string(hashes), -1) {
+		if seeded[id] {
+			continue
+		}
+		seeded[id] = true
+		entry, err := os.ReadFile(filepath.Join(from, id[:2], id+"-a"))
+		if err != nil {
+			continue // an input's hash, or not in the cache
+		}
+		f := strings.Fields(string(entry))
+		if len(f) < 3 || f[0] != "v1" || f[1] != id || !cacheKey.MatchString(f[2]) {
+			continue
+		}
+		output := filepath.Join(f[2][:2], f[2]+"-d")
+		if fi, err := os.Stat(filepath.Join(from, output)); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if err := copyFile(filepath.Join(from, output), filepath.Join(dir, output)); err != nil {
+			t.Fatal(err)
+		}
+		if err := copyFile(filepath.Join(from, id[:2], id+"-a"), filepath.Join(dir, id[:2], id+"-a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// cacheKey is a key or an output id of the Go build cache, in hex.
+var cacheKey = regexp.MustCompile(`\b[0-9a-f]{64}\b`)

@@ -40,12 +40,14 @@ operation: {argv: [sh, -c, "test -e go && exit 0; : > started; sleep 37"], workd
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
 
-	// The command runs once its sleep does.
-	deadline := time.Now().Add(20 * time.Second)
+	// The command runs once its sleep does. The bounds here are liveness
+	// bounds, not speed ones: act ending on its own, after the sleep, would
+	// end with another code and message than checked below.
+	deadline := time.Now().Add(2 * time.Minute)
 	for len(sleepers()) == 0 {
 		if time.Now().After(deadline) {
 			c.Process.Kill()
-			t.Fatalf("the command never started:\n%s%s", out.String(), errb.String())
+			t.Fatalf("hung: the command never started:\n%s%s", out.String(), errb.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -53,9 +55,9 @@ operation: {argv: [sh, -c, "test -e go && exit 0; : > started; sleep 37"], workd
 	var err error
 	select {
 	case err = <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(2 * time.Minute):
 		c.Process.Kill()
-		t.Fatalf("act did not end after SIGINT:\n%s", errb.String())
+		t.Fatalf("hung: act did not end after SIGINT:\n%s", errb.String())
 	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {

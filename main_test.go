@@ -12,9 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -22,11 +20,9 @@ import (
 	"github.com/act-project/act/cmd"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/gate"
-	"github.com/act-project/act/internal/agentsetup"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
-	"github.com/act-project/act/policy"
 	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/sandbox/isolate"
 	"github.com/act-project/act/schema"
@@ -34,101 +30,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script")
 
-// testNow is the fixed clock of the test CLI: ten minutes after the
-// examples' created_at. A script may move it with ACT_TEST_NOW (RFC 3339);
-// that variable is read by this test binary only, never by the shipped one.
-var testNow = time.Date(2026, 11, 22, 0, 10, 0, 0, time.UTC)
-
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"act":            testAct,
-		"act-crash":      testActCrash,
-		"act-audit-fill": testActAuditFill,
-	})
-}
-
-// testAct is the test CLI: act with the fixed clock.
-func testAct() {
-	env := cmd.DefaultEnv(cmd.OSStdio())
-	now := testNow
-	if s := os.Getenv("ACT_TEST_NOW"); s != "" {
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "ACT_TEST_NOW:", err)
-			os.Exit(1)
-		}
-		now = t
-	}
-	env.Now = func() time.Time { return now }
-	// A system policy of the test's own, never /etc: only this test binary
-	// reads these variables.
-	if f := os.Getenv("ACT_TEST_SYSTEM_POLICY"); f != "" {
-		policy.SystemFile = f
-		policy.SystemOwner = uint32(os.Geteuid())
-	} else {
-		policy.SystemFile = "/nonexistent/act-test/policy.yaml"
-	}
-	// Nor the agents' system settings: only a test's own.
-	agentsetup.SystemClaudeManaged = os.Getenv("ACT_TEST_CLAUDE_MANAGED")
-	agentsetup.SystemCodexConfig = os.Getenv("ACT_TEST_CODEX_SYSTEM")
-	if h := os.Getenv("ACT_TEST_PASSWD_HOME"); h != "" {
-		policy.LookupHome = func() (string, error) { return h, nil }
-	}
-	if !slices.Contains(os.Args, "--json") {
-		os.Exit(cmd.MainEnv(os.Args, env))
-	}
-	// Every --json document any test makes is checked against the schema
-	// of its command's output: a document that does not match fails the
-	// command with exit 99 and says why.
-	var out bytes.Buffer
-	env.Stdio.Out = &out
-	code := cmd.MainEnv(os.Args, env)
-	os.Stdout.Write(out.Bytes())
-	if command := jsonCommand(os.Args[1:]); command != "" {
-		if err := schema.ValidateOutput(command, out.Bytes()); err != nil {
-			fmt.Fprintf(os.Stderr, "act (test): the --json output of %s does not match its schema: %v\n", command, err)
-			os.Exit(99)
-		}
-	}
-	os.Exit(code)
-}
-
-// jsonCommand is the command word of act's arguments, if it has an output
-// schema.
-func jsonCommand(args []string) string {
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--home" || a == "--policy":
-			i++
-		case strings.HasPrefix(a, "-"):
-		default:
-			if slices.Contains(schema.OutputCommands(), a) {
-				return a
-			}
-			return ""
-		}
-	}
-	return ""
-}
-
-// testActCrash is the test CLI that kills itself with SIGKILL at the Nth
-// crash point of a promotion, rollback or recovery (rollback.CrashPoint),
-// N from $ACT_CRASH_AT; it exists only in this test binary, never in the
-// shipped one. A run that reaches fewer points ends normally.
-func testActCrash() {
-	n, err := strconv.Atoi(os.Getenv("ACT_CRASH_AT"))
-	if err != nil || n < 1 {
-		fmt.Fprintln(os.Stderr, "act-crash: ACT_CRASH_AT must be a positive integer")
-		os.Exit(1)
-	}
-	seen := 0
-	rollback.CrashPoint = func() {
-		if seen++; seen == n {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {} // the signal is on its way; nothing more may happen
-		}
-	}
-	testAct()
+	os.Exit(runWithTestCLI(m))
 }
 
 // scriptSetup is the environment of every test script: a HOME of its own,

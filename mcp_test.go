@@ -23,7 +23,7 @@ import (
 )
 
 // mcpSession is a person's machine with act installed: a HOME with a
-// project, a state dir, and the act of this test binary.
+// project, a state dir, and the tests' act (TestMain).
 type mcpSession struct {
 	act, home, proj, state string
 	now                    time.Time
@@ -31,7 +31,7 @@ type mcpSession struct {
 
 func newMCPSession(t *testing.T) *mcpSession {
 	t.Helper()
-	act, err := exec.LookPath("act") // this test binary, as testscript.Main installs it
+	act, err := exec.LookPath("act") // the tests' act, as TestMain installs it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func (r *rawMCP) next(t *testing.T, after string) map[string]any {
 		}
 		return m
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("no answer to %.80q in 2 minutes\nstderr:\n%s", after, r.stderr.String())
+		t.Fatalf("hung: no answer to %.80q in 2 minutes\nstderr:\n%s", after, r.stderr.String())
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,17 +85,14 @@ func crashForcedRollback(t *testing.T, base string) {
 		must(t, os.Mkdir(base, 0o755))
 	}
 	before, _ := reference(t, baseFor(t, base, "ref"))
-	var sawBefore, sawAfter, killedRecoveries int
-	n := 1
-	for ; ; n++ {
-		if n > 300 {
-			t.Fatal("the rollback never completes")
-		}
-		w := composite(t, baseFor(t, base, fmt.Sprint(n)))
-		planID := w.plan()
+	// setUp applies the composite in a world of its own, changes it, and
+	// checks that a plain rollback is refused.
+	setUp := func(t *testing.T, name string) (w *world, planID string, want map[string]string, drifted map[string]entry) {
+		w = composite(t, baseFor(t, base, name))
+		planID = w.plan()
 		w.ok(0, "apply", "--confirm", planID)
-		want := driftComposite(t, w)
-		drifted := snapshot(t, w.root)
+		want = driftComposite(t, w)
+		drifted = snapshot(t, w.root)
 		r := w.ok(8, "rollback", w.id)
 		for _, rel := range []string{"new.txt", "mod.txt", "swap", "cache/user.txt", "cache/sub"} {
 			if !strings.Contains(r.stderr, "rollback.target-changed: "+filepath.Join(w.root, rel)+": ") {
@@ -102,27 +100,35 @@ func crashForcedRollback(t *testing.T, base string) {
 			}
 		}
 		w.requireTree("changed", drifted)
-		r = w.act(n, "rollback", "--force", "--confirm", w.id)
+		return w, planID, want, drifted
+	}
+	// The whole forced rollback, which no crash point stops, counts them.
+	w, _, want, _ := setUp(t, "whole")
+	r, points := w.whole("rollback", "--force", "--confirm", w.id)
+	if r.code != 0 || r.killed {
+		t.Fatalf("the whole forced rollback:\n%s", r)
+	}
+	w.requireTree("original", before)
+	requireSaved(t, w, want)
+	w.settled()
+	var sawBefore, sawAfter, killedRecoveries atomic.Int64
+	crashEach(t, points, func(t *testing.T, n int) {
+		w, planID, want, drifted := setUp(t, fmt.Sprint(n))
+		r := w.act(n, "rollback", "--force", "--confirm", w.id)
 		if !r.killed {
-			if r.code != 0 {
-				t.Fatalf("crash point %d not reached, but:\n%s", n, r)
-			}
-			w.requireTree("original", before)
-			requireSaved(t, w, want)
-			w.settled()
-			break
+			t.Fatalf("crash point %d of %d not reached, but:\n%s", n, points, r)
 		}
-		killedRecoveries += w.recoverBy(n%4, planID)
+		killedRecoveries.Add(int64(w.recoverBy(n%4, planID)))
 		w.settled()
 		switch {
 		case w.is(drifted):
-			sawAfter++
+			sawAfter.Add(1)
 			if st := w.state(); st != "applied" {
 				t.Fatalf("N=%d: the tree is the changed one but the action is %q", n, st)
 			}
 			w.ok(0, "rollback", "--force", "--confirm", w.id)
 		case w.is(before):
-			sawBefore++
+			sawBefore.Add(1)
 			if st := w.state(); st != "rolled_back" {
 				t.Fatalf("N=%d: the tree is the original but the action is %q", n, st)
 			}
@@ -133,10 +139,10 @@ func crashForcedRollback(t *testing.T, base string) {
 		w.requireTree("original", before)
 		requireSaved(t, w, want)
 		w.settled()
-	}
-	t.Logf("%d crash points: %d recovered to changed, %d to rolled back; %d recoveries killed", n-1, sawAfter, sawBefore, killedRecoveries)
-	if sawBefore == 0 || sawAfter == 0 {
-		t.Errorf("the matrix missed a case: recovered to rolled back %d, to changed %d", sawBefore, sawAfter)
+	})
+	t.Logf("%d crash points: %d recovered to changed, %d to rolled back; %d recoveries killed", points, sawAfter.Load(), sawBefore.Load(), killedRecoveries.Load())
+	if sawBefore.Load() == 0 || sawAfter.Load() == 0 {
+		t.Errorf("the matrix missed a case: recovered to rolled back %d, to changed %d", sawBefore.Load(), sawAfter.Load())
 	}
 }
 
@@ -164,65 +170,78 @@ func TestRollbackNothingLost(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d (ACT_TEST_SEED=%d replays it)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-	var applied, refused, forced, plain int
-	for i := 0; i < iterations; i++ {
-		g := &gen{rng: rng, sandbox: sandboxErr == nil}
-		tree := g.tree()
-		ops := g.apply(tree)
-		id := fmt.Sprintf("33333333-4444-4555-8666-%012d", i)
-		w := newWorld(t, "", id, tree, ops)
-		before := snapshot(t, w.root)
-		r := w.act(0, "apply", "--confirm", w.descriptor)
-		if r.code != 0 {
-			// A random action may be refused at plan (a precondition, an
-			// operation on something that is not there): nothing changed.
-			w.requireTree("original", before)
-			continue
+	var applied, refused, forced, plain atomic.Int64
+	// The iterations are independent, each with its own stream of the
+	// seed, and run in parallel.
+	t.Run("iterations", func(t *testing.T) {
+		for i := range iterations {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				nothingLost(t, i, seed, sandboxErr == nil, &applied, &refused, &forced, &plain)
+			})
 		}
-		applied++
-		after := snapshot(t, w.root)
-		g.drift(w.root)
-		drifted := snapshot(t, w.root)
-		mine := map[string]treesnap.Entry{} // what the person made or changed
-		for p, e := range drifted {
-			if e.Type == "file" && after[p] != e {
-				mine[p] = e
-			}
+	})
+	t.Logf("%d iterations: %d applied; %d rolled back at once, %d refused, %d then forced", iterations, applied.Load(), plain.Load(), refused.Load(), forced.Load())
+	if applied.Load() < int64(iterations/2) || refused.Load() == 0 || forced.Load() == 0 {
+		t.Errorf("the generator is too weak: %d of %d applied, %d refused, %d forced", applied.Load(), iterations, refused.Load(), forced.Load())
+	}
+}
+
+// nothingLost is iteration i of TestRollbackNothingLost: a random tree,
+// apply, changes and rollback from stream i of seed, counted in applied,
+// refused (a plain rollback), forced and plain (rolled back at once).
+func nothingLost(t *testing.T, i int, seed uint64, sandbox bool, applied, refused, forced, plain *atomic.Int64) {
+	g := &gen{rng: rand.New(rand.NewPCG(seed, uint64(i))), sandbox: sandbox}
+	tree := g.tree()
+	ops := g.apply(tree)
+	id := fmt.Sprintf("33333333-4444-4555-8666-%012d", i)
+	w := newWorld(t, "", id, tree, ops)
+	before := snapshot(t, w.root)
+	r := w.act(0, "apply", "--confirm", w.descriptor)
+	if r.code != 0 {
+		// A random action may be refused at plan (a precondition, an
+		// operation on something that is not there): nothing changed.
+		w.requireTree("original", before)
+		return
+	}
+	applied.Add(1)
+	after := snapshot(t, w.root)
+	g.drift(w.root)
+	drifted := snapshot(t, w.root)
+	mine := map[string]treesnap.Entry{} // what the person made or changed
+	for p, e := range drifted {
+		if e.Type == "file" && after[p] != e {
+			mine[p] = e
 		}
-		r = w.act(0, "rollback", w.id)
-		switch r.code {
-		case 0:
-			plain++
-			requireRolledBack(t, w, before, after, drifted, r)
-			requireKept(t, w, mine, r)
-			continue
-		case 8:
-			refused++
-			w.requireTree("changed", drifted)
-		default:
-			t.Fatalf("iteration %d: rollback\n%s\nops:\n%s", i, r, ops)
-		}
-		r = w.act(0, "rollback", "--force", "--confirm", w.id)
-		switch r.code {
-		case 0:
-			forced++
-			requireRolledBack(t, w, before, after, drifted, r)
-			requireKept(t, w, mine, r)
-		case 8: // a directory to restore into is gone: refused, forced or not
-			if !strings.Contains(r.stderr, "make the directory again") {
-				t.Fatalf("iteration %d: forced rollback\n%s\nops:\n%s", i, r, ops)
-			}
-			w.requireTree("changed", drifted)
-		default:
+	}
+	r = w.act(0, "rollback", w.id)
+	switch r.code {
+	case 0:
+		plain.Add(1)
+		requireRolledBack(t, w, before, after, drifted, r)
+		requireKept(t, w, mine, r)
+		return
+	case 8:
+		refused.Add(1)
+		w.requireTree("changed", drifted)
+	default:
+		t.Fatalf("iteration %d: rollback\n%s\nops:\n%s", i, r, ops)
+	}
+	r = w.act(0, "rollback", "--force", "--confirm", w.id)
+	switch r.code {
+	case 0:
+		forced.Add(1)
+		requireRolledBack(t, w, before, after, drifted, r)
+		requireKept(t, w, mine, r)
+	case 8: // a directory to restore into is gone: refused, forced or not
+		if !strings.Contains(r.stderr, "make the directory again") {
 			t.Fatalf("iteration %d: forced rollback\n%s\nops:\n%s", i, r, ops)
 		}
-		w.settled()
+		w.requireTree("changed", drifted)
+	default:
+		t.Fatalf("iteration %d: forced rollback\n%s\nops:\n%s", i, r, ops)
 	}
-	t.Logf("%d iterations: %d applied; %d rolled back at once, %d refused, %d then forced", iterations, applied, plain, refused, forced)
-	if applied < iterations/2 || refused == 0 || forced == 0 {
-		t.Errorf("the generator is too weak: %d of %d applied, %d refused, %d forced", applied, iterations, refused, forced)
-	}
+	w.settled()
 }
 
 // TestRollbackNothingLostNobody runs TestRollbackNothingLost as an

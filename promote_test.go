@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -193,12 +194,36 @@ func (r run) String() string {
 // crash point.
 func (w *world) act(crashAt int, args ...string) run {
 	w.t.Helper()
+	var env []string
+	if crashAt > 0 {
+		env = []string{fmt.Sprintf("ACT_CRASH_AT=%d", crashAt)}
+	}
+	return w.actEnv(crashAt > 0, env, args...)
+}
+
+// whole runs act-crash in w with no crash point to stop at, and returns
+// its outcome and how many crash points it passed.
+func (w *world) whole(args ...string) (run, int) {
+	w.t.Helper()
+	tally := filepath.Join(w.t.TempDir(), "tally")
+	r := w.actEnv(true, []string{"ACT_CRASH_AT=1000000000", "ACT_CRASH_TALLY=" + tally}, args...)
+	fi, err := os.Stat(tally)
+	if err != nil {
+		w.t.Fatalf("no crash point passed: %v\n%s", err, r)
+	}
+	return r, int(fi.Size())
+}
+
+// actEnv runs the test CLI in w (act-crash if crash), env added to its
+// environment.
+func (w *world) actEnv(crash bool, extra []string, args ...string) run {
+	w.t.Helper()
 	name := "act"
 	env := append(os.Environ(), "ACT_HOME="+w.home, "ACT_POLICY="+w.policy, "XDG_STATE_HOME=", "NO_COLOR=1", "TERM=dumb", "ACT_TEST_NOW=")
-	if crashAt > 0 {
+	if crash {
 		name = "act-crash"
-		env = append(env, fmt.Sprintf("ACT_CRASH_AT=%d", crashAt))
 	}
+	env = append(env, extra...)
 	c := exec.Command(name, args...)
 	c.Env = env
 	c.Dir = filepath.Dir(w.home)
@@ -400,28 +425,27 @@ func crashApply(t *testing.T, base string) {
 		must(t, os.Mkdir(base, 0o755))
 	}
 	before, after := reference(t, baseFor(t, base, "ref"))
-	var sawBefore, sawAfter, killedRecoveries int
-	n := 1
-	for ; ; n++ {
-		if n > 200 {
-			t.Fatal("the apply never completes")
-		}
+	// The whole apply, which no crash point stops, counts them.
+	w := composite(t, baseFor(t, base, "whole"))
+	r, points := w.whole("apply", "--confirm", w.plan())
+	if r.code != 0 || r.killed {
+		t.Fatalf("the whole apply:\n%s", r)
+	}
+	w.requireTree("applied", after)
+	w.settled()
+	var sawBefore, sawAfter, killedRecoveries atomic.Int64
+	crashEach(t, points, func(t *testing.T, n int) {
 		w := composite(t, baseFor(t, base, fmt.Sprint(n)))
 		planID := w.plan()
 		r := w.act(n, "apply", "--confirm", planID)
 		if !r.killed {
-			if r.code != 0 {
-				t.Fatalf("crash point %d not reached, but:\n%s", n, r)
-			}
-			w.requireTree("applied", after)
-			w.settled()
-			break
+			t.Fatalf("crash point %d of %d not reached, but:\n%s", n, points, r)
 		}
-		killedRecoveries += w.recoverBy(n%4, planID)
+		killedRecoveries.Add(int64(w.recoverBy(n%4, planID)))
 		w.settled()
 		switch {
 		case w.is(before):
-			sawBefore++
+			sawBefore.Add(1)
 			if st := w.state(); st != "" {
 				t.Fatalf("N=%d: the tree is the original but the action is %s", n, st)
 			}
@@ -431,7 +455,7 @@ func crashApply(t *testing.T, base string) {
 			}
 			w.requireTree("applied", after)
 		case w.is(after):
-			sawAfter++
+			sawAfter.Add(1)
 			w.recorded(n, audit.EventApplied, audit.EventRecovered)
 			if st := w.state(); st != "applied" {
 				t.Fatalf("N=%d: the tree is the applied one but the action is %q", n, st)
@@ -456,11 +480,28 @@ func crashApply(t *testing.T, base string) {
 		if _, err := os.Lstat(filepath.Join(w.home, "backups", w.id)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("N=%d: backups of the action left after its rollback (%v)", n, err)
 		}
+	})
+	t.Logf("%d crash points: %d recovered to before, %d to after; %d recoveries killed", points, sawBefore.Load(), sawAfter.Load(), killedRecoveries.Load())
+	if sawBefore.Load() == 0 || sawAfter.Load() == 0 || killedRecoveries.Load() == 0 {
+		t.Errorf("the matrix missed a case: recovered to before %d, to after %d; recoveries killed %d", sawBefore.Load(), sawAfter.Load(), killedRecoveries.Load())
 	}
-	t.Logf("%d crash points: %d recovered to before, %d to after; %d recoveries killed", n-1, sawBefore, sawAfter, killedRecoveries)
-	if sawBefore == 0 || sawAfter == 0 || killedRecoveries == 0 {
-		t.Errorf("the matrix missed a case: recovered to before %d, to after %d; recoveries killed %d", sawBefore, sawAfter, killedRecoveries)
+}
+
+// crashEach runs point for each crash point n = 1 … points, each in a
+// subtest of its own, in parallel, and returns once all have ended.
+func crashEach(t *testing.T, points int, point func(t *testing.T, n int)) {
+	t.Helper()
+	if points == 0 {
+		t.Fatal("a whole run passed no crash point")
 	}
+	t.Run("points", func(t *testing.T) {
+		for n := 1; n <= points; n++ {
+			t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
+				t.Parallel()
+				point(t, n)
+			})
+		}
+	})
 }
 
 // baseFor is a fresh directory under base for one run, or "" (the run's
@@ -490,36 +531,37 @@ func crashRollback(t *testing.T, base string) {
 		must(t, os.Mkdir(base, 0o755))
 	}
 	before, after := reference(t, baseFor(t, base, "ref"))
-	var sawBefore, sawAfter, killedRecoveries int
-	n := 1
-	for ; ; n++ {
-		if n > 200 {
-			t.Fatal("the rollback never completes")
-		}
+	// The whole rollback, which no crash point stops, counts them.
+	w := composite(t, baseFor(t, base, "whole"))
+	w.ok(0, "apply", "--confirm", w.plan())
+	w.requireTree("applied", after)
+	r, points := w.whole("rollback", w.id)
+	if r.code != 0 || r.killed {
+		t.Fatalf("the whole rollback:\n%s", r)
+	}
+	w.requireTree("original", before)
+	w.settled()
+	var sawBefore, sawAfter, killedRecoveries atomic.Int64
+	crashEach(t, points, func(t *testing.T, n int) {
 		w := composite(t, baseFor(t, base, fmt.Sprint(n)))
 		planID := w.plan()
 		w.ok(0, "apply", "--confirm", planID)
 		w.requireTree("applied", after)
 		r := w.act(n, "rollback", w.id)
 		if !r.killed {
-			if r.code != 0 {
-				t.Fatalf("crash point %d not reached, but:\n%s", n, r)
-			}
-			w.requireTree("original", before)
-			w.settled()
-			break
+			t.Fatalf("crash point %d of %d not reached, but:\n%s", n, points, r)
 		}
-		killedRecoveries += w.recoverBy(n%4, planID)
+		killedRecoveries.Add(int64(w.recoverBy(n%4, planID)))
 		w.settled()
 		switch {
 		case w.is(after):
-			sawAfter++
+			sawAfter.Add(1)
 			if st := w.state(); st != "applied" {
 				t.Fatalf("N=%d: the tree is the applied one but the action is %q", n, st)
 			}
 			w.ok(0, "rollback", w.id)
 		case w.is(before):
-			sawBefore++
+			sawBefore.Add(1)
 			w.recorded(n, audit.EventRolledBack, audit.EventRecovered)
 			if st := w.state(); st != "rolled_back" {
 				t.Fatalf("N=%d: the tree is the original but the action is %q", n, st)
@@ -542,10 +584,10 @@ func crashRollback(t *testing.T, base string) {
 		if _, err := os.Lstat(filepath.Join(w.home, "backups", w.id)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("N=%d: backups of the action left after its rollback (%v)", n, err)
 		}
-	}
-	t.Logf("%d crash points: %d recovered to applied, %d to rolled back; %d recoveries killed", n-1, sawAfter, sawBefore, killedRecoveries)
-	if sawBefore == 0 || sawAfter == 0 || killedRecoveries == 0 {
-		t.Errorf("the matrix missed a case: recovered to rolled back %d, to applied %d; recoveries killed %d", sawBefore, sawAfter, killedRecoveries)
+	})
+	t.Logf("%d crash points: %d recovered to applied, %d to rolled back; %d recoveries killed", points, sawAfter.Load(), sawBefore.Load(), killedRecoveries.Load())
+	if sawBefore.Load() == 0 || sawAfter.Load() == 0 || killedRecoveries.Load() == 0 {
+		t.Errorf("the matrix missed a case: recovered to rolled back %d, to applied %d; recoveries killed %d", sawBefore.Load(), sawAfter.Load(), killedRecoveries.Load())
 	}
 }
 

@@ -96,15 +96,15 @@ func startTerminalEnv(t *testing.T, w *world, env []string, args ...string) *ter
 }
 
 // waitFor waits until the terminal shows s, looking again each time act
-// writes; it fails after 20 s (a liveness bound).
+// writes; it fails after two minutes (a liveness bound, not a speed one).
 func (term *terminal) waitFor(s string) {
 	term.t.Helper()
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(2 * time.Minute)
 	for !strings.Contains(term.screen(), s) {
 		select {
 		case <-term.grew:
 		case <-deadline:
-			term.t.Fatalf("the terminal never showed %q; it shows:\n%s", s, term.screen())
+			term.t.Fatalf("hung: the terminal never showed %q; it shows:\n%s", s, term.screen())
 		}
 	}
 }
@@ -138,9 +138,9 @@ func (term *terminal) exit() int {
 			return ee.ExitCode()
 		}
 		term.t.Fatal(err)
-	case <-time.After(30 * time.Second):
+	case <-time.After(2 * time.Minute): // a liveness bound
 		term.cmd.Process.Kill()
-		term.t.Fatalf("act did not end; the terminal shows:\n%s", term.screen())
+		term.t.Fatalf("hung: act did not end; the terminal shows:\n%s", term.screen())
 	}
 	return 0
 }

@@ -333,7 +333,6 @@ func TestWitnessDown(t *testing.T) {
 	down.AddLog(witnessOrigin, noteKey(t, dir))
 	down.Stop()
 	ws := []audit.Witness{witnessOf(up, "up"), witnessOf(down, "down")}
-	start := time.Now()
 	rep, err := audit.WitnessLog(context.Background(), dir, ws, audit.WitnessOptions{Timeout: 2 * time.Second})
 	var we *audit.WitnessError
 	if !errors.As(err, &we) || len(we.Failed) != 1 || we.Failed[0].Name != "down" || !strings.Contains(we.Failed[0].Error, "unreachable") {
@@ -341,9 +340,6 @@ func TestWitnessDown(t *testing.T) {
 	}
 	if rep.Witnesses[0].Status != audit.WitnessCosigned {
 		t.Fatalf("the witness that is up: %+v", rep.Witnesses[0])
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("took %s", d)
 	}
 	down.Restart()
 	if rep, err = audit.WitnessLog(context.Background(), dir, ws, audit.WitnessOptions{}); err != nil || rep.Witnesses[1].Status != audit.WitnessCosigned {

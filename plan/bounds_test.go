@@ -45,6 +45,7 @@ const (
 // boundsPeakMiB, for max_changes and for the disk cap (which counts the
 // entries' names: the files are empty).
 func TestDiffMemoryBounded(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("makes 200,000 files")
 	}

@@ -11,7 +11,7 @@ import (
 
 // LookupHome returns the home directory the password database gives the
 // user act runs as (its real uid): never $HOME, which whoever starts act
-// chooses. Only the test binary changes it.
+// chooses. Only the tests' act (testdata/testcli) changes it.
 var LookupHome = passwdHome
 
 func passwdHome() (string, error) {

@@ -12,12 +12,13 @@ import (
 )
 
 // SystemFile is the system policy: when it exists it is authoritative, and
-// every other layer may only tighten it (docs/policy.md). Only the test
-// binary changes it; the shipped binary reads no flag or variable for it.
+// every other layer may only tighten it (docs/policy.md). Only the tests'
+// act (testdata/testcli) changes it; the shipped binary reads no flag or
+// variable for it.
 var SystemFile = "/etc/act/policy.yaml"
 
 // SystemOwner is the uid the system policy and its directory must belong
-// to. Only the test binary changes it.
+// to. Only the tests' act (testdata/testcli) changes it.
 var SystemOwner uint32 = 0
 
 // OriginSystem is the source of a setting the system policy decided.

@@ -19,6 +19,10 @@ import (
 	"time"
 )
 
+// hang is how long a test waits for what must happen before it fails as
+// hung: a liveness bound, not a speed one.
+const hang = 2 * time.Minute
+
 // testProxy serves p on a loopback port until the test ends; it returns the
 // proxy's address, the events it logged, and a stop that cancels Serve and
 // returns its error.
@@ -45,8 +49,8 @@ func testProxy(t *testing.T, p *Proxy) (addr string, events func() []Event, stop
 			cancel()
 			select {
 			case serveErr = <-done:
-			case <-time.After(5 * time.Second):
-				serveErr = fmt.Errorf("Serve did not return within 5s of the cancel")
+			case <-time.After(hang):
+				serveErr = fmt.Errorf("hung: Serve did not return within %v of the cancel", hang)
 			}
 		})
 		return serveErr
@@ -66,7 +70,7 @@ func client(addr string, roots *http.Transport) *http.Client {
 	if roots != nil {
 		tr.TLSClientConfig = roots.TLSClientConfig.Clone()
 	}
-	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	return &http.Client{Transport: tr, Timeout: hang}
 }
 
 // raw sends request (CRLF line ends added) to the proxy on one connection
@@ -78,7 +82,7 @@ func raw(t *testing.T, addr, request string) (*http.Response, string) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(hang))
 	if _, err := io.WriteString(c, strings.ReplaceAll(request, "\n", "\r\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +286,7 @@ func tunnel(t *testing.T, addr, target string) (net.Conn, *bufio.Reader) {
 		t.Fatalf("CONNECT: %v %v", resp, err)
 	}
 	got := make([]byte, 5)
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	c.SetReadDeadline(time.Now().Add(hang))
 	if _, err := io.ReadFull(br, got); err != nil || string(got) != "hello" {
 		t.Fatalf("the tunnel echoed %q, %v (bytes sent behind the request must go through)", got, err)
 	}
@@ -300,22 +304,18 @@ func TestProxyStopsOnCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer idle.Close()
-	start := time.Now()
 	if err := stop(); err != nil {
 		t.Fatalf("Serve() = %v, want nil after the cancel", err)
 	}
 	for name, r := range map[string]io.Reader{"the tunnel": br, "an idle connection": idle} {
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.SetReadDeadline(time.Now().Add(hang))
+		idle.SetReadDeadline(time.Now().Add(hang))
 		// Closed either way: EOF, or a reset for a connection still in
 		// the listener's backlog when it closed (not yet accepted). A
 		// timeout would mean it was left open.
 		if n, err := io.Copy(io.Discard, r); err != nil && !errors.Is(err, syscall.ECONNRESET) {
 			t.Errorf("%s after the cancel: read %d bytes, %v; want EOF or a reset", name, n, err)
 		}
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("stopping took %v", d)
 	}
 	if _, err := net.Dial("tcp", addr); err == nil {
 		t.Error("the listener still accepts after Serve returned")
@@ -337,22 +337,25 @@ func TestProxyListenerClosed(t *testing.T) {
 		if err != nil {
 			t.Errorf("Serve() = %v, want nil", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return after its listener was closed")
+	case <-time.After(hang):
+		t.Fatalf("hung: Serve did not return in %v after its listener was closed", hang)
 	}
 }
 
 // TestProxyIdleTunnel: a tunnel where no byte moves either way for
-// IdleTimeout is closed; one where bytes keep moving is not.
+// IdleTimeout is closed; one where bytes keep moving is not. Nothing
+// else closes the quiet one (the echo server keeps it open), and a byte
+// every tenth of IdleTimeout keeps the busy one moving on a loaded
+// machine too.
 func TestProxyIdleTunnel(t *testing.T) {
 	echo := echoServer(t)
-	const idle = 300 * time.Millisecond
+	const idle = time.Second
 	addr, _, _ := testProxy(t, &Proxy{IdleTimeout: idle, Policy: Policy{HostAllowed: func(h string) bool { return h == "127.0.0.1" }, Named: loopback}})
 
 	busy, busyR := tunnel(t, addr, echo.Addr().String())
-	for range 4 { // 4 × idle/2: longer than idle, never idle
-		time.Sleep(idle / 2)
-		busy.SetDeadline(time.Now().Add(5 * time.Second))
+	for range 25 { // 25 × idle/10: longer than idle, never idle
+		time.Sleep(idle / 10)
+		busy.SetDeadline(time.Now().Add(hang))
 		if _, err := io.WriteString(busy, "x"); err != nil {
 			t.Fatal(err)
 		}
@@ -361,14 +364,9 @@ func TestProxyIdleTunnel(t *testing.T) {
 		}
 	}
 
-	quiet, quietR := tunnel(t, addr, echo.Addr().String())
-	start := time.Now()
-	quiet.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, quietR := tunnel(t, addr, echo.Addr().String())
 	if _, err := io.Copy(io.Discard, quietR); err != nil {
-		t.Errorf("an idle tunnel: %v, want EOF", err)
-	}
-	if d := time.Since(start); d < idle/2 || d > 3*idle+time.Second {
-		t.Errorf("an idle tunnel closed after %v, want about %v", d, idle)
+		t.Errorf("an idle tunnel: %v, want EOF (a timeout: it was never closed)", err)
 	}
 }
 
@@ -387,17 +385,18 @@ func TestProxyIdleUpstream(t *testing.T) {
 	defer close(release)
 	const idle = 300 * time.Millisecond
 	addr, _, _ := testProxy(t, &Proxy{IdleTimeout: idle, Policy: Policy{HostAllowed: func(h string) bool { return h == "127.0.0.1" }, Named: loopback}})
-	start := time.Now()
 	resp, err := client(addr, nil).Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	// The proxy's cut, not the client's own timeout (hang).
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("hung: the stalled response was not cut off by the proxy: %v", err)
+	}
 	if err == nil || string(body) != "part" {
 		t.Errorf("body %q, %v; want %q and an error", body, err, "part")
-	}
-	if d := time.Since(start); d > 3*idle+time.Second {
-		t.Errorf("the stalled response took %v to end", d)
 	}
 }

@@ -657,8 +657,8 @@ func startAgent(t *testing.T) string {
 		if want := "SSH_AUTH_SOCK=" + sock + ";"; !strings.HasPrefix(line, want) {
 			t.Fatalf("ssh-agent said %q, want a line starting %q", line, want)
 		}
-	case <-time.After(10 * time.Second): // a liveness bound
-		t.Fatalf("ssh-agent did not say it listens on %s", sock)
+	case <-time.After(2 * time.Minute): // a liveness bound, not a speed one
+		t.Fatalf("hung: ssh-agent did not say it listens on %s in two minutes", sock)
 	}
 	return sock
 }

@@ -27,17 +27,18 @@ func TestBefore(t *testing.T) {
 				pid, _ := warmInit(t, w)
 				calls := 0
 				res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", "echo ran > ran"}, Env: pathEnv, Workdir: sc.Path,
-					Scopes: []Scope{sc}, Limits: Limits{WallMs: 300, DiskMB: disk}, Warm: w,
+					Scopes: []Scope{sc}, Limits: Limits{WallMs: 1000, DiskMB: disk}, Warm: w,
 					Before: func() error {
 						calls++
 						if err := mountedAs(pid, sc.Path, "overlay"); err != nil {
 							return err
 						}
-						// Not a wait for anything: a Before twice as long
-						// as the wall clock cap is the case under test (it
-						// must not count), and a command not held back by
-						// it would have written its file meanwhile.
-						time.Sleep(600 * time.Millisecond)
+						// Not a wait for anything: a Before longer than the
+						// wall clock cap is the case under test (it must
+						// not count), and a command not held back by it
+						// would have written its file meanwhile. The cap
+						// leaves a loaded machine time to run the command.
+						time.Sleep(1500 * time.Millisecond)
 						if _, err := os.Lstat(filepath.Join(sc.Upper, "ran")); err == nil {
 							return errors.New("the command ran before Before returned")
 						}
@@ -47,7 +48,7 @@ func TestBefore(t *testing.T) {
 					t.Fatal(err)
 				}
 				mustExit(t, res, 0)
-				if res.CapHit != nil || calls != 1 || res.Usage.Wall >= 600*time.Millisecond {
+				if res.CapHit != nil || calls != 1 || res.Usage.Wall >= 1500*time.Millisecond {
 					t.Errorf("cap hit %v, Before called %d times, wall clock %v; want none, once and the command's own", res.CapHit, calls, res.Usage.Wall)
 				}
 				if got := readFile(t, filepath.Join(sc.Upper, "ran")); got != "ran\n" {
@@ -74,11 +75,11 @@ func TestBefore(t *testing.T) {
 	}
 }
 
-// mountedAs waits up to ten seconds (a liveness bound) for a filesystem
+// mountedAs waits up to hangGuard (a liveness bound) for a filesystem
 // of type fs on path in the mount table of process pid.
 func mountedAs(pid int, path, fs string) error {
 	var last []byte
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(hangGuard); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
 		if err != nil {
 			return err

@@ -26,15 +26,15 @@ func warmInit(t *testing.T, w *Warm) (int, string) {
 }
 
 // reaped fails t unless the process pid is gone (ended and reaped) within
-// ten seconds: a liveness bound, not a speed one.
+// hangGuard: a liveness bound, not a speed one.
 func reaped(t *testing.T, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(hangGuard); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
 			return
 		}
 	}
-	t.Fatalf("process %d is still there (a zombie or a running init)", pid)
+	t.Fatalf("process %d is still there after %v (a zombie or a running init)", pid, hangGuard)
 }
 
 // TestWarm: a prestarted sandbox runs the first Spec that suits it, with
