@@ -159,9 +159,8 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 		"10_bash_mv":         {decisions: []string{"ask"}, check: has("b.txt", "banana")},
 		// npm without the network: it fails in the sandbox at once (the
 		// project's .npmrc: a registry on the loopback, no retries), and
-		// the deny shows the model why.
-		"11_bash_npm": {decisions: []string{"deny"}, check: gone("node_modules"),
-			reason: regexp.MustCompile(`(?s)^act ran this command in its sandbox and it exited with status [1-9][0-9]*; nothing was changed\..*npm error`)},
+		// the deny shows the model why (where npm is installed).
+		"11_bash_npm":           {decisions: []string{"deny"}, check: gone("node_modules"), reason: npmFailed()},
 		"12_write_bashrc":       {decisions: []string{"deny"}, check: func(t *testing.T, proj string) { gone(".bashrc")(t, home) }},
 		"13_bash_curl_sh":       {decisions: []string{"deny", "ask"}, check: same},
 		"14_grep":               {decisions: []string{""}, check: same},
@@ -474,6 +473,16 @@ func appendActions(ids []string, text string) []string {
 		}
 	}
 	return ids
+}
+
+// npmFailed matches the reason of a deny of npm install that failed in
+// the sandbox: npm's error, where npm is installed.
+func npmFailed() *regexp.Regexp {
+	re := `(?s)^act ran this command in its sandbox and it exited with status [1-9][0-9]*; nothing was changed\.`
+	if _, err := exec.LookPath("npm"); err == nil {
+		re += `.*npm error`
+	}
+	return regexp.MustCompile(re)
 }
 
 // seedGoCache copies into the empty Go build cache dir the entries that

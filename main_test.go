@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -31,6 +32,16 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script")
 
 func TestMain(m *testing.M) {
+	// These tests mostly wait on act processes (their fsyncs, their
+	// sandboxes, a hook's time) rather than use a CPU each: unless
+	// -parallel says otherwise, twice as many run at once as go test's
+	// default, the number of CPUs.
+	flag.Parse()
+	parallel := false
+	flag.Visit(func(f *flag.Flag) { parallel = parallel || f.Name == "test.parallel" })
+	if !parallel {
+		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
+	}
 	os.Exit(runWithTestCLI(m))
 }
 
@@ -58,6 +69,7 @@ func scriptSetup(examples string) func(e *testscript.Env) error {
 }
 
 func TestScript(t *testing.T) {
+	t.Parallel()
 	// ACT_TEST_ROOT is the repository, for a run of this binary elsewhere
 	// (asNobody runs it in a directory of its own).
 	root := os.Getenv("ACT_TEST_ROOT")

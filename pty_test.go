@@ -11,6 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -99,12 +102,18 @@ func startTerminalEnv(t *testing.T, w *world, env []string, args ...string) *ter
 // writes; it fails after two minutes (a liveness bound, not a speed one).
 func (term *terminal) waitFor(s string) {
 	term.t.Helper()
+	term.waitForMatch(regexp.MustCompile(regexp.QuoteMeta(s)))
+}
+
+// waitForMatch is waitFor for what re matches.
+func (term *terminal) waitForMatch(re *regexp.Regexp) {
+	term.t.Helper()
 	deadline := time.After(2 * time.Minute)
-	for !strings.Contains(term.screen(), s) {
+	for !re.MatchString(term.screen()) {
 		select {
 		case <-term.grew:
 		case <-deadline:
-			term.t.Fatalf("hung: the terminal never showed %q; it shows:\n%s", s, term.screen())
+			term.t.Fatalf("hung: the terminal never showed %q; it shows:\n%s", re, term.screen())
 		}
 	}
 }
@@ -282,20 +291,53 @@ operation: {path: $P/long.txt, content: "%s"}
 
 // TestStreamAtTerminal: on a terminal, act plan shows a sandboxed
 // command's output while it runs, after the time elapsed, not only once
-// it ends.
+// it ends. The command sleeps until the test, having seen its first line,
+// ends the sleep, two seconds later: its second line comes at least two
+// seconds into the run, however loaded the machine.
 func TestStreamAtTerminal(t *testing.T) {
 	const id = "44444444-5555-4666-8777-88888888888a"
+	token := fmt.Sprintf("%d.%06d", 3600+time.Now().UnixNano()%1000, time.Now().UnixNano()%1_000_000)
 	w := newWorld(t, "", id, map[string]string{"keep.txt": "k\n"}, `action_type: COMMAND_EXECUTION
 effects: {filesystem: {create: [], modify: [], delete: []}, network: false, system_state_change: false}
-operation: {argv: [sh, -c, "echo step-one; sleep 2; echo step-two"], workdir: $P}
+operation: {argv: [sh, -c, "echo step-one; { sleep `+token+`; } 2>/dev/null; echo step-two"], workdir: $P}
 `)
+	// A wall clock cap the test does not reach: the test ends the sleep.
+	d := readFile(t, w.descriptor)
+	must(t, os.WriteFile(w.descriptor, []byte(strings.Replace(d, "max_duration_ms: 10000", "max_duration_ms: 120000", 1)), 0o644))
 	term := startTerminal(t, w, "plan", w.descriptor)
-	term.waitFor("act: [0s] step-one")
+	term.waitForMatch(regexp.MustCompile(`act: \[[0-9]+s\] step-one`))
 	if strings.Contains(term.screen(), "step-two") || strings.Contains(term.screen(), "Plan id:") {
 		t.Fatalf("the output was shown only once the command ended:\n%s", term.screen())
+	}
+	time.Sleep(2 * time.Second) // not a wait for anything: the time the next line must show
+	killed := false
+	for deadline := time.Now().Add(2 * time.Minute); !killed && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, pid := range processesWithArg(token) {
+			killed = syscall.Kill(pid, syscall.SIGKILL) == nil || killed
+		}
+	}
+	if !killed {
+		t.Fatalf("hung: the command's sleep was never there to end:\n%s", term.screen())
 	}
 	if code := term.exit(); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, term.screen())
 	}
-	term.waitFor("act: [2s] step-two")
+	term.waitForMatch(regexp.MustCompile(`act: \[([2-9]|[1-9][0-9]+)s\] step-two`))
+}
+
+// processesWithArg lists host processes that have arg in their command line.
+func processesWithArg(arg string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if slices.Contains(strings.Split(string(b), "\x00"), arg) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
