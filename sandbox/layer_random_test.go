@@ -69,6 +69,7 @@ func randomOps(rng *rand.Rand, n int) []op {
 // results, merged view = real copy, lower unchanged, Compare = the
 // whole-tree oracle = Compare of the overlay's upper dir.
 func TestLayerRandom(t *testing.T) {
+	t.Parallel()
 	n := 60
 	if testing.Short() {
 		n = 10

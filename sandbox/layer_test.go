@@ -219,6 +219,7 @@ func runPrep(t *testing.T, s sandbox.System, r string, p prior) {
 //   - diff.Compare of the layer equals the changes between the whole trees
 //     before and after (the oracle), and testdata/layer_matrix.golden.
 func TestLayerMatrix(t *testing.T) {
+	t.Parallel()
 	var sections []section
 	complete := true
 	for _, p := range priors {
@@ -339,6 +340,7 @@ func checkSections(t *testing.T, name string, got []section, complete bool) {
 // diff.Compare reads as exactly the changes of the LayerSystem's layer,
 // and give the same results on the way.
 func TestLayerOverlayEquivalence(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(childEnv) != "" {
 		t.Skip("unprivileged: mounting needs root")
 	}
@@ -429,7 +431,8 @@ func canMountOverlay(t *testing.T) error {
 }
 
 // TestLayerShape checks the layer's on-disk form, entry by entry: what
-// overlayfs would find in the upper dir.
+// overlayfs would find in the upper dir. It is not parallel: a case sets
+// the process's umask (the parallel tests run after it).
 func TestLayerShape(t *testing.T) {
 	type want struct {
 		rel  string // relative to the root
@@ -673,6 +676,7 @@ func errOf[T any](_ T, err error) error { return err }
 // user (nobody), since plans are made by whoever runs act: whiteouts by
 // mknod and user.* xattrs must work without privilege.
 func TestLayerUnprivileged(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(childEnv) != "" {
 		t.Skip("already the unprivileged child")
 	}

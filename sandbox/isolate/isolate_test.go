@@ -444,6 +444,7 @@ func TestRunDetails(t *testing.T) {
 // TestAsNobody re-runs the basic tests as uid 65534 (unprivileged user
 // namespaces, no writable cgroups: the rlimit fallbacks).
 func TestAsNobody(t *testing.T) {
+	t.Parallel() // a child process: beside TestProcessAsNobody's
 	if os.Getenv("ACT_ISOLATE_TEST_NOBODY") != "" {
 		t.Skip("already nobody")
 	}

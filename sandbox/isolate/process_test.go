@@ -630,6 +630,7 @@ func readDeep(t *testing.T, path string) string {
 // TestProcessAsNobody re-runs this file's sandbox tests as uid 65534 (as
 // TestAsNobody does the basic ones).
 func TestProcessAsNobody(t *testing.T) {
+	t.Parallel() // a child process: beside TestAsNobody's
 	if os.Getenv("ACT_ISOLATE_TEST_NOBODY") != "" {
 		t.Skip("already nobody")
 	}
