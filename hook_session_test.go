@@ -114,18 +114,19 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 	// A warm build cache where the sandbox has it: act's own cache for
 	// ~/.cache/go-build (the policy's sandbox.caches), so that go test
 	// there need not build the standard library within the hook's time.
-	// It is seeded from the cache of the go command running these tests,
-	// and go test here fills in whatever the seed lacks. The go test after
-	// the session uses it too: HOME's cache is empty.
+	// It is seeded from the cache of the go command running these tests;
+	// without a seed, go test here fills it. The go test after the session
+	// uses it too: HOME's cache is empty.
 	gocache := filepath.Join(state, "caches", url.PathEscape(".cache/go-build"))
-	seedGoCache(t, proj, env, gocache)
 	goTest := func() string {
 		t.Helper()
 		env = append(env, "GOCACHE="+gocache)
 		defer func() { env = env[:len(env)-1] }()
 		return must("go", "test", "./...")
 	}
-	goTest()
+	if seedGoCache(t, proj, env, gocache) == 0 {
+		goTest()
+	}
 	before := hashTree(t, proj)
 
 	has := func(name, want string) func(t *testing.T, proj string) {
@@ -490,15 +491,15 @@ func npmFailed() *regexp.Regexp {
 // these tests, which is warm: it built them. The go command names the
 // cache keys it uses with GODEBUG=gocachehash=1 (go help cache); each
 // key found there ("ID-a": "v1 ID OUTPUT size time") is copied with its
-// output ("OUTPUT-d"). Nothing is seeded where that cache is off or
-// unknown; the caller's go test then fills dir the slow way.
-func seedGoCache(t *testing.T, proj string, env []string, dir string) {
+// output ("OUTPUT-d"). It returns how many entries it copied: none where
+// that cache is off or unknown.
+func seedGoCache(t *testing.T, proj string, env []string, dir string) int {
 	t.Helper()
 	out, err := exec.Command("go", "env", "GOCACHE").Output()
 	from := strings.TrimSpace(string(out))
 	if err != nil || from == "" || from == "off" {
 		t.Logf("no Go build cache to seed from (%q, %v)", from, err)
-		return
+		return 0
 	}
 	c := exec.Command("go", "test", "./...")
 	c.Dir, c.Env = proj, append(slices.Clip(env), "GOCACHE="+from, "GODEBUG=gocachehash=1")
@@ -516,7 +517,7 @@ func seedGoCache(t *testing.T, proj string, env []string, dir string) {
 		}
 		return os.WriteFile(dst, data, 0o644)
 	}
-	seeded := map[string]bool{}
+	seeded, copied := map[string]bool{}, 0
 	for _, id := range cacheKey.FindAllString(string(hashes), -1) {
 		if seeded[id] {
 			continue
@@ -540,7 +541,10 @@ func seedGoCache(t *testing.T, proj string, env []string, dir string) {
 		if err := copyFile(filepath.Join(from, id[:2], id+"-a"), filepath.Join(dir, id[:2], id+"-a")); err != nil {
 			t.Fatal(err)
 		}
+		copied++
 	}
+	t.Logf("seeded %d entries of the Go build cache from %s", copied, from)
+	return copied
 }
 
 // cacheKey is a key or an output id of the Go build cache, in hex.
