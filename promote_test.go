@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -758,7 +759,12 @@ func asNobody(t *testing.T, test string, env ...string) {
 	exe, err := os.Executable()
 	must(t, err)
 	bin := filepath.Join(dir, "act.test")
-	copyFile(t, exe, bin, 0o755)
+	// A hard link where it can be: a copy written here while another
+	// test's goroutine forks may still be open for writing in that child
+	// when setpriv runs it ("text file busy").
+	if os.Link(exe, bin) != nil {
+		copyFile(t, exe, bin, 0o755)
+	}
 	// In a memory cgroup of its own, without which a command's memory cap
 	// is RLIMIT_AS per process (docs/sandbox-process.md); without one
 	// where env asks (noCgroupEnv).
@@ -787,6 +793,13 @@ func asNobody(t *testing.T, test string, env ...string) {
 	c.Env = append(c.Env, "TMPDIR="+dir, "HOME="+dir, "GOCACHE="+filepath.Join(dir, "gocache"), "ACT_TEST_AS_NOBODY=1")
 	c.Env = append(c.Env, env...)
 	out, err := c.CombinedOutput()
+	for try := 0; err != nil && bytes.Contains(bytes.ToLower(out), []byte("text file busy")) && try < 5; try++ {
+		time.Sleep(100 * time.Millisecond) // the copy's writer fd, in a forked child, is gone once it execs
+		again := exec.Command(c.Path, c.Args[1:]...)
+		again.Dir, again.Env = c.Dir, c.Env
+		c = again
+		out, err = c.CombinedOutput()
+	}
 	if err != nil {
 		t.Fatalf("%s as nobody: %v\n%s", test, err, out)
 	}
