@@ -14,5 +14,5 @@ import (
 func TestCommandRulesNobody(t *testing.T) {
 	root, err := filepath.Abs(".")
 	must(t, err)
-	asNobody(t, "TestScript$/^command_rules(_escapes)?$", "ACT_TEST_ROOT="+root)
+	asNobody(t, "TestScript$/^command_rules(_escapes)?$", "ACT_TEST_ROOT="+root, seedGoCacheEnv)
 }

@@ -100,6 +100,7 @@ func TestScript(t *testing.T) {
 			"subst":    cmdSubst,
 			"planid":   cmdPlanid,
 			"jsonok":   cmdJSONOK,
+			"gocache":  cmdGocache,
 		},
 	})
 }

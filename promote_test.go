@@ -790,7 +790,11 @@ func asNobody(t *testing.T, test string, env ...string) {
 			c.Env = append(c.Env, kv)
 		}
 	}
-	c.Env = append(c.Env, "TMPDIR="+dir, "HOME="+dir, "GOCACHE="+filepath.Join(dir, "gocache"), "ACT_TEST_AS_NOBODY=1")
+	gocache := filepath.Join(dir, "gocache")
+	if slices.Contains(env, seedGoCacheEnv) {
+		must(t, seedNobodyGoCache(gocache))
+	}
+	c.Env = append(c.Env, "TMPDIR="+dir, "HOME="+dir, "GOCACHE="+gocache, "ACT_TEST_AS_NOBODY=1")
 	c.Env = append(c.Env, env...)
 	out, err := c.CombinedOutput()
 	for try := 0; err != nil && bytes.Contains(bytes.ToLower(out), []byte("text file busy")) && try < 5; try++ {
