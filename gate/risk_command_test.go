@@ -1,0 +1,168 @@
+package gate
+
+// A command is graded by what its dry run did (docs/risk.md, "Commands"):
+// one that had no network and whose every change is LOW is LOW, as a
+// FILE_WRITE of that diff would be. Each attack below is a command that
+// would apply itself unasked if act graded it LOW; each runs in the real
+// sandbox through the gate, as act plan does, as whoever runs the tests
+// and, when that is root, again as nobody (TestRiskCommandAttacksNobody).
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/lifecycle"
+	"github.com/act-project/act/policy"
+	"github.com/act-project/act/sandbox/isolate"
+)
+
+// commandBody is a COMMAND_EXECUTION of sh -c script in proj, which may
+// create, modify or delete anything under it (as act run declares), with
+// the network where network says so.
+func commandBody(script string, network bool) string {
+	return `action_type: COMMAND_EXECUTION
+effects:
+  filesystem: {create: ["$P/**"], modify: ["$P/**"], delete: ["$P/**"]}
+  network: ` + boolText(network) + `
+  system_state_change: false
+operation: {argv: [sh, -c, ` + quoteYAML(script) + `], workdir: $P}
+`
+}
+
+// quoteYAML is s as a double-quoted YAML string.
+func quoteYAML(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
+
+// needSandbox skips t where the sandbox runs no command.
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if err := isolate.Available(); err != nil {
+		t.Skipf("the sandbox is unavailable: %v", err)
+	}
+}
+
+// commandPlan plans a command of script in w, skipping the test where
+// the sandbox cannot run it (an ordinary user without a memory cgroup).
+func (w *world) commandPlan(id, script string, network bool) *Entry {
+	w.t.Helper()
+	p, err := w.tryPlan(spec{id: id, body: commandBody(script, network), network: network})
+	if errors.Is(err, isolate.ErrUnavailable) {
+		w.t.Skipf("the sandbox runs no command here: %v", err)
+	}
+	if err != nil {
+		w.t.Fatalf("plan: %v", err)
+	}
+	return w.load(p.ID)
+}
+
+// TestRiskCommandAttacks: a command that writes an executable, a home's
+// dot-file, a git hook, a file a tool runs on its own, or that has the
+// network, is not LOW; its plan waits for a person.
+func TestRiskCommandAttacks(t *testing.T) {
+	needSandbox(t)
+	w := gitWorld(t)
+	// A home inside the tree, so that the command's scope (the tree) may
+	// hold its dot-files: the static rules know $HOME's.
+	home := filepath.Join(w.root, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.g.EnvHome = home
+	for i, c := range []struct {
+		name, script string
+		network      bool
+		want         descriptors.RiskLevel
+		why          string
+	}{
+		{"an executable", "printf '#!/bin/sh\\necho hi\\n' > run.sh && chmod +x run.sh", false, descriptors.RiskHigh, "new executable"},
+		{"a git hook", "printf 'echo pwned\\n' > .git/hooks/pre-commit", false, descriptors.RiskHigh, ""},
+		{"an autorun file", "mkdir -p .vscode && printf '{}' > .vscode/tasks.json", false, descriptors.RiskHigh, "runs on its own"},
+		{"an env auto-loader", "printf 'export X=1\\n' > .envrc", false, descriptors.RiskHigh, ""},
+		{"the network", "printf 'x\\n' > fetched.txt", true, descriptors.RiskMedium, "have the network"},
+	} {
+		w.run(c.name, func(t *testing.T) {
+			if c.network {
+				w.g.Policy.Network.SandboxNetwork = true
+				defer func() { w.g.Policy.Network.SandboxNetwork = false }()
+			}
+			id := "7c000000-0000-4000-8000-0000000001" + string(rune('0'+i/10)) + string(rune('0'+i%10))
+			e := w.commandPlan(id, c.script, c.network)
+			w.wantQueued(e, c.want, c.why)
+		})
+	}
+	w.run("a home's dot-file", func(t *testing.T) {
+		// The scope is the home's dot-directory, inside a workspace.
+		old := w.proj
+		w.proj = filepath.Join(home, ".config")
+		defer func() { w.proj = old }()
+		e := w.commandPlan("7c000000-0000-4000-8000-000000000199", "printf 'x = 1\\n' > app.toml", false)
+		w.wantQueued(e, descriptors.RiskHigh, "dot-file")
+	})
+}
+
+// wantQueued checks that the plan of e is graded at least want (for the
+// reason why) and that submitting it queues it for a person.
+func (w *world) wantQueued(e *Entry, want descriptors.RiskLevel, why string) {
+	w.t.Helper()
+	p := e.Plan
+	if len(p.Changes) == 0 {
+		w.t.Fatalf("the command changed nothing: the attack did not run")
+	}
+	if got := descriptors.RiskLevel(p.RiskAssessed); got.Rank() < want.Rank() {
+		w.t.Errorf("assessed %s, want at least %s (%q)", got, want, p.RiskReasons)
+	}
+	if why != "" && !strings.Contains(strings.Join(p.RiskReasons, "\n"), why) {
+		w.t.Errorf("reasons %q do not say %q", p.RiskReasons, why)
+	}
+	dec, err := w.g.Submit(context.Background(), e, Door{})
+	if err != nil {
+		w.t.Fatalf("submit: %v", err)
+	}
+	if dec.Verdict != Queued {
+		w.t.Errorf("verdict %v, want queued", dec.Verdict)
+	}
+	w.wantState(p.ID, lifecycle.Pending)
+}
+
+// TestRiskCommandByDiff: a command whose dry run had no network and whose
+// every change is LOW is LOW and promoted with no one asked, as a
+// FILE_WRITE of that diff would be; under risk.commands: always_medium it
+// waits for a person. A command that changes nothing is never queued.
+func TestRiskCommandByDiff(t *testing.T) {
+	needSandbox(t)
+	w := gitWorld(t)
+	w.run("a tracked file", func(t *testing.T) {
+		e := w.commandPlan("7c000000-0000-4000-8000-000000000201", "printf 'test:\\n\\tgo vet ./...\\n' > Makefile", false)
+		if got := descriptors.RiskLevel(e.Plan.RiskAssessed); got != descriptors.RiskLow {
+			t.Fatalf("assessed %s, want LOW (%q)", got, e.Plan.RiskReasons)
+		}
+		dec, err := w.g.Submit(context.Background(), e, Door{})
+		if err != nil || dec.Verdict != Promoted {
+			t.Fatalf("submit: %v, %v; want promoted", dec, err)
+		}
+		w.wantFile("proj/Makefile", "test:\n\tgo vet ./...\n")
+	})
+	w.run("always_medium", func(t *testing.T) {
+		w.g.Policy.Risk.Commands = policy.CommandsAlwaysMedium
+		defer func() { w.g.Policy.Risk.Commands = policy.CommandsByDiff }()
+		e := w.commandPlan("7c000000-0000-4000-8000-000000000202", "printf 'new\\n' > notes.txt", false)
+		w.wantQueued(e, descriptors.RiskMedium, "always_medium")
+		w.wantFile("proj/notes.txt", "<none>")
+	})
+}
+
+// TestRiskCommandAttacksNobody runs the attacks as an ordinary user.
+func TestRiskCommandAttacksNobody(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the attacks ran as this user already")
+	}
+	for _, name := range []string{"TestRiskCommandAttacks", "TestRiskCommandByDiff"} {
+		asNobodyGate(t, name)
+	}
+}
