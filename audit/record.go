@@ -36,6 +36,10 @@ const (
 	EventRejected        = "rejected"
 	EventQueued          = "queued"
 	EventApplied         = "applied"
+	// EventRan: a plan that changed nothing was closed as applied: its
+	// commands ran in the dry run, there was nothing to promote, and no
+	// person was needed for it (docs/lifecycle.md).
+	EventRan = "ran"
 	EventReverted        = "reverted"
 	EventRolledBack      = "rolled_back"
 	EventRecovered       = "recovered"
@@ -52,7 +56,7 @@ const (
 
 var events = map[string]bool{
 	EventValidateBlocked: true, EventPlanned: true, EventRejected: true, EventQueued: true,
-	EventApplied: true, EventReverted: true, EventRolledBack: true, EventRecovered: true,
+	EventApplied: true, EventRan: true, EventReverted: true, EventRolledBack: true, EventRecovered: true,
 	EventDenied: true, EventExpired: true, EventGC: true, EventApplyRefused: true, EventRollbackRefused: true,
 }
 

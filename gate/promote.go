@@ -158,7 +158,14 @@ func (g *Gate) Adopt(ctx context.Context, e *Entry, ap Approval, copies map[int]
 // of the admitted plan, approved by ap.
 func (g *Gate) recordApplied(ctx context.Context, adm *Admission, ap Approval, reason string) func(*rollback.Action, bool) error {
 	return g.recordOutcome(ctx, func(*rollback.Action) audit.Event {
-		ev := planEvent(audit.EventApplied, adm.Plan)
+		name := audit.EventApplied
+		if NothingToApprove(adm.Plan) && reason == "" {
+			name, reason = audit.EventRan, "it changed nothing: there was nothing to promote or to approve"
+			if len(adm.Waived) > 0 {
+				reason += " (a change would have needed a person: " + strings.Join(adm.Waived, "; ") + ")"
+			}
+		}
+		ev := planEvent(name, adm.Plan)
 		ev.Status, ev.Approval = outcome.Succeeded.Status, approvalOf(&ap.Approval)
 		ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
 		ev.Risk.Assessed = string(adm.Risk.Assessed)

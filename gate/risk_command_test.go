@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/act-project/act/audit"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/policy"
@@ -164,5 +165,78 @@ func TestRiskCommandAttacksNobody(t *testing.T) {
 	}
 	for _, name := range []string{"TestRiskCommandAttacks", "TestRiskCommandByDiff"} {
 		asNobodyGate(t, name)
+	}
+}
+
+// TestNothingToApprove: a run that changes nothing is not a plan to
+// approve: whatever its mode (always_medium, a descriptor asking for a
+// person), on every door, it is not queued — it is closed as applied,
+// its record is "ran" — and so the plans that change nothing do not
+// fill max_pending.
+func TestNothingToApprove(t *testing.T) {
+	needSandbox(t)
+	w := gitWorld(t)
+	w.g.Policy.Risk.Commands = policy.CommandsAlwaysMedium
+	w.g.Policy.MaxPending = 1
+	// One plan waits already: the limit is reached.
+	waiting := w.plan(spec{id: "7c000000-0000-4000-8000-000000000300", body: deleteBody("Makefile")})
+	if _, err := w.g.Submit(context.Background(), waiting, Door{}); err != nil {
+		t.Fatal(err)
+	}
+	w.wantState(waiting.Plan.ID, lifecycle.Pending)
+	for i, door := range []Door{{}, {Later: true}, {Prompt: true}} {
+		id := "7c000000-0000-4000-8000-00000000031" + string(rune('0'+i))
+		w.run("door "+string(rune('0'+i)), func(t *testing.T) {
+			e := w.commandPlan(id, "ls >/dev/null; git status --short", false)
+			if len(e.Plan.Changes) != 0 {
+				t.Fatalf("the command changed %v", e.Plan.Changes)
+			}
+			before := w.events(id)
+			dec, err := w.g.Submit(context.Background(), e, door)
+			if err != nil {
+				t.Fatalf("submit: %v", err)
+			}
+			want := Promoted
+			if door.Later {
+				want = Allowed
+				// The door's own command promotes it (act apply
+				// --as-command), through Apply, with no one to ask.
+				if _, _, err := w.g.Apply(context.Background(), w.load(e.Plan.ID), Approval{}, nil, nil); err != nil {
+					t.Fatalf("apply: %v", err)
+				}
+			}
+			if dec.Verdict != want || len(dec.Why) != 0 {
+				t.Errorf("verdict %v (why %q), want %v", dec.Verdict, dec.Why, want)
+			}
+			w.wantState(e.Plan.ID, lifecycle.Applied)
+			w.wantNewEvents(id, before, audit.EventRan)
+		})
+	}
+	w.run("a write of what the file holds, FILE_WRITE: confirm", func(t *testing.T) {
+		const id = "7c000000-0000-4000-8000-000000000320"
+		w.g.Policy.Modes.Types[descriptors.FileWrite] = policy.Confirm
+		defer delete(w.g.Policy.Modes.Types, descriptors.FileWrite)
+		e := w.plan(spec{id: id, body: writeBody("Makefile", "test:\n\tgo test ./...\n", false)})
+		dec, err := w.g.Submit(context.Background(), e, Door{})
+		if err != nil || dec.Verdict != Promoted {
+			t.Fatalf("submit: %v, %v; want promoted", dec, err)
+		}
+		found, err := audit.Find(w.g.Home.Audit(), id, "")
+		if err != nil || len(found) == 0 {
+			t.Fatalf("the audit log: %v", err)
+		}
+		last := found[len(found)-1]
+		shown, err := audit.Show(w.g.Home.Audit(), int64(last.Seq), audit.VerifyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why := shown.Statement.Predicate.Reason; last.Event != audit.EventRan || !strings.Contains(why, "would have needed a person") {
+			t.Errorf("the record is %s %q", last.Event, why)
+		}
+	})
+	// A plan that changes something still waits, and the limit holds.
+	e := w.commandPlan("7c000000-0000-4000-8000-000000000330", "printf 'x\\n' > notes.txt", false)
+	if _, err := w.g.Submit(context.Background(), e, Door{}); err == nil || !strings.Contains(err.Error(), "already wait") {
+		t.Errorf("a plan that changes something, over max_pending: %v", err)
 	}
 }
