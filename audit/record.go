@@ -39,13 +39,13 @@ const (
 	// EventRan: a plan that changed nothing was closed as applied: its
 	// commands ran in the dry run, there was nothing to promote, and no
 	// person was needed for it (docs/lifecycle.md).
-	EventRan = "ran"
-	EventReverted        = "reverted"
-	EventRolledBack      = "rolled_back"
-	EventRecovered       = "recovered"
-	EventDenied          = "denied"
-	EventExpired         = "expired"
-	EventGC              = "gc"
+	EventRan        = "ran"
+	EventReverted   = "reverted"
+	EventRolledBack = "rolled_back"
+	EventRecovered  = "recovered"
+	EventDenied     = "denied"
+	EventExpired    = "expired"
+	EventGC         = "gc"
 	// EventApplyRefused: act apply refused a saved plan (blocked, denied,
 	// stale, or its change list no longer what its descriptor allows).
 	EventApplyRefused = "apply_refused"
