@@ -242,6 +242,7 @@ func renderDenied(w io.Writer, rows []deniedRow) {
 	}
 	fmt.Fprintf(w, "%d denied.\n", n)
 }
+
 // historyRow is one line of `act history`.
 type historyRow struct {
 	Kind        string  `json:"kind"` // "action" or "plan"
