@@ -77,6 +77,11 @@ type RiskRules struct {
 	// deadline, a descriptor only validated), so changes are not what the
 	// commands did, and a command is at least MEDIUM.
 	Unplanned bool
+	// Preview: the changes are what a descriptor says it will change,
+	// before any dry run (Gate.Expect): graded by where they lie and what
+	// they will be, not by what git shows of them, which only the tree
+	// says (and act reads nothing of it then).
+	Preview bool
 }
 
 // DefaultMaxDeletes is MaxDeletes when the policy sets none.
@@ -110,7 +115,9 @@ func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) R
 	g.actionTypes(d, ruled, rules)
 	g.network(d, ruled)
 	deletes := g.eachChange(changes, rules)
-	g.reviewShows(changes, rules)
+	if !rules.Preview {
+		g.reviewShows(changes, rules)
+	}
 	g.emit(descriptors.RiskMedium)
 	g.deletes(deletes, rules.MaxDeletes)
 	g.emit(descriptors.RiskHigh)

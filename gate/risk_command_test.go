@@ -240,3 +240,65 @@ func TestNothingToApprove(t *testing.T) {
 		t.Errorf("a plan that changes something, over max_pending: %v", err)
 	}
 }
+
+// TestExpectAsApply: the mode act validate shows before a dry run
+// (Expect) is the one apply decides after it, where the dry run finds
+// what the descriptor says: a write outside every workspace, an
+// executable, a delete, a command by its diff or under always_medium.
+func TestExpectAsApply(t *testing.T) {
+	w := gitWorld(t)
+	for i, c := range []struct {
+		name    string
+		body    string
+		setup   func() func()
+		command bool
+		want    policy.Mode
+	}{
+		{name: "a plain write in a workspace", body: fileWrite("notes.txt", []byte("x\n"), true, ""), want: policy.Allow},
+		{name: "a write outside every workspace", body: fileWrite("notes2.txt", []byte("x\n"), true, ""), want: policy.Confirm, setup: func() func() {
+			old := w.g.Policy.Workspaces
+			w.g.Policy.Workspaces = []string{}
+			return func() { w.g.Policy.Workspaces = old }
+		}},
+		{name: "an executable", body: fileWrite("run.sh", []byte("echo\n"), true, "0755"), want: policy.Confirm},
+		{name: "a delete", body: deleteBody("Makefile"), want: policy.Confirm},
+		{name: "a command, by its diff", body: commandBody("printf 'x\\n' > cmd.txt", false), command: true, want: policy.Allow},
+		{name: "a command, always_medium", body: commandBody("printf 'x\\n' > cmd2.txt", false), command: true, want: policy.Confirm, setup: func() func() {
+			w.g.Policy.Risk.Commands = policy.CommandsAlwaysMedium
+			return func() { w.g.Policy.Risk.Commands = policy.CommandsByDiff }
+		}},
+	} {
+		w.run(c.name, func(t *testing.T) {
+			if c.command {
+				needSandbox(t)
+			}
+			if c.setup != nil {
+				defer c.setup()()
+			}
+			s := spec{id: "7c000000-0000-4000-8000-0000000004" + string(rune('0'+i/10)) + string(rune('0'+i%10)), body: c.body}
+			d, _ := w.descriptor(s)
+			before := w.g.Expect(d)
+			p, err := w.tryPlan(s)
+			if errors.Is(err, isolate.ErrUnavailable) {
+				t.Skipf("the sandbox runs no command here: %v", err)
+			}
+			if err != nil {
+				t.Fatalf("plan: %v", err)
+			}
+			adm, err := w.g.Admit(w.load(p.ID))
+			if err != nil {
+				t.Fatalf("admit: %v", err)
+			}
+			if before.Mode != c.want || adm.Decision.Mode != c.want {
+				t.Errorf("before the dry run %s (%s), at apply %s (%s); want %s", before.Mode, before.Reason, adm.Decision.Mode, adm.Decision.Reason, c.want)
+			}
+		})
+	}
+	w.run("confirmation required", func(t *testing.T) {
+		d, _ := w.descriptor(spec{id: "7c000000-0000-4000-8000-000000000499", body: fileWrite("notes3.txt", []byte("x\n"), true, "")})
+		d.Confirmation.Required, d.Confirmation.Reason = true, "look first"
+		if got := w.g.Expect(d); got.Mode != policy.Allow || !strings.Contains(got.Reason, "apply waits for a person all the same") {
+			t.Errorf("Expect: %s, %q", got.Mode, got.Reason)
+		}
+	})
+}
