@@ -192,8 +192,12 @@ func TestConfirmAtTerminal(t *testing.T) {
 			t.Fatalf("exit %d, want 7:\n%s", code, term.screen())
 		}
 		w.requireTree("original", before)
-		if r := w.ok(0, "pending"); !strings.Contains(r.stdout, id) {
-			t.Fatalf("the plan is not pending:\n%s", r)
+		// A no denies the plan: nothing waits for a person.
+		if r := w.ok(0, "pending"); strings.Contains(r.stdout, id) {
+			t.Fatalf("the refused plan is pending:\n%s", r)
+		}
+		if r := w.ok(0, "--json", "history", "--state", "denied"); !strings.Contains(r.stdout, id) {
+			t.Fatalf("the refused plan is not denied:\n%s", r)
 		}
 	})
 	t.Run("ctrl-c", func(t *testing.T) {

@@ -36,12 +36,16 @@ const (
 	EventRejected        = "rejected"
 	EventQueued          = "queued"
 	EventApplied         = "applied"
-	EventReverted        = "reverted"
-	EventRolledBack      = "rolled_back"
-	EventRecovered       = "recovered"
-	EventDenied          = "denied"
-	EventExpired         = "expired"
-	EventGC              = "gc"
+	// EventRan: a plan that changed nothing was closed as applied: its
+	// commands ran in the dry run, there was nothing to promote, and no
+	// person was needed for it (docs/lifecycle.md).
+	EventRan        = "ran"
+	EventReverted   = "reverted"
+	EventRolledBack = "rolled_back"
+	EventRecovered  = "recovered"
+	EventDenied     = "denied"
+	EventExpired    = "expired"
+	EventGC         = "gc"
 	// EventApplyRefused: act apply refused a saved plan (blocked, denied,
 	// stale, or its change list no longer what its descriptor allows).
 	EventApplyRefused = "apply_refused"
@@ -52,7 +56,7 @@ const (
 
 var events = map[string]bool{
 	EventValidateBlocked: true, EventPlanned: true, EventRejected: true, EventQueued: true,
-	EventApplied: true, EventReverted: true, EventRolledBack: true, EventRecovered: true,
+	EventApplied: true, EventRan: true, EventReverted: true, EventRolledBack: true, EventRecovered: true,
 	EventDenied: true, EventExpired: true, EventGC: true, EventApplyRefused: true, EventRollbackRefused: true,
 }
 

@@ -37,8 +37,11 @@ func newApplyCommand(env *Env) *cli.Command {
 
    Confirmation is needed when the policy mode is confirm, when the descriptor
    sets confirmation.required, or when the same action was rolled back before
-   (cooldown_on_repeat). --confirm gives it; on a terminal act asks; otherwise
-   the plan stays pending (exit 7) for "act apply PLAN_ID --confirm".
+   (cooldown_on_repeat). --confirm gives it; on a terminal act asks, and a
+   no (any answer but y, Enter alone included) denies the plan, as act deny
+   does (exit 7, status refused); otherwise the plan stays pending (exit 7)
+   for "act apply PLAN_ID --confirm". A plan that changes nothing needs no
+   one: it is applied (recorded as ran) whatever its mode.
 
    --as-command promotes the plan of a command (COMMAND_EXECUTION) as the
    command itself would end: instead of the plan, it prints the command's
@@ -56,6 +59,7 @@ EXAMPLES:
    act --json apply d.yaml
 
 ` + endsWith("applied (or already applied)", 1, 2, 3, 4, 5, 6, 7, 8, 9).
+			note(7, "confirmation required (the plan stays pending), or refused at the question (the plan is denied)").
 			note(8, "conflict (stale plan, action id already used)").note(9, "no such plan").with(outcome.Interrupted).help(),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
@@ -385,25 +389,34 @@ func confirmQuestion(why []string, planID string) string {
 // ask prints question and reads a y/yes from the controlling terminal
 // (/dev/tty), not standard input: that is the answer a "terminal"
 // confirmation counts. Without a controlling terminal the answer is no.
-func ask(env *Env, question string) bool {
+func ask(env *Env, question string) bool { return answer(env, question) == gate.Yes }
+
+// answer prints question and reads the answer from the controlling
+// terminal: y or yes is Yes; any other line, Enter alone included (the
+// question's default, [y/N]), is No; no terminal, or input that ends
+// before a line (Ctrl-D), is NotAsked.
+func answer(env *Env, question string) gate.Answer {
 	tty := env.TTY
 	if tty == nil {
 		tty = openTTY
 	}
 	rw, err := tty()
 	if err != nil {
-		return false
+		return gate.NotAsked
 	}
 	defer rw.Close()
 	tw := review.NewTermWriter(rw, env.nonce, nil)
 	fmt.Fprint(tw, question)
 	tw.Flush()
-	line, _ := bufio.NewReader(rw).ReadString('\n')
+	line, err := bufio.NewReader(rw).ReadString('\n')
+	if err != nil && line == "" {
+		return gate.NotAsked
+	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
-		return true
+		return gate.Yes
 	}
-	return false
+	return gate.No
 }
 
 func openTTY() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
@@ -429,10 +442,11 @@ func (env *Env) progress(verb string) gate.Progress {
 // without one, nor where only a signature approves; the whole diff first,
 // paged when longer than the terminal (a person approves what they have
 // seen, and *shown says it was printed), then the intent and the question.
-func (env *Env) askPerson(g *gate.Gate, shown *bool) func(p *gate.Plan, why []string) (gate.Approval, bool) {
-	return func(p *gate.Plan, why []string) (gate.Approval, bool) {
+// A no denies the plan (gate.Apply).
+func (env *Env) askPerson(g *gate.Gate, shown *bool) gate.Asker {
+	return func(p *gate.Plan, why []string) (gate.Approval, gate.Answer) {
 		if !env.interactive() || g.Via() == gate.ViaSigned {
-			return gate.Approval{}, false
+			return gate.Approval{}, gate.NotAsked
 		}
 		env.full = true
 		env.showPaged(func(w io.Writer) {
@@ -440,9 +454,10 @@ func (env *Env) askPerson(g *gate.Gate, shown *bool) func(p *gate.Plan, why []st
 			fmt.Fprintln(w)
 		})
 		*shown = true
-		if ask(env, review.IntentLine(p)+confirmQuestion(why, p.ID)) {
-			return gate.NewApproval(gate.ViaTerminal), true
+		ans := answer(env, review.IntentLine(p)+confirmQuestion(why, p.ID))
+		if ans == gate.Yes {
+			return gate.NewApproval(gate.ViaTerminal), gate.Yes
 		}
-		return gate.Approval{}, false
+		return gate.Approval{}, ans
 	}
 }

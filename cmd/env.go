@@ -158,7 +158,12 @@ func (env *Env) gate(pol *policy.Policy) *gate.Gate {
 // absolute from the directory act was started in, one CheckWorkspace
 // allows, under an allowed root of the policy now, and not holding the
 // state directory (docs/policy.md, "Workspaces").
-func (env *Env) addWorkspace(dir string) error {
+func (env *Env) addWorkspace(dir string) error { return env.addWorkspaceAs(dir, false) }
+
+// addWorkspaceAs is addWorkspace; installing (act hook install) checks
+// dir against the system policy's own workspaces rather than those both
+// layers hold: install records it in the user layer (workspaceRecord).
+func (env *Env) addWorkspaceAs(dir string, installing bool) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -205,14 +210,18 @@ func (env *Env) addWorkspace(dir string) error {
 	// Else whoever runs a door (the agent) would choose where its changes
 	// are graded as a workspace's (docs/policy.md, "Workspaces").
 	if pol.System != nil {
+		bound := pol.Workspaces
+		if installing {
+			bound = pol.SystemWorkspaces()
+		}
 		inside := func(p string) bool {
-			return slices.ContainsFunc(pol.Workspaces, func(w string) bool {
+			return slices.ContainsFunc(bound, func(w string) bool {
 				rw, err := filepath.EvalSymlinks(w)
 				return pathglob.Within(p, w) || err == nil && pathglob.Within(p, rw)
 			})
 		}
 		if !inside(named) || !inside(abs) {
-			return usagef("--workspace: %s is outside every workspace the system policy %s allows (%s)", abs, policy.SystemFile, strings.Join(pol.Workspaces, ", "))
+			return usagef("--workspace: %s is outside every workspace the system policy %s allows (%s)", abs, policy.SystemFile, strings.Join(bound, ", "))
 		}
 	}
 	env.workspaces = append(env.workspaces, abs)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/act-project/act/internal/agentsetup"
 	"github.com/act-project/act/internal/outcome"
+	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/policy"
 )
 
 // act hook install and act hook check (docs/agents.md, "Setup"): the
@@ -182,7 +185,7 @@ func runHookInstall(env *Env, agent agentsetup.Agent, projectFlag string, timeou
 	}
 	// The workspace as the hook will check it, so that a set-up whose
 	// every call act would block is refused now.
-	if err := env.addWorkspace(ws); err != nil {
+	if err := env.addWorkspaceAs(ws, true); err != nil {
 		return env.finish(res, "ok", outcome.New(outcome.HookUnsafe, fmt.Errorf("act hook would block every call: %w", err)), nil)
 	}
 	act, err := os.Executable()
@@ -205,8 +208,12 @@ func runHookInstall(env *Env, agent agentsetup.Agent, projectFlag string, timeou
 		f, _ = filepath.Abs(f)
 		globals = append(globals, "--policy", f)
 	}
+	record, err := workspaceRecord(env, res, ws)
+	if err != nil {
+		return env.finish(res, "ok", err, nil)
+	}
 	ir, err := agentsetup.Install(agentsetup.InstallOptions{Places: hookPlaces(env), Agent: agent, Project: project,
-		Workspace: ws, Act: act, Globals: globals, Timeout: timeout})
+		Workspace: ws, Act: act, Globals: globals, Timeout: timeout, Record: record})
 	if ir != nil {
 		res.Data = map[string]any{"install": ir}
 		if ir.Check != nil {
@@ -217,6 +224,55 @@ func runHookInstall(env *Env, agent agentsetup.Agent, projectFlag string, timeou
 		renderInstall(env.Stdio.Out, ir)
 	}
 	return env.finish(res, "ok", err, func(w io.Writer, _ styles) { renderInstall(w, ir) })
+}
+
+// workspaceRecord is where install records the workspace ws, a project a
+// person installs the hook for, so that every act of the user counts it
+// as a workspace (docs/policy.md, "Workspaces"): the user policy file act
+// reads (--policy, ACT_POLICY, else <state dir>/policy.yaml, made if need
+// be). nil where the policy makes ws a workspace already, or where the
+// system policy forbids user policies (then only it names workspaces,
+// and addWorkspace has checked ws lies in one: a warning says so).
+func workspaceRecord(env *Env, res *result, ws string) (*agentsetup.WorkspaceRecord, error) {
+	pol, err := env.loadPolicy(&result{})
+	if err != nil {
+		return nil, err
+	}
+	if pol.System != nil && !pol.System.UserPolicy {
+		res.Warnings = append(res.Warnings, jsonProblem{Rule: "hook.warning", Message: fmt.Sprintf(
+			"the system policy %s forbids user policies, so act records %s as a workspace nowhere: it is one in the hook's session only (act apply and act run decide with the system policy's workspaces)", policy.SystemFile, ws)})
+		return nil, nil
+	}
+	file := firstOf(env.policyFile, env.Getenv("ACT_POLICY"))
+	if file == "" {
+		home, err := env.stateDir()
+		if err != nil {
+			return nil, err
+		}
+		file = state.Dir{Root: home}.PolicyFile()
+	}
+	if file, err = filepath.Abs(file); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	listed, err := policy.WorkspacesAsWritten(file, data)
+	if err != nil {
+		return nil, err
+	}
+	userHome := env.UserHome()
+	if !policy.ListsWorkspace(listed, ws, userHome) && pol.InWorkspace(ws, pol.Workspaces) {
+		return nil, nil // inside a workspace already (/tmp, a parent): nothing to record
+	}
+	return &agentsetup.WorkspaceRecord{File: file, Listed: listed,
+		Has: func(list []string, dir string) bool { return policy.ListsWorkspace(list, dir, userHome) },
+		Check: func(data []byte) error {
+			_, err := policy.Parse(file, data, userHome)
+			return err
+		},
+	}, nil
 }
 
 func firstOf(a, b string) string {
@@ -243,6 +299,9 @@ func renderInstall(w io.Writer, ir *agentsetup.InstallResult) {
 		switch {
 		case wr.Created:
 			how = "created"
+		case wr.Unchanged && wr.Policy:
+			fmt.Fprintf(w, "hook install: unchanged %s: its workspaces name the project already\n", escapeLine(wr.File))
+			continue
 		case wr.Unchanged:
 			fmt.Fprintf(w, "hook install: unchanged %s: act's hook is there as install writes it\n", escapeLine(wr.File))
 			continue

@@ -107,38 +107,140 @@ EXAMPLES:
 func newDenyCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "deny",
-		Usage:     "refuse a plan: it can no longer be applied",
-		UsageText: "act deny [--reason TEXT] [--json] PLAN_ID",
-		Description: `Marks the plan denied and removes its layer. Its action id can then only
+		Usage:     "refuse plans: they can no longer be applied",
+		UsageText: "act deny [--reason TEXT] [--json] PLAN_ID...\n   act deny --all [--older-than DURATION] [--reason TEXT] [--json]",
+		Description: `Marks each plan denied and removes its layer. Its action id can then only
    be planned again with a person's confirmation.
+
+   With plan ids, each is denied in turn; one that cannot be (unknown,
+   applied or denied already) is reported and the others are still denied.
+   --all denies every plan act pending lists; --older-than DURATION (24h,
+   90m) only those made longer ago, with or without --all. A selection
+   that finds nothing denies nothing and says so (exit 0).
 
 EXAMPLES:
    act deny 3f2a9c0e1b7d4a65
-   act deny 3f2a9c0e1b7d4a65 --reason "touches the production config"
+   act deny 3f2a9c0e1b7d4a65 8c1d2e3f4a5b6c7d --reason "touches the production config"
+   act deny --all
+   act deny --older-than 24h
 
 ` + endsWith("denied", 1, 2, 8, 9).note(8, "the plan was applied, rolled back or denied already").
-			note(9, "no such plan").help(),
+			note(9, "no such plan").help() + `; with several plans, the code of the first that was not denied`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "reason", Usage: "why, kept with the plan"},
+			&cli.StringFlag{Name: "reason", Usage: "why, kept with each plan"},
+			&cli.BoolFlag{Name: "all", Usage: "deny every pending plan"},
+			&cli.DurationFlag{Name: "older-than", Usage: "deny the pending plans made longer ago than this"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usagef("deny takes exactly one plan id, got %d arguments", c.NArg())
+			all, older := c.Bool("all"), c.Duration("older-than")
+			filter := all || c.IsSet("older-than")
+			switch {
+			case filter && c.NArg() > 0:
+				return usagef("deny takes plan ids or --all/--older-than, not both")
+			case !filter && c.NArg() == 0:
+				return usagef("deny takes one or more plan ids, or --all or --older-than DURATION")
+			case older < 0:
+				return usagef("--older-than must not be negative, got %s", older)
 			}
 			res := &result{}
 			g, err := env.newGate(res)
 			if err != nil {
 				return env.finish(res, outcome.Denied.Status, err, nil)
 			}
-			p, err := g.Deny(c.Context, c.Args().First(), c.String("reason"))
-			if p != nil {
-				res.PlanID, res.ActionID, res.ActionType = p.ID, p.ActionID, p.ActionType
+			ids := c.Args().Slice()
+			if filter {
+				if ids, err = pendingOlderThan(env, g, older); err != nil {
+					return env.finish(res, outcome.Denied.Status, err, nil)
+				}
 			}
-			return env.finish(res, outcome.Denied.Status, err, func(w io.Writer, st styles) {
-				fmt.Fprintf(w, "Denied plan %s of action %s.\n", escapeLine(p.ID), escapeLine(p.ActionID))
-			})
+			return runDeny(env, res, g, c, ids, filter)
 		},
 	}
+}
+
+// pendingOlderThan is the ids of the pending plans made more than older
+// ago (0: every one), oldest first.
+func pendingOlderThan(env *Env, g *gate.Gate, older time.Duration) ([]string, error) {
+	waiting, err := g.Pending()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for i := len(waiting) - 1; i >= 0; i-- {
+		if p := waiting[i].Plan; env.Now().Sub(p.CreatedAt) > older || older == 0 {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids, nil
+}
+
+// deniedRow is one plan act deny denied, or could not deny (Error).
+type deniedRow struct {
+	PlanID   string `json:"plan_id"`
+	ActionID string `json:"action_id,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// runDeny denies each of ids in turn (filter: they came from --all or
+// --older-than), reporting each; it ends with the first refusal's code.
+func runDeny(env *Env, res *result, g *gate.Gate, c *cli.Context, ids []string, filter bool) error {
+	var rows []deniedRow
+	var first error
+	for _, id := range ids {
+		p, err := g.Deny(c.Context, id, c.String("reason"))
+		row := deniedRow{PlanID: id}
+		if p != nil {
+			row.ActionID = p.ActionID
+		}
+		if err != nil {
+			row.Error = err.Error()
+			if first == nil {
+				first = err
+			}
+		}
+		rows = append(rows, row)
+		if len(ids) == 1 && !filter && p != nil {
+			res.PlanID, res.ActionID, res.ActionType = p.ID, p.ActionID, p.ActionType
+		}
+	}
+	if len(ids) == 1 && !filter {
+		// One plan: as act deny PLAN_ID always answered.
+		return env.finish(res, outcome.Denied.Status, first, func(w io.Writer, st styles) {
+			fmt.Fprintf(w, "Denied plan %s of action %s.\n", escapeLine(rows[0].PlanID), escapeLine(rows[0].ActionID))
+		})
+	}
+	res.Data = map[string]any{"denied": nonNil(rows)}
+	if first != nil && len(rows) > 1 {
+		n := 0
+		for _, r := range rows {
+			if r.Error != "" {
+				n++
+			}
+		}
+		first = fmt.Errorf("%d of %d plans were not denied; the first: %w", n, len(rows), first)
+	}
+	if first != nil && !env.json {
+		renderDenied(env.Stdio.Out, rows)
+	}
+	return env.finish(res, outcome.Denied.Status, first, func(w io.Writer, _ styles) { renderDenied(w, rows) })
+}
+
+// renderDenied says what act deny did of each plan.
+func renderDenied(w io.Writer, rows []deniedRow) {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "No pending plan matched: nothing was denied.")
+		return
+	}
+	n := 0
+	for _, r := range rows {
+		if r.Error != "" {
+			fmt.Fprintf(w, "Not denied: plan %s: %s\n", escapeLine(r.PlanID), escapeLine(r.Error))
+			continue
+		}
+		n++
+		fmt.Fprintf(w, "Denied plan %s of action %s.\n", escapeLine(r.PlanID), escapeLine(r.ActionID))
+	}
+	fmt.Fprintf(w, "%d denied.\n", n)
 }
 
 // historyRow is one line of `act history`.

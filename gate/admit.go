@@ -29,6 +29,10 @@ type Admission struct {
 	Risk     Risk
 	// Confirm lists why a person must confirm; empty if no one must.
 	Confirm []string
+	// Waived lists why a person would have had to confirm a plan that
+	// changes and reads nothing: there is nothing for one to approve, so
+	// it is not queued (Confirm is empty) and its record says so.
+	Waived []string
 	// Reads are what the plan's FILE_READ operations read, read again by
 	// Apply once the plan is admitted and approved (ReadBack).
 	Reads []ReadOut
@@ -117,8 +121,22 @@ func (g *Gate) Admit(e *Entry) (*Admission, error) {
 	}
 	adm.Confirm = append(adm.Confirm, refusalReasons(at.Refusals, p.DescriptorDigest)...)
 	adm.Confirm = slices.Compact(adm.Confirm)
+	if NothingToApprove(p) {
+		// A run that changes nothing is no plan to approve: its commands
+		// ran in the dry run, and promoting it changes nothing. The
+		// caller gets their output; the record says it ran.
+		adm.Waived, adm.Confirm = adm.Confirm, nil
+	}
 	return adm, nil
 }
+
+// NothingToApprove reports whether p changes nothing and reads nothing:
+// promoting it changes nothing, and no content is shown only once it is
+// approved (a FILE_READ's is, at apply), so no person is needed for it
+// whatever its mode (docs/lifecycle.md, "A run that changes nothing").
+// Its change list is what Admit checked against the descriptor; apply
+// checks it again against the layer (an empty layer).
+func NothingToApprove(p *plan.Plan) bool { return len(p.Changes) == 0 && len(p.Read) == 0 }
 
 // cooldownBlock refuses (exit 4) the same action as one rolled back less
 // than the policy's cooldown ago: one of whose cooldown keys is keys'.

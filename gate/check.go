@@ -21,8 +21,10 @@ type Checked struct {
 	// built itself (act run's, a hook's), whose problems then name only
 	// their field.
 	Doc *document.Document
-	// Decision is the policy's on the descriptor as declared (the plan
-	// is decided again on what it changed).
+	// Decision is the policy's on the descriptor before its dry run: its
+	// blocks as declared, its mode as apply would decide it on the changes
+	// the descriptor names (Gate.Expect); the plan is decided again on
+	// what it changed.
 	Decision policy.Decision
 	// Warnings are what does not stop a look at the descriptor but would
 	// stop a plan (a stale intent, for act validate).
@@ -142,6 +144,10 @@ func (g *Gate) checkRules(ctx context.Context, ck *Checked, acting bool) error {
 	if len(dec.Blocked) > 0 {
 		return g.blocked(ctx, ck, ck.Locate(dec.Blocked), &dec)
 	}
+	// The mode shown before the dry run is the one apply will decide by
+	// (Expect); the blocks above are the declared descriptor's.
+	exp := g.Expect(d)
+	ck.Decision.Mode, ck.Decision.Source, ck.Decision.Reason = exp.Mode, exp.Source, exp.Reason
 	return nil
 }
 

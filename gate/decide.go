@@ -88,7 +88,8 @@ func (g *Gate) riskRules() RiskRules {
 			// act's own state dir is never part of a workspace.
 			return g.Policy.InWorkspace(path, g.workspaces()) && !pathglob.Within(path, g.Home.Root)
 		},
-		UID: uint32(os.Geteuid()), PathDirs: g.PathDirs, Commands: g.Policy.CommandModeIn(g.PathDirs), Workspaces: g.workspaces(), Home: g.EnvHome}
+		UID: uint32(os.Geteuid()), PathDirs: g.PathDirs, Commands: g.Policy.CommandModeIn(g.PathDirs), Workspaces: g.workspaces(), Home: g.EnvHome,
+		CommandsByDiff: g.Policy.CommandsGradedByDiff()}
 	if r.MaxDeletes <= 0 {
 		r.MaxDeletes = DefaultMaxDeletes
 	}

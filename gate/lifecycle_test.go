@@ -250,9 +250,9 @@ func TestApplyAllowed(t *testing.T) {
 	}
 	w.wantFile("proj/setting.txt", off) // a plan changes nothing
 
-	adm, out, err := w.g.Apply(context.Background(), w.load(id), Approval{}, func(*plan.Plan, []string) (Approval, bool) {
+	adm, out, err := w.g.Apply(context.Background(), w.load(id), Approval{}, func(*plan.Plan, []string) (Approval, Answer) {
 		t.Error("apply asked a person about a plan the policy allows")
-		return Approval{}, false
+		return Approval{}, NotAsked
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -313,12 +313,12 @@ func TestQueueThenConfirm(t *testing.T) {
 		w.wantState(id, want)
 		before := w.events(settingID)
 		asked := 0
-		adm, out, err := w.g.Apply(context.Background(), w.load(id), Approval{}, func(p *plan.Plan, why []string) (Approval, bool) {
+		adm, out, err := w.g.Apply(context.Background(), w.load(id), Approval{}, func(p *plan.Plan, why []string) (Approval, Answer) {
 			asked++
 			if p.ID != id || len(why) == 0 {
 				t.Errorf("asked about plan %s for %q", p.ID, why)
 			}
-			return Approval{}, false // the person says no
+			return Approval{}, NotAsked // no one answered
 		}, nil)
 		need := wantConfirmation(t, err, RuleConfirmationRequired, "FILE_WRITE")
 		if need.PlanID != id || need.Via != ViaFlag || need.Refused != "" {
@@ -352,6 +352,38 @@ func TestQueueThenConfirm(t *testing.T) {
 	w.wantNewEvents(settingID, before, audit.EventApplied)
 	if pending, _ := w.g.Pending(); len(pending) != 0 {
 		t.Errorf("an applied plan is still pending: %v", pending)
+	}
+}
+
+// TestNoAtTheQuestion: a person's no to apply's question denies the plan,
+// as act deny does (exit 7, confirm.refused): its layer is gone, it is
+// not pending, the tree is untouched, and its record is denied.
+func TestNoAtTheQuestion(t *testing.T) {
+	w := settingWorld(t)
+	w.g.Policy.Modes.Types[descriptors.FileWrite] = policy.Confirm
+	id := w.plan(settingSpec()).Plan.ID
+	before := w.events(settingID)
+	_, out, err := w.g.Apply(context.Background(), w.load(id), Approval{}, func(*plan.Plan, []string) (Approval, Answer) {
+		return Approval{}, No
+	}, nil)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || refused.PlanID != id || out != nil {
+		t.Fatalf("apply answered no: %v, %+v; want a refusal of plan %s", err, out, id)
+	}
+	if o, _ := outcomeOf(err); o != outcome.Refused {
+		t.Errorf("outcome %+v, want refused (exit 7)", o)
+	}
+	w.wantState(id, lifecycle.Denied)
+	w.wantFile("proj/setting.txt", off)
+	w.wantNewEvents(settingID, before, audit.EventDenied)
+	if pending, _ := w.g.Pending(); len(pending) != 0 {
+		t.Errorf("a refused plan is pending: %v", pending)
+	}
+	if _, err := os.Stat(plan.LayerDir(w.g.Home.Root, id)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused plan's layer is still there: %v", err)
+	}
+	if p := w.load(id).Plan; p.DenyReason == "" {
+		t.Error("the refused plan keeps no reason")
 	}
 }
 

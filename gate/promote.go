@@ -17,14 +17,53 @@ import (
 // decision for a change an agent's own tool made (docs/promotion.md).
 
 // An Asker asks a person to confirm plan p for the reasons why, and
-// returns the approval given, or false.
-type Asker func(p *plan.Plan, why []string) (Approval, bool)
+// returns their answer and, for a yes, the approval given.
+type Asker func(p *plan.Plan, why []string) (Approval, Answer)
+
+// An Answer is what came of an Asker's question.
+type Answer int
+
+const (
+	// NotAsked: no person could be asked (no terminal, or the answer
+	// ended before a line): the plan stays pending.
+	NotAsked Answer = iota
+	// Yes: a person approved; the Approval says how.
+	Yes
+	// No: a person refused: the plan is denied.
+	No
+)
+
+// RuleRefused: a person answered no to the question of act apply or act
+// run (exit 7): the plan is denied.
+const RuleRefused = "confirm.refused"
+
+// RefusedError is a plan a person refused at the question apply put to
+// them: it is denied, as act deny denies it.
+type RefusedError struct {
+	PlanID string
+	// Reason is the reason kept with the denied plan.
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return "plan " + e.PlanID + " denied: " + e.Reason
+}
+
+// Outcome is refused (exit 7, confirm.refused).
+func (e *RefusedError) Outcome() outcome.Outcome { return outcome.Refused }
+
+// Rule is the rule id of the outcome.
+func (e *RefusedError) Rule() string { return outcome.Refused.Rule }
+
+// refusedAtPrompt is the reason kept with a plan a person answered no to.
+const refusedAtPrompt = "a person answered no to act's question at the terminal"
 
 // Apply is the gate's whole sequence for promoting the saved plan p, in
 // order: Admit decides now (expired, denied, blocked, the change list, what
 // needs a person); Approve checks ap, or what ask obtains when ap is not
 // enough (nil never asks); a missing confirmation leaves the plan pending
-// (Queue: *ConfirmationRequired); Promote promotes. Every refusal on the
+// (Queue: *ConfirmationRequired), and a person's no denies it
+// (*RefusedError); Promote promotes. Every refusal on the
 // way is recorded (apply_refused; expired and queued have records of their
 // own). The Admission is returned whenever Admit got that far. The CLI and
 // the MCP server both apply through it.
@@ -36,8 +75,15 @@ func (g *Gate) Apply(ctx context.Context, e *Entry, ap Approval, ask Asker, prog
 	}
 	if len(adm.Confirm) > 0 {
 		if ap, err = g.Approve(adm.Confirm, p, ap); err != nil && ask != nil {
-			if given, ok := ask(p, adm.Confirm); ok {
+			switch given, ans := ask(p, adm.Confirm); ans {
+			case Yes:
 				ap, err = g.Approve(adm.Confirm, p, given)
+			case No:
+				// The person saw the plan and said no: that is act deny.
+				if _, derr := g.Deny(ctx, p.ID, refusedAtPrompt); derr != nil {
+					return adm, nil, derr
+				}
+				return adm, nil, &RefusedError{PlanID: p.ID, Reason: refusedAtPrompt}
 			}
 		}
 		var need *ConfirmationRequired
@@ -158,7 +204,14 @@ func (g *Gate) Adopt(ctx context.Context, e *Entry, ap Approval, copies map[int]
 // of the admitted plan, approved by ap.
 func (g *Gate) recordApplied(ctx context.Context, adm *Admission, ap Approval, reason string) func(*rollback.Action, bool) error {
 	return g.recordOutcome(ctx, func(*rollback.Action) audit.Event {
-		ev := planEvent(audit.EventApplied, adm.Plan)
+		name := audit.EventApplied
+		if NothingToApprove(adm.Plan) && reason == "" {
+			name, reason = audit.EventRan, "it changed nothing: there was nothing to promote or to approve"
+			if len(adm.Waived) > 0 {
+				reason += " (a change would have needed a person: " + strings.Join(adm.Waived, "; ") + ")"
+			}
+		}
+		ev := planEvent(name, adm.Plan)
 		ev.Status, ev.Approval = outcome.Succeeded.Status, approvalOf(&ap.Approval)
 		ev.Policy = &audit.Policy{Mode: string(adm.Decision.Mode), Source: adm.Decision.Source}
 		ev.Risk.Assessed = string(adm.Risk.Assessed)

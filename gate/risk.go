@@ -69,6 +69,19 @@ type RiskRules struct {
 	// plan writes is (a git index it writes is read there); "": not known,
 	// and such a change is not LOW.
 	Upper string
+	// CommandsByDiff grades a command by what its dry run did (the
+	// policy's risk.commands: by_diff); false: every command is at least
+	// MEDIUM (always_medium).
+	CommandsByDiff bool
+	// Unplanned: no dry run ended (a command stopped at a door's
+	// deadline, a descriptor only validated), so changes are not what the
+	// commands did, and a command is at least MEDIUM.
+	Unplanned bool
+	// Preview: the changes are what a descriptor says it will change,
+	// before any dry run (Gate.Expect): graded by where they lie and what
+	// they will be, not by what git shows of them, which only the tree
+	// says (and act reads nothing of it then).
+	Preview bool
 }
 
 // DefaultMaxDeletes is MaxDeletes when the policy sets none.
@@ -82,8 +95,14 @@ const DefaultMaxDeletes = 20
 // code later or that a tool runs on its own, and is what the person's own
 // review shows (reviewShows: in git, what git status shows or what a
 // commit writes; outside git, no dot-name). Beyond that:
-//   - by action type, steps included: a command, a package manager or a
-//     delete is at least MEDIUM;
+//   - by action type, steps included: a package manager or a delete is at
+//     least MEDIUM; a command is graded by what its dry run did (its
+//     changes, as a FILE_WRITE of them would be), unless the policy says
+//     risk.commands: always_medium or no dry run ended (rules.Unplanned):
+//     then it is at least MEDIUM;
+//   - commands that had the network (sandbox.allow_network), and that no
+//     command rule covers, are at least MEDIUM: what they sent or fetched
+//     is in no diff;
 //   - any deleted path is at least MEDIUM; more than MaxDeletes is HIGH;
 //   - a special bit, an executable (new, made so, or replaced), a file
 //     that runs code later (RunsCodeLater) or that a tool runs on its own
@@ -92,9 +111,13 @@ const DefaultMaxDeletes = 20
 //     git status or makes a git repository are HIGH.
 func Assess(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) Risk {
 	g := &grading{r: Risk{Declared: d.RiskLevel, Assessed: descriptors.RiskLow}}
-	g.actionTypes(d, g.commandRules(d, rules))
+	ruled := g.commandRules(d, rules)
+	g.actionTypes(d, ruled, rules)
+	g.network(d, ruled)
 	deletes := g.eachChange(changes, rules)
-	g.reviewShows(changes, rules)
+	if !rules.Preview {
+		g.reviewShows(changes, rules)
+	}
 	g.emit(descriptors.RiskMedium)
 	g.deletes(deletes, rules.MaxDeletes)
 	g.emit(descriptors.RiskHigh)
@@ -169,8 +192,11 @@ func (g *grading) commandRules(d *descriptors.Descriptor, rules RiskRules) bool 
 	return m != policy.Deny
 }
 
-// actionTypes grades d by its action types, steps included.
-func (g *grading) actionTypes(d *descriptors.Descriptor, ruled bool) {
+// actionTypes grades d by its action types, steps included. A command
+// (unless the policy's command rules cover it: ruled) is graded by its
+// dry run's changes where the policy says so (rules.CommandsByDiff) and a
+// dry run ended; otherwise it is at least MEDIUM.
+func (g *grading) actionTypes(d *descriptors.Descriptor, ruled bool, rules RiskRules) {
 	seen := map[descriptors.ActionType]bool{}
 	var walk func(t descriptors.ActionType, steps []descriptors.Step)
 	walk = func(t descriptors.ActionType, steps []descriptors.Step) {
@@ -178,8 +204,12 @@ func (g *grading) actionTypes(d *descriptors.Descriptor, ruled bool) {
 			seen[t] = true
 			switch t {
 			case descriptors.CommandExecution:
-				if !ruled {
-					g.raise(descriptors.RiskMedium, "it runs a command, whose effects only the dry run shows")
+				switch {
+				case ruled:
+				case rules.Unplanned:
+					g.raise(descriptors.RiskMedium, "it runs a command, whose effects only the dry run shows, and that did not end")
+				case !rules.CommandsByDiff:
+					g.raise(descriptors.RiskMedium, "it runs a command, and the policy grades every command at least MEDIUM (risk.commands: always_medium)")
 				}
 			case descriptors.PackageInstall, descriptors.PackageRemove:
 				g.raise(descriptors.RiskMedium, "it runs a package manager, whose scripts run code")
@@ -192,6 +222,19 @@ func (g *grading) actionTypes(d *descriptors.Descriptor, ruled bool) {
 		}
 	}
 	walk(d.ActionType, d.Steps)
+}
+
+// network grades commands that had the network: the sandbox gives them
+// one only where the descriptor asks (sandbox.allow_network, which must
+// agree with scope.network.required) and the policy allows it, and what
+// they sent or fetched is in no diff. Derived from the descriptor alone,
+// as apply derives it again; commands the policy's rules cover are the
+// rules' (a person pre-approved them).
+func (g *grading) network(d *descriptors.Descriptor, ruled bool) {
+	if ruled || !plan.NeedsSandbox(d) || !(d.Sandbox.AllowNetwork || d.Scope.Network.Required) {
+		return
+	}
+	g.raise(descriptors.RiskMedium, "its commands have the network (sandbox.allow_network): what they send or fetch shows in no diff")
 }
 
 // eachChange grades each change on its own: where it lies, what it is,

@@ -73,6 +73,33 @@ func TestAssess(t *testing.T) {
 			}
 		})
 	}
+	// A command is graded by its diff (risk.commands: by_diff) once its
+	// dry run ended; not when it did not (Unplanned), not with the
+	// network, and not under always_medium.
+	byDiff := RiskRules{InWorkspace: func(string) bool { return true }, CommandsByDiff: true, UID: uint32(os.Geteuid())}
+	cmd := &descriptors.Descriptor{ActionType: descriptors.CommandExecution, RiskLevel: descriptors.RiskLow}
+	write := []diff.Change{file("/p/a.txt", "create", "", "0644")}
+	if r := Assess(cmd, write, byDiff); r.Assessed != descriptors.RiskLow {
+		t.Errorf("a command writing a plain file, by diff: %s %q, want LOW", r.Assessed, r.Reasons)
+	}
+	if r := Assess(cmd, []diff.Change{file("/p/run", "create", "", "0755")}, byDiff); r.Assessed != descriptors.RiskHigh {
+		t.Errorf("a command making an executable, by diff: %s %q, want HIGH", r.Assessed, r.Reasons)
+	}
+	unplanned := byDiff
+	unplanned.Unplanned = true
+	if r := Assess(cmd, nil, unplanned); r.Assessed != descriptors.RiskMedium || !strings.Contains(strings.Join(r.Reasons, ""), "did not end") {
+		t.Errorf("a command whose dry run did not end: %s %q, want MEDIUM", r.Assessed, r.Reasons)
+	}
+	netCmd := *cmd
+	netCmd.Sandbox.AllowNetwork, netCmd.Scope.Network.Required = true, true
+	if r := Assess(&netCmd, write, byDiff); r.Assessed != descriptors.RiskMedium || !strings.Contains(strings.Join(r.Reasons, ""), "network") {
+		t.Errorf("a command with the network: %s %q, want MEDIUM", r.Assessed, r.Reasons)
+	}
+	always := byDiff
+	always.CommandsByDiff = false
+	if r := Assess(cmd, nil, always); r.Assessed != descriptors.RiskMedium || !strings.Contains(strings.Join(r.Reasons, ""), "always_medium") {
+		t.Errorf("a command under always_medium: %s %q, want MEDIUM", r.Assessed, r.Reasons)
+	}
 	// A declared risk above the assessment stands.
 	d := &descriptors.Descriptor{ActionType: descriptors.FileWrite, RiskLevel: descriptors.RiskHigh}
 	if r := Assess(d, nil, RiskRules{}); r.Effective() != descriptors.RiskHigh {

@@ -134,5 +134,7 @@ func (g *Gate) promoteAdmitted(ctx context.Context, adm *Admission, ap Approval,
 // ask) may do so only where this is no deny: the setting never loosens a
 // mode the policy set.
 func (g *Gate) Unplanned(d *descriptors.Descriptor) policy.Decision {
-	return g.decide(d, Assess(d, nil, g.riskRules()), nil)
+	rules := g.riskRules()
+	rules.Unplanned = true
+	return g.decide(d, Assess(d, nil, rules), nil)
 }

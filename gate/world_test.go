@@ -111,6 +111,9 @@ type spec struct {
 	// body is the action-specific part: action_type, effects, operation;
 	// $P stands for the scope directory.
 	body string
+	// network asks for the network (scope.network.required and
+	// sandbox.allow_network).
+	network bool
 }
 
 // writeBody is a FILE_WRITE of content to proj/name, declared as a modify
@@ -156,6 +159,9 @@ func (w *world) descriptor(s spec) (*descriptors.Descriptor, string) {
 		"$P", w.proj,
 	).Replace(descriptorHead + s.body)
 	text = strings.ReplaceAll(text, "$P", w.proj)
+	if s.network {
+		text = strings.NewReplacer("network: {required: false}", "network: {required: true}", "allow_network: false", "allow_network: true").Replace(text)
+	}
 	d, doc, probs := descriptors.Load("d.yaml", []byte(text))
 	if probs == nil {
 		probs = descriptors.Check(d, doc, descriptors.CheckOptions{Now: w.now, StateDir: w.g.Home.Root})

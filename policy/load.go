@@ -504,6 +504,9 @@ func build(file, base map[string]any, h home) (*Policy, error) {
 	if p.Hooks.CannotDryRun == "" {
 		p.Hooks.CannotDryRun = HookDeny
 	}
+	if p.Risk.Commands == "" {
+		p.Risk.Commands = CommandsByDiff
+	}
 	if f := p.Confirmation.ApproversFile; f != "" {
 		if isTilde(f) {
 			f = expandHome(f, userHome)

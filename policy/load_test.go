@@ -45,7 +45,7 @@ func defaultPolicy() *Policy {
 		MaxLayersMB:  2048,
 		Hooks:        Hooks{CannotDryRun: HookDeny},
 		CommandRules: []CommandRule{},
-		Risk:         Risk{MaxDeletes: 20, SensitivePaths: []string{}},
+		Risk:         Risk{MaxDeletes: 20, SensitivePaths: []string{}, Commands: CommandsByDiff},
 		Sandbox: SandboxPolicy{HidePaths: []string{}, HomeVisible: func() []string {
 			var out []string
 			for _, r := range []string{".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",

@@ -78,6 +78,7 @@ func (p *Policy) Marshal() []byte {
 		pair("risk", mapping(
 			pair("max_deletes", intNode(p.Risk.MaxDeletes), ""),
 			pair("sensitive_paths", strList(p.Risk.SensitivePaths), ""),
+			pair("commands", strNode(cmp.Or(p.Risk.Commands, CommandsByDiff)), "by_diff: a command whose dry run had no network and whose every change\nis LOW is LOW, as a FILE_WRITE of that diff; always_medium: every command\nis at least MEDIUM (a person per command, with the default modes)."),
 		), "act's own grading: more deletes than this, or a change under one of these\npaths, makes a plan HIGH."),
 		pair("redact", mapping(
 			pair("pii", boolNode(p.Redact.PII), ""),

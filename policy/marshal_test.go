@@ -54,7 +54,7 @@ func custom() *Policy {
 		MaxPending:   3,
 		MaxLayersMB:  64,
 		CommandRules: []CommandRule{{Argv: []string{"go", "test", "*"}, Mode: Allow}, {Argv: []string{"/usr/bin/make", "test", "**"}, Env: map[string]string{"CI": "1", "GOFLAGS": "*"}, Stdin: AnyStdin, Mode: Confirm}, {Argv: []string{"rm"}, Mode: Deny}},
-		Risk:         Risk{MaxDeletes: 5, SensitivePaths: []string{"/srv/**", "/etc/app"}},
+		Risk:         Risk{MaxDeletes: 5, SensitivePaths: []string{"/srv/**", "/etc/app"}, Commands: CommandsAlwaysMedium},
 		Redact:       Redact{PII: true},
 		Sandbox:      SandboxPolicy{HidePaths: []string{"/srv/secret", "/etc/app/token"}},
 		Confirmation: Confirmation{Via: ViaSigned, Approvers: []string{"alice@example.org ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKfA"}, ApproversFile: "/etc/act/allowed_signers"},
@@ -176,6 +176,10 @@ command_rules: []
 risk:
   max_deletes: 20
   sensitive_paths: []
+  # by_diff: a command whose dry run had no network and whose every change
+  # is LOW is LOW, as a FILE_WRITE of that diff; always_medium: every command
+  # is at least MEDIUM (a person per command, with the default modes).
+  commands: by_diff
 # Also redact e-mail addresses and phone numbers in commands' output.
 redact:
   pii: false
@@ -254,7 +258,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90,"witnesses":[],"quorum":0,"witness_grace":"1h","witness_after":false},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"loopback":false},"confirmation":{"via":"flag","approvers":[]},"hooks":{"cannot_dry_run":"deny"}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90,"witnesses":[],"quorum":0,"witness_grace":"1h","witness_after":false},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[],"commands":"by_diff"},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"loopback":false},"confirmation":{"via":"flag","approvers":[]},"hooks":{"cannot_dry_run":"deny"}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

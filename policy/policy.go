@@ -175,11 +175,26 @@ const (
 
 // Risk is the policy's risk section: more deleted paths than MaxDeletes,
 // or a change under one of SensitivePaths (globs, "~" expanded), grade a
-// plan HIGH.
+// plan HIGH; Commands says how a command is graded.
 type Risk struct {
 	MaxDeletes     int64    `json:"max_deletes"`
 	SensitivePaths []string `json:"sensitive_paths"`
+	// Commands is CommandsByDiff or CommandsAlwaysMedium (docs/risk.md,
+	// "Commands").
+	Commands string `json:"commands"`
 }
+
+// The values of risk.commands: a command is graded by what its dry run
+// did (no network and every change LOW: LOW), or always at least MEDIUM
+// (a person per command, as the default modes go).
+const (
+	CommandsByDiff       = "by_diff"
+	CommandsAlwaysMedium = "always_medium"
+)
+
+// CommandsGradedByDiff reports whether a command's risk is what its dry
+// run did (risk.commands: by_diff, the default).
+func (p *Policy) CommandsGradedByDiff() bool { return p.Risk.Commands != CommandsAlwaysMedium }
 
 // Redact is the policy's redact section.
 type Redact struct {
@@ -466,7 +481,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		MaxPending:   p.MaxPending,
 		MaxLayersMB:  p.MaxLayersMB,
 		CommandRules: nonNil(p.CommandRules),
-		Risk:         Risk{MaxDeletes: p.Risk.MaxDeletes, SensitivePaths: nonNil(p.Risk.SensitivePaths)},
+		Risk:         Risk{MaxDeletes: p.Risk.MaxDeletes, SensitivePaths: nonNil(p.Risk.SensitivePaths), Commands: p.Risk.Commands},
 		Redact:       p.Redact,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths), HomeVisible: p.Sandbox.HomeVisible, Caches: p.Sandbox.Caches, Loopback: p.Sandbox.Loopback},
 		Confirmation: Confirmation{Via: p.Confirmation.Via, Approvers: nonNil(p.Confirmation.Approvers), ApproversFile: p.Confirmation.ApproversFile},
@@ -511,7 +526,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		MaxPending:   j.MaxPending,
 		MaxLayersMB:  j.MaxLayersMB,
 		CommandRules: nonNil(j.CommandRules),
-		Risk:         Risk{MaxDeletes: j.Risk.MaxDeletes, SensitivePaths: nonNil(j.Risk.SensitivePaths)},
+		Risk:         Risk{MaxDeletes: j.Risk.MaxDeletes, SensitivePaths: nonNil(j.Risk.SensitivePaths), Commands: j.Risk.Commands},
 		Redact:       j.Redact,
 		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths), HomeVisible: j.Sandbox.HomeVisible, Caches: j.Sandbox.Caches, Loopback: j.Sandbox.Loopback},
 		Confirmation: Confirmation{Via: j.Confirmation.Via, Approvers: nonNil(j.Confirmation.Approvers), ApproversFile: j.Confirmation.ApproversFile},

@@ -147,6 +147,10 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 		p.Risk.MaxDeletes = sys.Risk.MaxDeletes
 		set("risk.max_deletes", true)
 	}
+	if sys.Risk.Commands == CommandsAlwaysMedium && p.Risk.Commands != CommandsAlwaysMedium {
+		p.Risk.Commands = CommandsAlwaysMedium
+		set("risk.commands", true)
+	}
 	p.Risk.SensitivePaths = slices.Clone(p.Risk.SensitivePaths)
 	for _, s := range sys.Risk.SensitivePaths {
 		if !slices.Contains(p.Risk.SensitivePaths, s) {
@@ -234,7 +238,7 @@ var settingNames = func() []string {
 		"resource_caps.max_cpu_ms", "resource_caps.max_memory_mb", "resource_caps.max_disk_mb", "resource_caps.max_duration_ms",
 		"resources.memory_enforcement", "network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
 		"audit.witnesses", "audit.quorum", "audit.witness_grace", "audit.witness_after",
-		"max_changes", "max_pending", "max_layers_mb", "command_rules", "risk.max_deletes", "risk.sensitive_paths", "redact.pii",
+		"max_changes", "max_pending", "max_layers_mb", "command_rules", "risk.max_deletes", "risk.sensitive_paths", "risk.commands", "redact.pii",
 		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.home_visible", "sandbox.caches", "sandbox.loopback", "hooks.cannot_dry_run"}
 	for _, r := range descriptors.RiskLevels {
 		names = append(names, "modes.risk."+string(r))

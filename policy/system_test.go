@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ idle_period: 10m
 audit: {retain_days: 365}
 confirmation: {via: terminal}
 hooks: {cannot_dry_run: deny}
+risk: {commands: always_medium}
 sandbox: {hide_paths: [/srv/secret]}
 max_layers_mb: 100
 state_dir: /var/lib/act
@@ -45,6 +47,7 @@ confirmation: {via: flag}
 max_layers_mb: 99999
 resources: {memory_enforcement: per_process}
 hooks: {cannot_dry_run: ask}
+risk: {commands: by_diff}
 `), "/home/u")
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +75,7 @@ hooks: {cannot_dry_run: ask}
 		"sources, user stood":                   p.Sources["resource_caps.max_memory_mb"] == OriginFlag,
 		"total memory cap binds the user":       p.MemoryTotalDemanded() && p.Sources["resources.memory_enforcement"] == OriginSystem,
 		"hooks deny what cannot be dry-run":     p.Hooks.CannotDryRun == HookDeny && p.Sources["hooks.cannot_dry_run"] == OriginSystem,
+		"a person per command binds the user":   !p.CommandsGradedByDiff() && p.Sources["risk.commands"] == OriginSystem,
 	} {
 		if !ok {
 			t.Errorf("%s: not tightened as it should be", name)
@@ -122,5 +126,37 @@ func TestSystemPolicyOwnership(t *testing.T) {
 	SystemOwner = uint32(os.Geteuid()) + 1
 	if _, _, err := Load(LoadOptions{}); err == nil {
 		t.Fatal("a system policy owned by another user was accepted")
+	}
+}
+
+// TestSystemRiskCommands: risk.commands only tightens under a system
+// policy: a user layer's always_medium stands over the system's by_diff,
+// and its by_diff does not loosen the system's always_medium.
+func TestSystemRiskCommands(t *testing.T) {
+	for _, c := range []struct {
+		sys, user string
+		byDiff    bool
+		source    string
+	}{
+		{"by_diff", "always_medium", false, OriginFlag},
+		{"always_medium", "by_diff", false, OriginSystem},
+		{"by_diff", "by_diff", true, OriginFlag},
+		{"always_medium", "always_medium", false, OriginFlag},
+	} {
+		sys, err := parse("/etc/act/policy.yaml", []byte("risk: {commands: "+c.sys+"}\n"), homeOf("/home/u"), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		user, err := Parse("user.yaml", []byte("risk: {commands: "+c.user+"}\n"), "/home/u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := tighten(sys, user, Origin{Source: OriginFlag})
+		if p.CommandsGradedByDiff() != c.byDiff || p.Sources["risk.commands"] != c.source {
+			t.Errorf("system %s, user %s: by diff %v from %s, want %v from %s", c.sys, c.user, p.CommandsGradedByDiff(), p.Sources["risk.commands"], c.byDiff, c.source)
+		}
+	}
+	if _, err := Parse("user.yaml", []byte("risk: {commands: sometimes}\n"), "/home/u"); err == nil || !strings.Contains(err.Error(), "risk.commands") {
+		t.Errorf("an unknown risk.commands: %v", err)
 	}
 }

@@ -43,3 +43,14 @@ func (p *Policy) InWorkspace(path string, workspaces []string) bool {
 	}
 	return false
 }
+
+// SystemWorkspaces are the system policy's own workspaces, which bind
+// every other layer's (nil when there is no system policy). A
+// workspace a person fixes (act hook install's project) must lie in one;
+// the effective Workspaces are those of both layers that overlap.
+func (p *Policy) SystemWorkspaces() []string {
+	if p.floor == nil {
+		return nil
+	}
+	return p.floor.Workspaces
+}

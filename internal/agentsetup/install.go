@@ -30,6 +30,10 @@ type InstallOptions struct {
 	// Timeout is act hook's --timeout; the agent's timeout for the hook
 	// is longer by a margin.
 	Timeout time.Duration
+	// Record, if not nil, is the user policy that gets Workspace once the
+	// agent's settings are written; nil: the policy makes it a workspace
+	// already, or none of the user's can.
+	Record *WorkspaceRecord
 }
 
 // A Written file is one install changed.
@@ -40,6 +44,9 @@ type Written struct {
 	// and was left as it was.
 	Unchanged bool     `json:"unchanged"`
 	Changes   []string `json:"changes"`
+	// Policy: the file is the user policy, which records the workspace
+	// (InstallOptions.Record).
+	Policy bool `json:"policy,omitempty"`
 }
 
 // InstallResult is what [Install] did.
@@ -108,6 +115,13 @@ func Install(o InstallOptions) (*InstallResult, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if o.Record != nil {
+		w, err := recordWorkspace(o.Record, o.Workspace)
+		if err != nil {
+			return res, err
+		}
+		res.Written = append(res.Written, w)
 	}
 	res.Check, err = Check(CheckOptions{Places: o.Places, Agent: o.Agent, Project: o.Project, ActTimeout: o.Timeout})
 	if err != nil {

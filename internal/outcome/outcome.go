@@ -56,6 +56,7 @@ var (
 	Denied         = Outcome{0, "denied", "", "denied", "deny: the pending plan is denied"}
 	Reverted       = Outcome{1, "reverted", "apply.reverted", "undone part-way", "a promotion or rollback failed part-way and what it had done was undone: the tree is as before it"}
 	NotAccepted    = Outcome{7, "queued", "confirm.not-accepted", "confirmation not accepted", "a confirmation was given, but not of the kind the host's policy counts: the plan stays pending"}
+	Refused        = Outcome{7, "refused", "confirm.refused", "refused at the question", "act apply, act run: a person answered no (or nothing but Enter) to the question at the terminal: the plan is denied, as act deny denies it"}
 	Expired        = Outcome{8, "expired", "apply.expired", "plan expired", "the plan is older than the policy allows: plan the action again"}
 	HookUnsafe     = Outcome{5, "failed", "hook.unsafe", "hook set-up unsafe", "hook check: an agent's hook set-up lets tool calls run unreviewed, blocks them all, or misses a part act needs; hook install: such a set-up it cannot repair, so nothing was written"}
 )
@@ -88,7 +89,7 @@ func CommandExit(code int, status string) Outcome {
 
 var codes = []Outcome{OK, Fail, Usage, Invalid, Blocked, Precondition, Rejected, Queued, Conflict, NotFound}
 
-var named = []Outcome{Valid, Planned, Succeeded, AlreadyApplied, RolledBack, Denied, Reverted, NotAccepted, Expired, HookUnsafe}
+var named = []Outcome{Valid, Planned, Succeeded, AlreadyApplied, RolledBack, Denied, Reverted, NotAccepted, Refused, Expired, HookUnsafe}
 
 var own = []Outcome{Interrupted, HookBlocked, Command}
 

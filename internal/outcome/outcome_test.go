@@ -43,7 +43,7 @@ func TestRules(t *testing.T) {
 	for o, rule := range map[Outcome]string{
 		Fail: "error", Usage: "usage", Queued: "confirm.required", NotFound: "not-found",
 		Invalid: "", Blocked: "", Precondition: "", Rejected: "", Conflict: "",
-		Reverted: "apply.reverted", NotAccepted: "confirm.not-accepted", Expired: "apply.expired",
+		Reverted: "apply.reverted", NotAccepted: "confirm.not-accepted", Refused: "confirm.refused", Expired: "apply.expired",
 		HookUnsafe: "hook.unsafe",
 	} {
 		if o.Rule != rule {
@@ -58,7 +58,7 @@ func TestRules(t *testing.T) {
 func TestNamed(t *testing.T) {
 	want := map[string]int{
 		"valid": 0, "planned": 0, "succeeded": 0, "already_applied": 0, "rolled_back": 0, "denied": 0,
-		"reverted": 1, "queued": 7, "expired": 8, "failed": 5,
+		"reverted": 1, "queued": 7, "refused": 7, "expired": 8, "failed": 5,
 	}
 	for _, o := range Named() {
 		row := ForCode(o.Code)
@@ -88,7 +88,7 @@ func TestForLayer(t *testing.T) {
 
 func TestForRule(t *testing.T) {
 	for rule, want := range map[string]Outcome{
-		"confirm.required": Queued, "confirm.not-accepted": NotAccepted,
+		"confirm.required": Queued, "confirm.not-accepted": NotAccepted, "confirm.refused": Refused,
 		"apply.expired": Expired, "apply.reverted": Reverted,
 		"usage": Usage, "not-found": NotFound, "error": Fail,
 	} {
