@@ -894,19 +894,31 @@ func TestMCPEverydayLoop(t *testing.T) {
 	if len(p.Commands) != 1 || p.Commands[0].ExitCode != 0 {
 		t.Fatalf("the tests: %+v", p)
 	}
-	// The formatter: its change waits for a person.
+	// The formatter: a command graded by its diff, one LOW change in the
+	// workspace, applies itself as the FILE_WRITE of that diff would.
 	fmtd := map[string]any{"filesystem": map[string]any{"create": []any{}, "modify": []any{filepath.Join(f.proj, "greet.go")}, "delete": []any{}}, "network": false, "system_state_change": false}
-	p, a = planApply(short("Format the Go code.", "COMMAND_EXECUTION",
+	_, a = planApply(short("Format the Go code.", "COMMAND_EXECUTION",
 		map[string]any{"argv": []any{gofmt, "-w", "greet.go"}, "workdir": f.proj}, fmtd))
-	if a.Status != "queued" {
+	if a.Status != "succeeded" {
 		t.Fatalf("the formatter's plan: %+v", a)
+	}
+	if got, _ := os.ReadFile(filepath.Join(f.proj, "greet.go")); !strings.Contains(string(got), "func Greet() string { return \"hello\" }") {
+		t.Errorf("greet.go after the formatter = %q", got)
+	}
+	// A script made executable: its change waits for a person.
+	script := filepath.Join(f.proj, "run.sh")
+	made := map[string]any{"filesystem": map[string]any{"create": []any{script}, "modify": []any{}, "delete": []any{}}, "network": false, "system_state_change": false}
+	p, a = planApply(short("Add a run script.", "COMMAND_EXECUTION",
+		map[string]any{"argv": []any{"sh", "-c", `printf '#!/bin/sh\necho run\n' > run.sh && chmod 755 run.sh`}, "workdir": f.proj}, made))
+	if a.Status != "queued" {
+		t.Fatalf("the script's plan: %+v", a)
 	}
 	// The person reviews it and applies it at the terminal.
 	shown, err := f.show(ctx, p.PlanID)
 	if err != nil {
 		t.Fatalf("act show: %v", err)
 	}
-	for _, want := range []string{"Intent: Format the Go code.", "greet.go"} {
+	for _, want := range []string{"Intent: Add a run script.", "run.sh"} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("act show lacks %q:\n%s", want, shown)
 		}
@@ -914,8 +926,8 @@ func TestMCPEverydayLoop(t *testing.T) {
 	if err := f.confirm(ctx, p.PlanID); err != nil {
 		t.Fatalf("act apply --confirm: %v", err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(f.proj, "greet.go")); !strings.Contains(string(got), "func Greet() string { return \"hello\" }") {
-		t.Errorf("greet.go after the formatter = %q", got)
+	if fi, err := os.Stat(script); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("run.sh after the person's yes: %v, %v", fi, err)
 	}
 }
 
