@@ -49,6 +49,10 @@ type CommandResult struct {
 	// request ("CONNECT proxy.golang.org:443 allowed", or refused and
 	// why), the first maxEgressLog of them.
 	Egress []string `json:"egress,omitempty"`
+	// HomeWrote counts and names what the command made in the masked
+	// home, which a throwaway layer took and the sandbox's end discarded
+	// (docs/sandbox-filesystem.md, "The masked home"): never promoted.
+	HomeWrote *Discarded `json:"home_wrote,omitempty"`
 }
 
 // maxEgressLog is how many of a command's requests to the egress proxy
@@ -111,6 +115,9 @@ type sandboxCommander struct {
 	caches   []isolate.Cache
 	path     string // the caller's PATH
 	home     string // the password database's home of the user act runs as
+	// homeRW is that home where commands see it writable through a
+	// throwaway layer (isolate.Spec.Home), or "".
+	homeRW string
 	// pii also redacts e-mail addresses and phone numbers (redact.pii).
 	pii bool
 	// progress, if not nil, gets each line of a command's output as it
@@ -204,7 +211,7 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	progress, flush := s.lines()
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envl, Stdin: []byte(stdin), Proxy: proxy,
-		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads, Caches: s.caches,
+		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads, Caches: s.caches, Home: s.homeRW,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before, Progress: progress,
 		Discard: discard,
 	})
@@ -222,6 +229,13 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		StdoutCut: res.StdoutCut, StderrCut: res.StderrCut,
 		WallMs: res.Usage.Wall.Milliseconds(), CPUMs: res.Usage.CPU.Milliseconds(),
 		Caps: map[string]string{},
+	}
+	if res.HomeWroteCount > 0 {
+		hw := &Discarded{Count: int(res.HomeWroteCount)}
+		for _, p := range res.HomeWrote {
+			hw.Paths = append(hw.Paths, s.redact(p))
+		}
+		out.HomeWrote = hw
 	}
 	mu.Lock()
 	for _, l := range egLog {
@@ -380,6 +394,9 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 		if tail := lastLines(res.Stderr, 5); tail != "" {
 			msg += ": " + tail
 		}
+		if strings.Contains(res.Stderr, "Read-only file system") || strings.Contains(res.Stderr, "Permission denied") {
+			msg += " (" + readOnlyHint + ")"
+		}
 		rule := "op.command-failed"
 		if what == "verification command" {
 			rule = "op.verification-failed"
@@ -388,6 +405,14 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 	}
 	return nil
 }
+
+// readOnlyHint is what a command that failed on a read-only file system,
+// or was denied (as root the sandbox's own identity meets the host's
+// permissions first), is told: where the sandbox lets it write
+// (docs/sandbox-filesystem.md).
+const readOnlyHint = "in the sandbox only the declared scopes, /tmp and the home are writable: " +
+	"the homes are masked, the person's own home is writable through a throwaway layer (what a command writes there is listed and discarded), " +
+	"and what sandbox.home_visible shows there is read-only"
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

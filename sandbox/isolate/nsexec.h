@@ -67,6 +67,8 @@
 #define MSG_WROTE_PATH 'w'  // init: a path a run that discards its layers wrote, in hex (the first MAX_WROTE_NAMED)
 #define MSG_WROTE 'W'       // init: how many paths a run that discards its layers wrote
 #define MSG_LISTENER 'L'    // init: the egress proxy's listener in the sandbox's network namespace (SCM_RIGHTS)
+#define MSG_HOME_PATH 'h'   // init: a path the command made in the throwaway home, in hex (the first MAX_WROTE_NAMED)
+#define MSG_HOME 'H'        // init: how many paths the command made in the throwaway home
 
 // What one spec holds at most.
 #define MAX_RIGHTS (MAX_CGROUPS + 2 * 256 + 2 * MAX_BINDS)
@@ -106,9 +108,10 @@ struct spec {
 	int nmask;
 	const char *reads[MAX_BINDS]; // with any: files open for reading only beneath these (and the sandbox's own)
 	int nreads;
-	const char *caches[MAX_BINDS]; // below the masked homes: read-write mounts of act's cache dirs
-	const char *cachedirs[MAX_BINDS]; // the host's cache dirs (opened by init, or as root sent by the parent)
+	const char *caches[MAX_BINDS]; // below the masked homes: overlays of the caches, their uppers thrown away
+	const char *cachedirs[MAX_BINDS]; // each cache's lower, read-only (cloned by init, or as root sent by the parent)
 	int ncaches;
+	const char *home; // the user's home, writable through a throwaway directory of the tmpfs (NULL: none)
 	long long cpu_s, nproc, as_bytes, disk_bytes;
 	const char *hide[MAX_HIDE]; // paths to mask (docs/sandbox-filesystem.md)
 	int nhide;
@@ -140,13 +143,15 @@ void act_read_spec(int fd, enum part part);
 void act_premount(void);
 void act_setup_mounts(void);
 
-// nsexec_disk.c: the disk cap's tmpfs, and what was copied out or reported.
+// nsexec_disk.c: the sandbox's tmpfs (the disk cap's, where there is one),
+// and what was copied out or reported.
 extern int act_diskfd;
 extern long long act_out_bytes;
 extern int act_out_over;
 void act_setup_disk(void);
 void act_copy_out(void);
 void act_report_writes(void);
+void act_report_home(void);
 
 // nsexec_init.c: init as PID 1, and the command it forks.
 __attribute__((noreturn)) void act_init(void);

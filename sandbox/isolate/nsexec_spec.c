@@ -126,7 +126,7 @@ static int is_key(const char *key, const char *const *keys) {
 	return 0;
 }
 
-static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "read", "cache", "cachedir", "proxy", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
+static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "read", "home", "cache", "cachedir", "proxy", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
 static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", "as", NULL};
 
 // act_read_spec reads one part of the spec into act_sp.
@@ -186,6 +186,12 @@ void act_read_spec(int fd, enum part part) {
 				act_sp.reads[act_sp.nreads++] = act_keep(val);
 			else
 				act_sp.mask[act_sp.nmask++] = act_keep(val);
+		} else if (!strcmp(key, "home")) {
+			if (val[0] != '/' || act_sp.home) {
+				errno = 0;
+				act_fail("spec: bad home %s", val);
+			}
+			act_sp.home = act_keep(val);
 		} else if (!strcmp(key, "cache") || !strcmp(key, "cachedir")) {
 			int dir = strlen(key) > 5;
 			if (val[0] != '/' || (dir ? act_sp.ncaches == 0 || act_sp.cachedirs[act_sp.ncaches - 1] : act_sp.ncaches == MAX_BINDS)) {
@@ -265,6 +271,15 @@ void act_read_spec(int fd, enum part part) {
 			errno = 0;
 			act_fail("spec: %lld cgroups and %lld mounts announced (%lld mounts expected), %d descriptors received",
 			     act_sp.want_cgroups, act_sp.want_mounts, want_mounts, act_sp.nrights);
+		}
+		if (act_sp.home) {
+			int masked = 0;
+			for (int i = 0; i < act_sp.nmask; i++)
+				masked |= under(act_sp.home, act_sp.mask[i]) && strcmp(act_sp.mask[i], "/");
+			if (!masked) {
+				errno = 0;
+				act_fail("spec: home %s is not at or below a masked home root", act_sp.home);
+			}
 		}
 		act_sp.ncgroups = (int)act_sp.want_cgroups;
 		memcpy(act_sp.cgroups, act_sp.rights, sizeof(int) * act_sp.ncgroups);

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -84,6 +85,12 @@ func encode(spec Spec, probe bool) (specParts, error) {
 			return p, fmt.Errorf("sandbox: bind %q: not an absolute clean path below a masked home root", b)
 		}
 		mnt("bind", b)
+	}
+	if spec.Home != "" {
+		if !abs(spec.Home) || (!underAny(spec.Home, spec.Mask) && !slices.Contains(spec.Mask, spec.Home)) {
+			return p, fmt.Errorf("sandbox: home %q: not an absolute clean path at or below a masked home root", spec.Home)
+		}
+		mnt("home", spec.Home)
 	}
 	for _, c := range spec.Caches {
 		if !abs(c.Path) || !underAny(c.Path, spec.Mask) || !abs(c.Dir) {
