@@ -1,10 +1,14 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/policy"
@@ -301,4 +307,167 @@ func TestHomeThrowawayOrdinaryUser(t *testing.T) {
 	base := cacheBase(t)
 	mustDo(t, os.Chmod(base, 0o777))
 	runAsNobody(t, dir, "TestHomeThrowaway", cacheChildEnv+"="+base)
+}
+
+// goWorldEnv, in the child TestFirstGoTest starts as nobody, is the
+// world its parent made for it (goWorld).
+const goWorldEnv = "_ACT_TEST_GO_WORLD"
+
+// goWorld makes, below base/name, a person's home whose Go module cache
+// holds example.com/dep v1.0.0 as the go command leaves it (fetched from a
+// file:// proxy, read-only) and whose build cache holds what go test of
+// the project needs from the standard library (copied from the go
+// command's own cache, which is warm: it built these tests), and a
+// project below it that requires the module, its go.sum made. It returns
+// the world.
+func goWorld(t *testing.T, base, name string) *cacheWorld {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not installed")
+	}
+	root := filepath.Join(base, name)
+	w := &cacheWorld{base: root, home: filepath.Join(root, "home"), proj: filepath.Join(root, "home", "proj"), state: filepath.Join(root, "state")}
+	for _, d := range []string{w.proj, w.state, filepath.Join(root, "proxy"), filepath.Join(root, "src")} {
+		mustDo(t, os.MkdirAll(d, 0o755))
+	}
+	mustDo(t, os.Chmod(w.state, 0o700))
+	write := func(p, data string) {
+		t.Helper()
+		mustDo(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		mustDo(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	// The dependency, served by a file:// proxy.
+	src := filepath.Join(root, "src")
+	write(filepath.Join(src, "go.mod"), "module example.com/dep\n\ngo 1.21\n")
+	write(filepath.Join(src, "dep.go"), "package dep\n\n// Hello greets.\nfunc Hello() string { return \"hello\" }\n")
+	at := filepath.Join(root, "proxy", "example.com", "dep", "@v")
+	write(filepath.Join(at, "list"), "v1.0.0\n")
+	write(filepath.Join(at, "v1.0.0.info"), `{"Version":"v1.0.0","Time":"2024-01-01T00:00:00Z"}`)
+	write(filepath.Join(at, "v1.0.0.mod"), "module example.com/dep\n\ngo 1.21\n")
+	var zb bytes.Buffer
+	mustDo(t, modzip.CreateFromDir(&zb, module.Version{Path: "example.com/dep", Version: "v1.0.0"}, src))
+	write(filepath.Join(at, "v1.0.0.zip"), zb.String())
+	// The project.
+	write(filepath.Join(w.proj, "go.mod"), "module example.com/proj\n\ngo 1.21\n\nrequire example.com/dep v1.0.0\n")
+	write(filepath.Join(w.proj, "proj.go"), "package proj\n\nimport \"example.com/dep\"\n\n// Greeting greets.\nfunc Greeting() string { return dep.Hello() + \", world\" }\n")
+	write(filepath.Join(w.proj, "proj_test.go"), "package proj\n\nimport \"testing\"\n\nfunc TestGreeting(t *testing.T) {\n\tif g := Greeting(); g != \"hello, world\" {\n\t\tt.Fatal(g)\n\t}\n}\n")
+
+	out, err := exec.Command(goBin, "env", "GOCACHE").Output()
+	from := strings.TrimSpace(string(out))
+	if err != nil || from == "" || from == "off" {
+		t.Skipf("no Go build cache to seed from (%q, %v)", from, err)
+	}
+	modCache, buildCache := filepath.Join(w.home, "go", "pkg", "mod"), filepath.Join(w.home, ".cache", "go-build")
+	goCmd := func(env []string, args ...string) string {
+		t.Helper()
+		c := exec.Command(goBin, args...)
+		c.Dir = w.proj
+		c.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "GOTOOLCHAIN=local", "GOMODCACHE=" + modCache,
+			"GOCACHE=" + from, "GOTELEMETRY=off", "GOENV=off"}, env...)
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	goCmd([]string{"GOPROXY=file://" + filepath.Join(root, "proxy"), "GOSUMDB=off", "GOFLAGS=-mod=mod"}, "mod", "tidy")
+	// The build cache entries go test uses (GODEBUG=gocachehash=1 names
+	// them, go help cache), each copied with its output.
+	hashes := goCmd([]string{"GOPROXY=off", "GOFLAGS=-mod=readonly", "GODEBUG=gocachehash=1"}, "test", "-count=1", "./...")
+	copyFile := func(from, to string) bool {
+		in, err := os.Open(from)
+		if err != nil {
+			return false
+		}
+		defer in.Close()
+		mustDo(t, os.MkdirAll(filepath.Dir(to), 0o755))
+		out, err := os.Create(to)
+		mustDo(t, err)
+		_, err = io.Copy(out, in) // copy_file_range where the kernel can
+		mustDo(t, err)
+		mustDo(t, out.Close())
+		return true
+	}
+	seeded := 0
+	for _, id := range goCacheKey.FindAllString(hashes, -1) {
+		entry, err := os.ReadFile(filepath.Join(from, id[:2], id+"-a"))
+		f := strings.Fields(string(entry))
+		if err != nil || len(f) < 3 || f[0] != "v1" || f[1] != id || !goCacheKey.MatchString(f[2]) {
+			continue
+		}
+		if copyFile(filepath.Join(from, f[2][:2], f[2]+"-d"), filepath.Join(buildCache, f[2][:2], f[2]+"-d")) &&
+			copyFile(filepath.Join(from, id[:2], id+"-a"), filepath.Join(buildCache, id[:2], id+"-a")) {
+			seeded++
+		}
+	}
+	t.Logf("seeded %d entries of the Go build cache", seeded)
+	pol, err := policy.Default(w.home)
+	mustDo(t, err)
+	pol.AllowedRoots = append(pol.AllowedRoots, root)
+	w.pol = pol
+	return w
+}
+
+// goCacheKey is a key or an output id of the Go build cache, in hex.
+var goCacheKey = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
+
+// TestFirstGoTest: the first `go test ./...` of a Go module with a
+// dependency passes offline with the default policy: the sandbox shows
+// the person's module cache, where the go command finds the dependency
+// (go.sum checked as always), and build cache, read-only under a throwaway
+// layer. Before, the sandbox showed act's own empty caches and go test
+// failed reaching for the network it does not have. Nothing of the run is
+// left in the person's caches or home. As root it runs again as nobody,
+// in a copy of the world of nobody's own.
+func TestFirstGoTest(t *testing.T) {
+	t.Parallel()
+	if dir := os.Getenv(goWorldEnv); dir != "" {
+		w := &cacheWorld{base: dir, home: filepath.Join(dir, "home"), proj: filepath.Join(dir, "home", "proj"), state: filepath.Join(dir, "state")}
+		pol, err := policy.Default(w.home)
+		mustDo(t, err)
+		pol.AllowedRoots = append(pol.AllowedRoots, dir)
+		w.pol = pol
+		firstGoTest(t, w)
+		return
+	}
+	base := cacheBase(t)
+	w := goWorld(t, base, "go-"+identity())
+	t.Run(identity(), func(t *testing.T) { firstGoTest(t, w) })
+	if os.Geteuid() != 0 {
+		return
+	}
+	t.Run("user", func(t *testing.T) {
+		dir := nobodyDir(t)
+		mustDo(t, os.Chmod(base, 0o777))
+		copied := filepath.Join(base, "go-user")
+		if out, err := exec.Command("cp", "-a", w.base, copied).CombinedOutput(); err != nil {
+			t.Fatalf("copy the world: %v\n%s", err, out)
+		}
+		mustDo(t, filepath.WalkDir(copied, func(p string, _ fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, 65534, 65534)
+		}))
+		runAsNobody(t, dir, "TestFirstGoTest", goWorldEnv+"="+copied)
+	})
+}
+
+// firstGoTest plans go test ./... in w's project and checks it passed.
+func firstGoTest(t *testing.T, w *cacheWorld) {
+	before := mxSnapshot(t, w.home)
+	p, err := w.build(t, "go test ./...")
+	if err != nil {
+		t.Fatalf("act plan of go test ./...: %v", err)
+	}
+	if got := stdout(t, p); !strings.Contains(got, "ok  \texample.com/proj") {
+		t.Errorf("go test ./... printed %q, want the package passed", got)
+	}
+	if len(p.Changes) != 0 {
+		t.Errorf("the plan holds %d changes, want none", len(p.Changes))
+	}
+	if diff := cmp.Diff(before, mxSnapshot(t, w.home)); diff != "" {
+		t.Errorf("the person's home changed (-before +after):\n%s", diff)
+	}
 }
