@@ -125,8 +125,13 @@ func identityMounts(pid int, spec Spec) (_ []*os.File, err error) {
 		}
 	}
 	for _, c := range spec.Caches {
-		if err := cloneNoFollow(c.Dir); err != nil {
-			return nil, err
+		for _, d := range []string{c.Dir, c.Own, c.Out} {
+			if d == "" {
+				continue
+			}
+			if err := cloneNoFollow(d); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -301,6 +302,79 @@ echo z > %[3]s/.cache/other`, dir, s.Path, home)
 	var se *SetupError
 	if !errors.As(err, &se) {
 		t.Errorf("a cache through a symbolic link: %v, want a SetupError", err)
+	}
+}
+
+// TestCachesOwn: act's own cache (Own) is shown read-only over the
+// user's (Dir), and what the command wrote there is copied, whole, to Out
+// after a run that keeps its changes, for the caller to check; neither
+// Own nor Dir is written. A run that discards its changes (a verification)
+// copies nothing out.
+func TestCachesOwn(t *testing.T) {
+	requireIsolation(t)
+	base, err := os.MkdirTemp("/var/tmp", "act-caches-own-")
+	if err != nil {
+		t.Skipf("no writable /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	mustChmod(t, base, 0o755)
+	homes := filepath.Join(base, "home")
+	at := filepath.Join(homes, "u", "go", "pkg", "mod")
+	dir, own := filepath.Join(base, "user-cache"), filepath.Join(base, "own")
+	if err := os.Mkdir(homes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for d, files := range map[string]map[string]string{dir: {"a": "user's a\n", "u": "user's u\n"}, own: {"a": "act's a\n", "o": "act's o\n"}} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(d, name), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := newScope(t, base, nil)
+	script := fmt.Sprintf(`cd %s && cat a u o && echo new > n && echo x > s && chmod u+s s && rm o`, at)
+	for _, discard := range []bool{true, false} {
+		out := filepath.Join(base, fmt.Sprint("out-", discard))
+		if err := os.Mkdir(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", script}, Env: pathEnv, Scopes: []Scope{s}, Discard: discard,
+			Mask: []string{homes}, Caches: []Cache{{Path: at, Dir: dir, Own: own, Out: out}}, Limits: Limits{WallMs: 20_000, DiskMB: 4}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExit(t, res, 0)
+		if string(res.Stdout) != "act's a\nuser's u\nact's o\n" {
+			t.Errorf("stdout %q, want act's own cache over the user's", res.Stdout)
+		}
+		ents, _ := os.ReadDir(out)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		want := []string{"n", "o", "s"}
+		if discard {
+			want = nil
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("discard %v: copied out %q, want %q", discard, names, want)
+		}
+		if !discard {
+			if fi, err := os.Lstat(filepath.Join(out, "s")); err != nil || fi.Mode()&fs.ModeSetuid == 0 {
+				t.Errorf("the setuid file copied out: %v %v, want its mode whole for the caller to refuse", fi, err)
+			}
+			if fi, err := os.Lstat(filepath.Join(out, "o")); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
+				t.Errorf("the removed file: %v %v, want a whiteout", fi, err)
+			}
+		}
+		for d, n := range map[string]int{dir: 2, own: 2} {
+			if ents, _ := os.ReadDir(d); len(ents) != n {
+				t.Errorf("%s holds %d entries after the run, want its %d", d, len(ents), n)
+			}
+		}
 	}
 }
 

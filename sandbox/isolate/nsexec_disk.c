@@ -793,3 +793,27 @@ void act_report_home(void) {
 	(void)r;
 	act_fail_kind = MSG_SETUP;
 }
+
+// act_copy_caches copies the upper of each cache that has act's own
+// (the policy's persistent caches) to its copy-out directory, whole, for
+// the parent to check and merge (plan/caches.go): nothing of it reaches
+// act's own cache here. Nothing else runs in the namespace now.
+void act_copy_caches(void) {
+	char p[64];
+	act_fail_kind = MSG_COPY;
+	umask(0);
+	more_files();
+	for (int i = 0; i < act_sp.ncaches && !act_out_over; i++) {
+		if (act_cacheoutfd[i] < 0)
+			continue;
+		snprintf(p, sizeof p, "c/%d/u", i);
+		int u = openat(act_diskfd, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int d = openat(act_cacheoutfd[i], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (u < 0 || d < 0)
+			act_fail("copy the cache %s out: open", act_sp.caches[i]);
+		copy_root(u, d, FNV_OFFSET, FRESH, "copy the cache out");
+		close(u);
+		close(d);
+	}
+	act_fail_kind = MSG_SETUP;
+}

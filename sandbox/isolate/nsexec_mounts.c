@@ -174,9 +174,11 @@ void act_premount(void) {
 // bindfd are the mounts of act_sp.binds: clones made here, or as root sent by
 // the parent (-1: not there).
 static int bindfd[MAX_BINDS];
-// cachefd are the mounts of act_sp.cachedirs, the caches' lowers, the same
-// way.
-static int cachefd[MAX_BINDS];
+// cachefd and ownfd are the mounts of act_sp.cachedirs and act_sp.cacheowns,
+// the caches' lowers, the same way (-1: none); act_cacheoutfd those of
+// act_sp.cacheouts, kept writable and detached for act_copy_caches.
+static int cachefd[MAX_BINDS], ownfd[MAX_BINDS];
+int act_cacheoutfd[MAX_BINDS];
 
 #ifndef SYS_openat2
 #define SYS_openat2 437 // the same on x86_64 and aarch64
@@ -246,8 +248,12 @@ static void stage_mounts(void) {
 	}
 	for (int i = 0; i < act_sp.nbinds; i++)
 		bindfd[i] = m[2 * act_sp.nscopes + i];
-	for (int i = 0; i < act_sp.ncaches; i++)
-		cachefd[i] = m[2 * act_sp.nscopes + act_sp.nbinds + i];
+	int *c = m + 2 * act_sp.nscopes + act_sp.nbinds;
+	for (int i = 0; i < act_sp.ncaches; i++) {
+		cachefd[i] = act_sp.cachedirs[i] ? *c++ : -1;
+		ownfd[i] = act_sp.cacheowns[i] ? *c++ : -1;
+		act_cacheoutfd[i] = act_sp.cacheouts[i] ? *c++ : -1;
+	}
 }
 
 static void unstage(void) {
@@ -313,15 +319,15 @@ static void mask_homes(void) {
 		close(bindfd[i]);
 	}
 	// The caches: each an overlay whose lower is the caller's directory,
-	// read-only, and whose upper and work dirs are c/<i>/u and c/<i>/w of
-	// the sandbox's tmpfs (counted against the disk cap, gone with it);
-	// act_setup_mounts makes them writable again after the recursive
-	// read-only. The upper's root takes the lower's mode, as the tool
-	// left it.
+	// read-only, under act's own cache where there is one, and whose
+	// upper and work dirs are c/<i>/u and c/<i>/w of the sandbox's tmpfs
+	// (counted against the disk cap, gone with it); act_setup_mounts makes
+	// them writable again after the recursive read-only. The upper's root
+	// takes the lower's mode, as the tool left it.
 	for (int i = 0; i < act_sp.ncaches; i++) {
 		struct stat st;
-		if (fstat(cachefd[i], &st) < 0)
-			act_fail("stat the cache %s", act_sp.cachedirs[i]);
+		if (fstat(cachefd[i] >= 0 ? cachefd[i] : ownfd[i], &st) < 0)
+			act_fail("stat the cache %s", act_sp.caches[i]);
 		snprintf(p, sizeof p, "c/%d", i);
 		mode_t um = umask(0);
 		if (mkdirat(act_diskfd, p, 0700) < 0)
@@ -331,24 +337,37 @@ static void mask_homes(void) {
 			act_fail("mkdir in the tmpfs");
 		umask(um);
 		close(c);
-		struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
-		if (mount_setattr(cachefd[i], "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
-			act_fail("make the cache %s read-only", act_sp.cachedirs[i]);
-		// overlayfs takes no detached mount for a lower: the clone is
-		// attached at the cache's path, and the overlay mounted over it.
+		// overlayfs takes no detached mount for a lower: each clone is
+		// attached at the cache's path (act's own over the user's), and
+		// the overlay mounted over them.
 		mkdir_p(act_sp.caches[i]);
-		if (move_mount(cachefd[i], "", AT_FDCWD, act_sp.caches[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			act_fail("attach the cache %s", act_sp.caches[i]);
-		close(cachefd[i]);
-		int lower = open(act_sp.caches[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (lower < 0)
-			act_fail("open the cache %s", act_sp.caches[i]);
+		int lower[2] = {-1, -1};
+		for (int j = 0; j < 2; j++) {
+			int fd = j ? ownfd[i] : cachefd[i];
+			if (fd < 0)
+				continue;
+			struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+			if (mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
+				act_fail("make the cache %s read-only", act_sp.caches[i]);
+			if (move_mount(fd, "", AT_FDCWD, act_sp.caches[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				act_fail("attach the cache %s", act_sp.caches[i]);
+			close(fd);
+			if ((lower[j] = open(act_sp.caches[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+				act_fail("open the cache %s", act_sp.caches[i]);
+		}
+		char lowers[64];
+		if (lower[0] >= 0 && lower[1] >= 0)
+			snprintf(lowers, sizeof lowers, "/proc/self/fd/%d:/proc/self/fd/%d", lower[1], lower[0]);
+		else
+			snprintf(lowers, sizeof lowers, "/proc/self/fd/%d", lower[0] >= 0 ? lower[0] : lower[1]);
 		snprintf(opts, sizeof opts,
-			 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d/c/%d/u,workdir=/proc/self/fd/%d/c/%d/w,userxattr,volatile",
-			 lower, act_diskfd, i, act_diskfd, i);
+			 "lowerdir=%s,upperdir=/proc/self/fd/%d/c/%d/u,workdir=/proc/self/fd/%d/c/%d/w,userxattr,volatile",
+			 lowers, act_diskfd, i, act_diskfd, i);
 		if (mount("overlay", act_sp.caches[i], "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
 			act_fail("mount the cache's overlay on %s", act_sp.caches[i]);
-		close(lower);
+		for (int j = 0; j < 2; j++)
+			if (lower[j] >= 0)
+				close(lower[j]);
 	}
 }
 
@@ -400,9 +419,13 @@ void act_setup_mounts(void) {
 			if ((bindfd[i] = open_tree(AT_FDCWD, act_sp.binds[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0 &&
 			    errno != ENOENT && errno != EACCES)
 				act_fail("clone %s", act_sp.binds[i]);
-		for (int i = 0; i < act_sp.ncaches; i++)
-			if ((cachefd[i] = clone_nofollow(act_sp.cachedirs[i])) < 0)
-				act_fail("clone the cache %s (no symbolic link followed)", act_sp.cachedirs[i]);
+		for (int i = 0; i < act_sp.ncaches; i++) {
+			const char *p[3] = {act_sp.cachedirs[i], act_sp.cacheowns[i], act_sp.cacheouts[i]};
+			int *fd[3] = {&cachefd[i], &ownfd[i], &act_cacheoutfd[i]};
+			for (int j = 0; j < 3; j++)
+				if ((*fd[j] = p[j] ? clone_nofollow(p[j]) : -1) < 0 && p[j])
+					act_fail("clone the cache %s (no symbolic link followed)", p[j]);
+		}
 	}
 	// Everything that a later mount may hide is opened first: the scope's
 	// lower, upper and work dirs (they may sit under /tmp, or, without

@@ -93,11 +93,16 @@ func encode(spec Spec, probe bool) (specParts, error) {
 		mnt("home", spec.Home)
 	}
 	for _, c := range spec.Caches {
-		if !abs(c.Path) || !underAny(c.Path, spec.Mask) || !abs(c.Dir) {
-			return p, fmt.Errorf("sandbox: cache %q on %q: not absolute clean paths, the first below a masked home root", c.Dir, c.Path)
+		if !abs(c.Path) || !underAny(c.Path, spec.Mask) || (c.Dir != "" && !abs(c.Dir)) || (c.Own != "" && !abs(c.Own)) ||
+			(c.Out != "" && (!abs(c.Out) || c.Own == "")) || (c.Dir == "" && c.Own == "") {
+			return p, fmt.Errorf("sandbox: cache %+v: not absolute clean paths, the first below a masked home root, with a directory to show", c)
 		}
 		mnt("cache", c.Path)
-		mnt("cachedir", c.Dir)
+		for _, k := range [...]struct{ key, v string }{{"cachedir", c.Dir}, {"cacheown", c.Own}, {"cacheout", c.Out}} {
+			if k.v != "" {
+				mnt(k.key, k.v)
+			}
+		}
 	}
 	for _, r := range spec.Reads {
 		if !abs(r) {

@@ -125,6 +125,16 @@ type Scope struct {
 // path refuses the run.
 type Cache struct {
 	Path, Dir string
+	// Own, if not empty, is another directory of the caller's, shown
+	// read-only over Dir (Dir may then be empty: none): act's own cache,
+	// which the caller fills from Out.
+	Own string
+	// Out, if not empty (and Own is not), is an empty directory of the
+	// caller's onto which the upper layer is copied after a run with a
+	// disk cap that keeps its changes (not Discard): files, directories,
+	// symbolic links, whiteouts and FIFOs as overlayfs left them, modes
+	// whole. Neither Own nor Dir is written.
+	Out string
 }
 
 // Limits are hard caps; a zero field means no cap of that kind.
