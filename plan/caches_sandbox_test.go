@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/mod/module"
+	"golang.org/x/mod/sumdb/dirhash"
 	modzip "golang.org/x/mod/zip"
 
 	"github.com/act-project/act/descriptors"
@@ -107,6 +108,17 @@ func newCacheWorld(t *testing.T, base, name string) *cacheWorld {
 // the plan (whose first command's output the caller reads) or the error.
 func (w *cacheWorld) build(t *testing.T, script string) (*Plan, error) {
 	t.Helper()
+	return w.buildVerified(t, script, "")
+}
+
+// buildVerified is build with `sh -c verify` as the descriptor's
+// verification command, if not empty.
+func (w *cacheWorld) buildVerified(t *testing.T, script, verify string) (*Plan, error) {
+	t.Helper()
+	verification := ""
+	if verify != "" {
+		verification = "verification:\n  commands: [[sh, -c, " + js(verify) + "]]\n"
+	}
 	text := `descriptor_version: "1.0"
 action_id: ` + newUUID(t) + `
 created_at: "2026-11-22T00:00:00Z"
@@ -132,7 +144,7 @@ operation:
   argv: ` + js([]string{"sh", "-c", script}) + `
   workdir: ` + js(w.proj) + `
   env: {PATH: /usr/local/go/bin:/usr/local/bin:/usr/bin:/bin, LC_ALL: C}
-`
+` + verification
 	d, _, probs := descriptors.Load("d.yaml", []byte(text))
 	if probs != nil {
 		t.Fatalf("the test descriptor does not load:\n%v\n%s", probs, text)
@@ -469,5 +481,115 @@ func firstGoTest(t *testing.T, w *cacheWorld) {
 	}
 	if diff := cmp.Diff(before, mxSnapshot(t, w.home)); diff != "" {
 		t.Errorf("the person's home changed (-before +after):\n%s", diff)
+	}
+}
+
+// TestPersistentCache: the policy's opt-in persistent cache keeps only
+// what may stay of a dry run's writes, for later dry runs. A module
+// whose files hash to its .ziphash is kept; a module directory whose
+// files do not (a TROJAN under the genuine module's .ziphash) is not, nor
+// is a rewrite of a module the user's cache has, a setuid file, a FIFO, a
+// file that would take act's caches past the bound, or anything a
+// verification command wrote. The user's caches are untouched.
+func TestPersistentCache(t *testing.T) {
+	t.Parallel()
+	w := newCacheWorld(t, cacheBase(t), "persistent-"+identity())
+	mod, build := filepath.Join(w.home, "go", "pkg", "mod"), filepath.Join(w.home, ".cache", "go-build")
+	w.pol.Sandbox.PersistentCaches = []string{mod, build}
+	w.pol.Sandbox.PersistentCachesMB = 1
+	fixtureModule(t, filepath.Join(w.proj, "fixtures", "good"), "example.com/good", "package good // genuine\n", "")
+	fixtureModule(t, filepath.Join(w.proj, "fixtures", "evil"), "example.com/evil", "package evil // genuine\n", "package evil // TROJAN\n")
+	before := mxSnapshot(t, w.home)
+
+	p, err := w.build(t, `set -e
+cp -R fixtures/good/. fixtures/evil/. ~/go/pkg/mod/
+chmod -R u+w ~/go/pkg/mod/example.com/dep@v1.0.0 && echo 'package dep // TROJAN' > ~/go/pkg/mod/example.com/dep@v1.0.0/dep.go
+echo new > ~/go/pkg/mod/example.com/dep@v1.0.0/new.go
+echo s > ~/.cache/go-build/00/suid-d && chmod u+s ~/.cache/go-build/00/suid-d
+mkfifo ~/.cache/go-build/00/fifo
+head -c 2097152 /dev/zero > ~/.cache/go-build/00/big-d
+echo kept > ~/.cache/go-build/00/kept-d`)
+	if err != nil {
+		t.Fatalf("the run that fills the caches: %v", err)
+	}
+	var refused []string
+	for _, w := range p.Warnings {
+		if w.Rule == RuleCacheRefused {
+			refused = append(refused, w.Message)
+		}
+	}
+	all := strings.Join(refused, "\n")
+	for _, want := range []string{"setuid", "FIFO", "persistent_caches_mb", "do not hash", "adds to a module directory"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the refusals %q do not say %q", refused, want)
+		}
+	}
+
+	_, err = w.buildVerified(t, "true", `echo planted > ~/.cache/go-build/00/verify-d && mkdir -p ~/go/pkg/mod/example.com/verify@v1.0.0`)
+	if err != nil {
+		t.Fatalf("the run whose verification writes the caches: %v", err)
+	}
+
+	p, err = w.build(t, `cat ~/go/pkg/mod/example.com/good@v1.0.0/good.go ~/go/pkg/mod/example.com/dep@v1.0.0/dep.go; ls -A ~/go/pkg/mod/example.com ~/go/pkg/mod/example.com/dep@v1.0.0 ~/.cache/go-build/00`)
+	if err != nil {
+		t.Fatalf("the later run: %v", err)
+	}
+	got := stdout(t, p)
+	for _, want := range []string{"package good // genuine", "package dep // genuine", "good@v1.0.0", "kept-d", "entry-d"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the later run read %q, want %q there", got, want)
+		}
+	}
+	for _, bad := range []string{"TROJAN", "evil@", "new.go", "suid-d", "fifo", "big-d", "verify"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the later run read %q: %q was kept", got, bad)
+		}
+	}
+	if diff := cmp.Diff(before, mxSnapshot(t, w.home)); diff != "" {
+		t.Errorf("the person's home changed (-before +after):\n%s", diff)
+	}
+}
+
+// TestPersistentCacheOrdinaryUser runs TestPersistentCache as nobody, with
+// a home of its own.
+func TestPersistentCacheOrdinaryUser(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(cacheChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	dir := nobodyDir(t)
+	base := cacheBase(t)
+	mustDo(t, os.Chmod(base, 0o777))
+	runAsNobody(t, dir, "TestPersistentCache", cacheChildEnv+"="+base)
+}
+
+// fixtureModule lays out, below dir as in a module cache, the module path
+// v1.0.0 with a file of src: its extracted directory, zip and .ziphash. With
+// planted, the extracted file holds planted instead: the zip and .ziphash
+// stay the genuine module's.
+func fixtureModule(t *testing.T, dir, path, src, planted string) {
+	t.Helper()
+	m := module.Version{Path: path, Version: "v1.0.0"}
+	esc, err := module.EscapePath(path)
+	mustDo(t, err)
+	name := filepath.Base(path) + ".go"
+	tree := filepath.Join(dir, filepath.FromSlash(esc)+"@v1.0.0")
+	at := filepath.Join(dir, "cache", "download", filepath.FromSlash(esc), "@v")
+	mustDo(t, os.MkdirAll(tree, 0o755))
+	mustDo(t, os.MkdirAll(at, 0o755))
+	gomod := "module " + path + "\n\ngo 1.21\n"
+	mustDo(t, os.WriteFile(filepath.Join(tree, "go.mod"), []byte(gomod), 0o644))
+	mustDo(t, os.WriteFile(filepath.Join(tree, name), []byte(src), 0o644))
+	zipPath := filepath.Join(at, "v1.0.0.zip")
+	f, err := os.Create(zipPath)
+	mustDo(t, err)
+	mustDo(t, modzip.CreateFromDir(f, m, tree))
+	mustDo(t, f.Close())
+	h, err := dirhash.HashZip(zipPath, dirhash.Hash1)
+	mustDo(t, err)
+	mustDo(t, os.WriteFile(filepath.Join(at, "v1.0.0.ziphash"), []byte(h), 0o644))
+	mustDo(t, os.WriteFile(filepath.Join(at, "v1.0.0.mod"), []byte(gomod), 0o644))
+	if planted != "" {
+		mustDo(t, os.WriteFile(filepath.Join(tree, name), []byte(planted), 0o644))
 	}
 }

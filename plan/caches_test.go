@@ -92,3 +92,15 @@ func TestCachesDirOwnDir(t *testing.T) {
 		}
 	}
 }
+
+// TestGoVerifiedEnv: with a persistent Go module cache, a command's go
+// checks go.sum on every use: -mod=readonly comes last in GOFLAGS (the
+// last -mod wins), and what would skip or replace the checksum database,
+// or set that again from a go env file, is gone.
+func TestGoVerifiedEnv(t *testing.T) {
+	got := goVerifiedEnv([]string{"PATH=/bin", "GOFLAGS=-mod=mod -v", "GONOSUMDB=*", "GOPRIVATE=example.com", "GOSUMDB=sum.evil.example+key", "GOINSECURE=*", "GONOSUMCHECK=1", "GOENV=/s/env", "HOME=/h"})
+	want := []string{"PATH=/bin", "HOME=/h", "GOFLAGS=-mod=mod -v -mod=readonly", "GOENV=off"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("goVerifiedEnv (-want +got):\n%s", diff)
+	}
+}

@@ -377,24 +377,30 @@ func (dr *Draft) run(ctx context.Context) error {
 		hide := HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths)
 		mask, binds := HomeView(opts.UserHome, opts.Policy.Sandbox.HomeVisible, hide)
 		caches, binds := SandboxCaches(opts.UserHome, opts.Policy.Sandbox.Caches, hide, binds)
+		caches, persistent, binds, err := withOwnCaches(opts.StateDir, opts.UserHome, caches, opts.Policy.Sandbox.Caches, opts.Policy.Sandbox.PersistentCaches, hide, binds)
+		if err != nil {
+			return err
+		}
 		runOpts.Exec = &sandboxCommander{
 			before: ready,
 			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, state.WorkName),
-			egress:   egressProxy(d, opts.Policy),
-			loopback: opts.Policy.Sandbox.Loopback,
-			hide:     hide,
-			mask:     mask,
-			binds:    binds,
-			reads:    SystemReads,
-			caches:   caches,
-			path:     os.Getenv("PATH"),
-			home:     opts.UserHome,
-			homeRW:   writableHome(opts.UserHome, mask),
-			pii:      opts.Policy.Redact.PII,
-			limits:   limits(d, opts.Policy.MemoryTotalDemanded()),
-			warm:     opts.Ahead.Warm,
-			progress: opts.Progress,
-			started:  opts.Ahead.Started,
+			egress:     egressProxy(d, opts.Policy),
+			loopback:   opts.Policy.Sandbox.Loopback,
+			hide:       hide,
+			mask:       mask,
+			binds:      binds,
+			reads:      SystemReads,
+			caches:     caches,
+			persistent: persistent,
+			cacheBound: opts.Policy.Sandbox.PersistentCachesMB << 20,
+			path:       os.Getenv("PATH"),
+			home:       opts.UserHome,
+			homeRW:     writableHome(opts.UserHome, mask),
+			pii:        opts.Policy.Redact.PII,
+			limits:     limits(d, opts.Policy.MemoryTotalDemanded()),
+			warm:       opts.Ahead.Warm,
+			progress:   opts.Progress,
+			started:    opts.Ahead.Started,
 		}
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
