@@ -288,6 +288,26 @@ echo z > %[3]s/.cache/other`, dir, s.Path, home)
 		t.Errorf("8 MiB into a cache under a 4 MiB disk cap: exit %d, cap %v; want a failure naming the disk cap", res.ExitCode, res.CapHit)
 	}
 
+	// A scope that is the home itself: the command writes there, in the
+	// scope's layer, and never sees the throwaway home, of which nothing
+	// is named (what act made in it for the cache included).
+	hs := Scope{Path: home, Upper: filepath.Join(base, "home-upper"), Work: filepath.Join(base, "home-work")}
+	for _, d := range []string{hs.Upper, hs.Work} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { RemoveWorkDir(hs.Work) })
+	res, err = Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", "echo x > " + home + "/made"}, Env: pathEnv, Scopes: []Scope{hs},
+		Mask: []string{homes}, Home: home, Caches: []Cache{{Path: dir, Dir: dir}}, Limits: Limits{WallMs: 20_000, DiskMB: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, res, 0)
+	if res.HomeWroteCount != 0 || readFile(t, filepath.Join(hs.Upper, "made")) != "x\n" {
+		t.Errorf("a scope over the home: HomeWrote %q (%d), want none and the file in the layer", res.HomeWrote, res.HomeWroteCount)
+	}
+
 	// A symbolic link on the cache's path: refused, not followed.
 	other := filepath.Join(base, "elsewhere")
 	if err := os.MkdirAll(filepath.Join(other, "go-build"), 0o755); err != nil {

@@ -705,19 +705,20 @@ static void home_wrote(const char *path, ssize_t len) {
 	free(line);
 }
 
-// home_mount reports how path relates to what act mounted below the home:
-// 2, one of them (a bind, a cache or a scope); 1, above one; 0, neither.
+// home_mount reports how path relates to what act mounted over the home
+// or below it: 2, one of them (a bind, a cache or a scope) or below one (a
+// scope that holds the home: the command never saw h); 1, above one; 0,
+// neither.
 static int home_mount(const char *path, size_t len) {
 	int above = 0;
 	for (int j = 0; j < 3; j++) {
 		int n = j == 0 ? act_sp.nbinds : j == 1 ? act_sp.ncaches : act_sp.nscopes;
 		for (int i = 0; i < n; i++) {
 			const char *m = j == 0 ? act_sp.binds[i] : j == 1 ? act_sp.caches[i] : act_sp.scopes[i].path;
-			if (strncmp(m, path, len))
-				continue;
-			if (m[len] == 0)
+			size_t ml = strlen(m);
+			if (ml <= len && !strncmp(m, path, ml) && (path[ml] == 0 || path[ml] == '/' || ml == 1))
 				return 2;
-			if (m[len] == '/')
+			if (ml > len && !strncmp(m, path, len) && m[len] == '/')
 				above = 1;
 		}
 	}

@@ -46,6 +46,17 @@ static void mkdir_p(const char *path) {
 static const char *devices[] = {"null", "zero", "full", "random", "urandom", "tty"};
 #define NDEV (sizeof devices / sizeof devices[0])
 
+// under_scope says whether path is a scope's path or lies below one.
+static int under_scope(const char *path) {
+	for (int k = 0; k < act_sp.nscopes; k++) {
+		const char *sp = act_sp.scopes[k].path;
+		size_t n = strlen(sp);
+		if (n == 1 || (!strncmp(path, sp, n) && (path[n] == 0 || path[n] == '/')))
+			return 1;
+	}
+	return 0;
+}
+
 static void make_writable(const char *path) {
 	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_RDONLY};
 	if (mount_setattr(AT_FDCWD, path, 0, &attr, sizeof attr) < 0)
@@ -526,8 +537,11 @@ void act_setup_mounts(void) {
 	make_writable("/proc");
 	for (int k = 0; k < act_sp.nscopes; k++)
 		make_writable(act_sp.scopes[k].path);
-	if (act_sp.home)
+	// The home and the caches, but where a scope's overlay covers them
+	// (mounted after: the path is the scope's then, made writable above).
+	if (act_sp.home && !under_scope(act_sp.home))
 		make_writable(act_sp.home);
 	for (int i = 0; i < act_sp.ncaches; i++)
-		make_writable(act_sp.caches[i]);
+		if (!under_scope(act_sp.caches[i]))
+			make_writable(act_sp.caches[i]);
 }
