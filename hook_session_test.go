@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,13 +110,13 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 	must("git", "config", "user.email", "hook@example.com")
 	must("git", "add", "-A")
 	must("git", "commit", "-q", "-m", "start")
-	// A warm build cache where the sandbox has it: act's own cache for
-	// ~/.cache/go-build (the policy's sandbox.caches), so that go test
-	// there need not build the standard library within the hook's time.
-	// It is seeded from the cache of the go command running these tests;
-	// without a seed, go test here fills it. The go test after the session
-	// uses it too: HOME's cache is empty.
-	gocache := filepath.Join(state, "caches", url.PathEscape(".cache/go-build"))
+	// The sandbox's go test uses the build cache of the password
+	// database's home (the user running these tests), read-only under a
+	// throwaway layer (docs/sandbox-filesystem.md, "Caches"): warm, it
+	// built these tests. The go test after the session, unsandboxed with
+	// HOME's empty cache, uses a cache of its own, seeded from the go
+	// command's; without a seed, a go test here fills it.
+	gocache := filepath.Join(dir, "gocache")
 	goTest := func() string {
 		t.Helper()
 		env = append(env, "GOCACHE="+gocache)

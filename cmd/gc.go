@@ -16,7 +16,7 @@ func newGCCommand(env *Env) *cli.Command {
 		Name:      "gc",
 		Usage:     "remove what is past the host's retention",
 		UsageText: "act gc [--caches] [--json]",
-		Flags:     []cli.Flag{&cli.BoolFlag{Name: "caches", Usage: "also empty the sandbox's caches (sandbox.caches): the next plans start cold"}},
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "caches", Usage: "also empty act's own caches (sandbox.persistent_caches): the next plans start from the user's"}},
 		Description: `Removes what is past the host policy's retention (audit.retain_days,
    docs/state.md, docs/audit.md):
    - plans made before it, with their layers, and the backups of actions
@@ -31,9 +31,10 @@ func newGCCommand(env *Env) *cli.Command {
    It never removes a pending plan, a plan that can still be applied, or the
    plan and backups of the newest applied action: it lists them as kept.
    Nothing but act's own files is touched. Every gc is itself recorded.
-   With --caches it also empties the sandbox's caches (the policy's
-   sandbox.caches, docs/sandbox-filesystem.md): what tools cached in
-   earlier dry runs is gone, and the next ones start cold.
+   With --caches it also empties act's own caches (the policy's opt-in
+   sandbox.persistent_caches, docs/sandbox-filesystem.md): what tools
+   cached in earlier dry runs is gone, and the next ones start from the
+   user's own caches.
 
 EXAMPLES:
    act gc

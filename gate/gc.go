@@ -47,7 +47,7 @@ type Collected struct {
 	Kept []string `json:"kept"`
 	// Audit is what was pruned from the audit log.
 	Audit audit.PruneInfo `json:"audit"`
-	// Caches counts the sandbox's caches emptied (act gc --caches), and
+	// Caches counts act's own caches emptied (act gc --caches), and
 	// their bytes; nil when they were not asked for.
 	Caches *CachesCleared `json:"caches,omitempty"`
 }
@@ -58,10 +58,11 @@ type CachesCleared struct {
 	Bytes  int64 `json:"bytes"`
 }
 
-// ClearCaches empties the sandbox's caches (the policy's sandbox.caches,
-// under the state dir's caches/): each cache's directory is removed whole,
-// without following a link a command left in it; the next plan makes it
-// again, empty. docs/sandbox-filesystem.md, "Caches".
+// ClearCaches empties act's own caches (the policy's opt-in
+// sandbox.persistent_caches, under the state dir's caches/): each cache's
+// directory is removed whole, without following a link in it; the next
+// plan makes it again, empty. docs/sandbox-filesystem.md, "A persistent
+// cache of act's own".
 func (g *Gate) ClearCaches() (*CachesCleared, error) {
 	c := &CachesCleared{}
 	caches, err := plan.CachesDir(g.Home.Root) // act's own, never a link followed

@@ -49,7 +49,28 @@ type CommandResult struct {
 	// request ("CONNECT proxy.golang.org:443 allowed", or refused and
 	// why), the first maxEgressLog of them.
 	Egress []string `json:"egress,omitempty"`
+	// HomeWrote counts and names what the command made in the masked
+	// home, which a throwaway layer took and the sandbox's end discarded
+	// (docs/sandbox-filesystem.md, "The masked home"): never promoted.
+	HomeWrote *Discarded `json:"home_wrote,omitempty"`
+	// Caches say what act kept of what the command added to its own
+	// caches (the policy's sandbox.persistent_caches) and what it refused
+	// (docs/sandbox-filesystem.md, "A persistent cache of act's own").
+	Caches []CacheKept `json:"caches,omitempty"`
 }
+
+// CacheKept is what act kept of a command's additions to one of its own
+// caches, at Path, and how many it refused, the first of them with why.
+type CacheKept struct {
+	Path    string   `json:"path"`
+	Kept    int      `json:"kept"`
+	Refused int      `json:"refused,omitempty"`
+	Why     []string `json:"why,omitempty"`
+}
+
+// RuleCacheRefused: act refused to keep some of what a command added to
+// one of its own caches.
+const RuleCacheRefused = "sandbox.cache-refused"
 
 // maxEgressLog is how many of a command's requests to the egress proxy
 // its result names.
@@ -109,8 +130,16 @@ type sandboxCommander struct {
 	binds    []string // below them, what builds need, read-only (isolate.Spec.Binds)
 	reads    []string // the system trees files may be read in (isolate.Spec.Reads)
 	caches   []isolate.Cache
-	path     string // the caller's PATH
-	home     string // the password database's home of the user act runs as
+	// persistent are those of caches that are act's own too (the
+	// policy's persistent caches), cacheBound what they may hold
+	// together, in bytes.
+	persistent []persistentCache
+	cacheBound int64
+	path       string // the caller's PATH
+	home       string // the password database's home of the user act runs as
+	// homeRW is that home where commands see it writable through a
+	// throwaway layer (isolate.Spec.Home), or "".
+	homeRW string
 	// pii also redacts e-mail addresses and phone numbers (redact.pii).
 	pii bool
 	// progress, if not nil, gets each line of a command's output as it
@@ -201,10 +230,33 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 			envl = append(envl, k+"="+ProxyURL)
 		}
 	}
+	caches := s.caches
+	if len(s.persistent) > 0 {
+		// What the command writes in act's own caches is copied out for
+		// mergeCache, but for a verification's: thrown away.
+		caches = slices.Clone(s.caches)
+		for _, pc := range s.persistent {
+			if pc.goModules {
+				envl = goVerifiedEnv(envl)
+			}
+			if discard {
+				continue
+			}
+			out := filepath.Join(s.workDir, "cache-"+strconv.Itoa(pc.index))
+			if err := sandbox.RemoveAll(out); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, nil, err
+			}
+			if err := os.MkdirAll(out, 0o700); err != nil {
+				return nil, nil, err
+			}
+			defer sandbox.RemoveAll(out)
+			caches[pc.index].Out = out
+		}
+	}
 	progress, flush := s.lines()
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envl, Stdin: []byte(stdin), Proxy: proxy,
-		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads, Caches: s.caches,
+		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads, Caches: caches, Home: s.homeRW,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before, Progress: progress,
 		Discard: discard,
 	})
@@ -222,6 +274,26 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		StdoutCut: res.StdoutCut, StderrCut: res.StderrCut,
 		WallMs: res.Usage.Wall.Milliseconds(), CPUMs: res.Usage.CPU.Milliseconds(),
 		Caps: map[string]string{},
+	}
+	for _, pc := range s.persistent {
+		c := caches[pc.index]
+		if c.Out == "" {
+			continue
+		}
+		m, err := mergeCache(c.Out, c.Own, c.Dir, s.cacheBound, pc.goModules)
+		if err != nil {
+			return nil, nil, fmt.Errorf("act's own cache %s: %w", c.Path, err)
+		}
+		if m.Kept > 0 || m.Refused > 0 {
+			out.Caches = append(out.Caches, CacheKept{Path: c.Path, Kept: m.Kept, Refused: m.Refused, Why: m.Why})
+		}
+	}
+	if res.HomeWroteCount > 0 {
+		hw := &Discarded{Count: int(res.HomeWroteCount)}
+		for _, p := range res.HomeWrote {
+			hw.Paths = append(hw.Paths, s.redact(p))
+		}
+		out.HomeWrote = hw
 	}
 	mu.Lock()
 	for _, l := range egLog {
@@ -364,6 +436,12 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 		return err
 	}
 	r.res.Commands = append(r.res.Commands, *res)
+	for _, c := range res.Caches {
+		if c.Refused > 0 {
+			r.note(RuleCacheRefused, f, c.Path, "act kept %d of what the %s added to its own cache %s and refused %d (docs/sandbox-filesystem.md): %s",
+				c.Kept, what, c.Path, c.Refused, strings.Join(c.Why, "; "))
+		}
+	}
 	if res.Caps[string(isolate.CapMemory)] == isolate.MemoryPerProcess && !slices.ContainsFunc(r.res.Notes, func(n Note) bool { return n.Rule == "op.memory-per-process" }) {
 		// The plan says, once, that the memory cap is no total here.
 		r.note("op.memory-per-process", f, "", "memory cap: %s: no memory cgroup is writable for this user, so each process of the command may map up to resources.max_memory_mb, "+
@@ -380,6 +458,9 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 		if tail := lastLines(res.Stderr, 5); tail != "" {
 			msg += ": " + tail
 		}
+		if strings.Contains(res.Stderr, "Read-only file system") || strings.Contains(res.Stderr, "Permission denied") {
+			msg += " (" + readOnlyHint + ")"
+		}
 		rule := "op.command-failed"
 		if what == "verification command" {
 			rule = "op.verification-failed"
@@ -388,6 +469,14 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 	}
 	return nil
 }
+
+// readOnlyHint is what a command that failed on a read-only file system,
+// or was denied (as root the sandbox's own identity meets the host's
+// permissions first), is told: where the sandbox lets it write
+// (docs/sandbox-filesystem.md).
+const readOnlyHint = "in the sandbox only the declared scopes, /tmp and the home are writable: " +
+	"the homes are masked, the person's own home is writable through a throwaway layer (what a command writes there is listed and discarded), " +
+	"and what sandbox.home_visible shows there is read-only"
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

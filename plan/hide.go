@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/act-project/act/internal/pathglob"
@@ -120,15 +121,26 @@ next:
 }
 
 // SandboxCaches are the caches a plan's commands get (the policy's
-// sandbox.caches): each path below realHome, but a credential store or a
-// path of hide, paired with its directory in the state dir, made if
-// missing. A bind of binds that holds a cache or lies in one is dropped:
-// the cache is mounted instead.
-func SandboxCaches(stateDir, realHome string, caches, hide []string, binds []string) ([]isolate.Cache, []string, error) {
-	if !isHomeDir(realHome) || !filepath.IsAbs(stateDir) {
-		return nil, binds, nil
+// sandbox.caches, docs/sandbox-filesystem.md "Caches"): the person's own,
+// each shown at its path read-only under a throwaway upper layer. A path
+// counts that lies below realHome (the password database's home), is
+// neither a credential store nor a path of hide nor holds one, and is a
+// directory reached from the home with no symbolic link on the way (a
+// link planted there would show another directory in its place: the
+// sandbox refuses it too, RESOLVE_NO_SYMLINKS). One that is not there is
+// left out: the tool makes it in the throwaway home. A bind of binds that
+// holds a cache or lies in one is dropped: the cache is shown instead.
+func SandboxCaches(realHome string, caches, hide []string, binds []string) ([]isolate.Cache, []string) {
+	if !isHomeDir(realHome) {
+		return nil, binds
 	}
 	realHome = filepath.Clean(realHome)
+	// The home's own path may go through links (/home on another disk):
+	// the password database names it, not the agent.
+	resolved, err := filepath.EvalSymlinks(realHome)
+	if err != nil {
+		return nil, binds
+	}
 	var out []isolate.Cache
 next:
 	for _, p := range caches {
@@ -145,19 +157,35 @@ next:
 		if err != nil {
 			continue
 		}
-		if len(out) == 0 {
-			if _, err := CachesDir(stateDir); err != nil {
-				return nil, nil, err
+		dir := resolved
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			dir = filepath.Join(dir, part)
+			fi, err := os.Lstat(dir)
+			if err != nil || !fi.IsDir() {
+				continue next
 			}
-		}
-		dir := state.Dir{Root: stateDir}.Cache(rel)
-		if err := ownDir(dir); err != nil {
-			return nil, nil, fmt.Errorf("the sandbox's cache for %s: %w", p, err)
 		}
 		out = append(out, isolate.Cache{Path: p, Dir: dir})
 		binds = slices.DeleteFunc(binds, func(b string) bool { return pathglob.Within(b, p) || pathglob.Within(p, b) })
 	}
-	return out, binds, nil
+	return out, binds
+}
+
+// writableHome is the home a plan's commands may write through a
+// throwaway layer (isolate.Spec.Home, docs/sandbox-filesystem.md "The
+// masked home"): realHome, the password database's, where it is a
+// directory that mask covers; else "" (nobody's /nonexistent: none).
+func writableHome(realHome string, mask []string) string {
+	if !isHomeDir(realHome) {
+		return ""
+	}
+	realHome = filepath.Clean(realHome)
+	for _, m := range mask {
+		if pathglob.Within(realHome, m) {
+			return realHome
+		}
+	}
+	return ""
 }
 
 // CachesDir is the state dir's caches/, made if missing, once checked to

@@ -63,6 +63,10 @@ type Plan struct {
 	// git ignores (Options.ByProducts): in the layer, never in Changes,
 	// so neither graded nor promoted.
 	Discarded *Discarded `json:"discarded,omitempty"`
+	// HomeDiscarded counts and names what the plan's commands made in
+	// the masked home, through a throwaway layer: gone with the sandbox,
+	// never promoted (docs/sandbox-filesystem.md, "The masked home").
+	HomeDiscarded *Discarded `json:"home_discarded,omitempty"`
 	// Read is what a FILE_READ read, for apply to print.
 	Read []ReadResult `json:"read,omitempty"`
 	// Fetched records each NETWORK_REQUEST act performed.
@@ -96,6 +100,32 @@ type Discarded struct {
 
 // MaxDiscardedPaths is how many discarded paths a plan names.
 const MaxDiscardedPaths = 20
+
+// homeDiscarded is what the commands made in the masked home, together:
+// the sum of their counts and the first MaxDiscardedPaths of their
+// names, sorted, each once. nil if nothing.
+func homeDiscarded(cmds []CommandResult) *Discarded {
+	var out *Discarded
+	for _, c := range cmds {
+		if c.HomeWrote == nil || c.HomeWrote.Count == 0 {
+			continue
+		}
+		if out == nil {
+			out = &Discarded{}
+		}
+		out.Count += c.HomeWrote.Count
+		for _, p := range c.HomeWrote.Paths {
+			if !slices.Contains(out.Paths, p) {
+				out.Paths = append(out.Paths, p)
+			}
+		}
+	}
+	if out != nil {
+		slices.Sort(out.Paths)
+		out.Paths = out.Paths[:min(len(out.Paths), MaxDiscardedPaths)]
+	}
+	return out
+}
 
 // ByProducts splits a dry run's changes into those the plan keeps and
 // the paths of the by-products it discards (the gate's, gate.Plan); upper
@@ -346,27 +376,31 @@ func (dr *Draft) run(ctx context.Context) error {
 		// probing ahead would build a whole extra sandbox per act process.
 		hide := HidePaths(opts.StateDir, opts.Homes, opts.Policy.Sandbox.HidePaths, d.Scope.Filesystem.Paths)
 		mask, binds := HomeView(opts.UserHome, opts.Policy.Sandbox.HomeVisible, hide)
-		caches, binds, err := SandboxCaches(opts.StateDir, opts.UserHome, opts.Policy.Sandbox.Caches, hide, binds)
+		caches, binds := SandboxCaches(opts.UserHome, opts.Policy.Sandbox.Caches, hide, binds)
+		caches, persistent, binds, err := withOwnCaches(opts.StateDir, opts.UserHome, caches, opts.Policy.Sandbox.Caches, opts.Policy.Sandbox.PersistentCaches, hide, binds)
 		if err != nil {
 			return err
 		}
 		runOpts.Exec = &sandboxCommander{
 			before: ready,
 			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, state.WorkName),
-			egress:   egressProxy(d, opts.Policy),
-			loopback: opts.Policy.Sandbox.Loopback,
-			hide:     hide,
-			mask:     mask,
-			binds:    binds,
-			reads:    SystemReads,
-			caches:   caches,
-			path:     os.Getenv("PATH"),
-			home:     opts.UserHome,
-			pii:      opts.Policy.Redact.PII,
-			limits:   limits(d, opts.Policy.MemoryTotalDemanded()),
-			warm:     opts.Ahead.Warm,
-			progress: opts.Progress,
-			started:  opts.Ahead.Started,
+			egress:     egressProxy(d, opts.Policy),
+			loopback:   opts.Policy.Sandbox.Loopback,
+			hide:       hide,
+			mask:       mask,
+			binds:      binds,
+			reads:      SystemReads,
+			caches:     caches,
+			persistent: persistent,
+			cacheBound: opts.Policy.Sandbox.PersistentCachesMB << 20,
+			path:       os.Getenv("PATH"),
+			home:       opts.UserHome,
+			homeRW:     writableHome(opts.UserHome, mask),
+			pii:        opts.Policy.Redact.PII,
+			limits:     limits(d, opts.Policy.MemoryTotalDemanded()),
+			warm:       opts.Ahead.Warm,
+			progress:   opts.Progress,
+			started:    opts.Ahead.Started,
 		}
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
@@ -489,6 +523,7 @@ func (dr *Draft) plan(a Assessment) (*Plan, error) {
 		p.Read = res.Read
 		p.Fetched = res.Fetched
 		p.Commands = res.Commands
+		p.HomeDiscarded = homeDiscarded(res.Commands)
 		for _, n := range res.Notes {
 			p.Warnings = append(p.Warnings, problem.Problem{
 				Rule: n.Rule, Field: problem.FieldPath(n.Field...), Message: n.Msg, Layer: problem.Rejected,

@@ -394,7 +394,7 @@ func check(name string, doc *document.Document, v any, h home) problem.List {
 		}
 		return false
 	}
-	for _, f := range [][]string{{"allowed_roots"}, {"workspaces"}, {"risk", "sensitive_paths"}, {"sandbox", "hide_paths"}, {"sandbox", "home_visible"}, {"sandbox", "caches"}} {
+	for _, f := range [][]string{{"allowed_roots"}, {"workspaces"}, {"risk", "sensitive_paths"}, {"sandbox", "hide_paths"}, {"sandbox", "home_visible"}, {"sandbox", "caches"}, {"sandbox", "persistent_caches"}} {
 		var list any = m
 		for _, k := range f {
 			mm, _ := list.(map[string]any)
@@ -483,6 +483,17 @@ func build(file, base map[string]any, h home) (*Policy, error) {
 		caches = append(caches, expandHome(h, userHome))
 	}
 	p.Sandbox.Caches = caches
+	var persistent []string
+	for _, h := range p.Sandbox.PersistentCaches {
+		if userHome == "" {
+			continue
+		}
+		// Only a cache the sandbox shows at all may persist.
+		if h = expandHome(h, userHome); slices.Contains(caches, h) {
+			persistent = append(persistent, h)
+		}
+	}
+	p.Sandbox.PersistentCaches = persistent
 	var sensitive []string
 	for _, h := range p.Risk.SensitivePaths {
 		if isTilde(h) && userHome == "" {

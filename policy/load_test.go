@@ -59,7 +59,7 @@ func defaultPolicy() *Policy {
 				out = append(out, userHome+"/"+r)
 			}
 			return out
-		}()},
+		}(), PersistentCachesMB: 1024},
 		Confirmation: Confirmation{Via: ViaFlag, Approvers: []string{}},
 	}
 }

@@ -97,7 +97,9 @@ func (p *Policy) Marshal() []byte {
 		pair("sandbox", mapping(
 			pair("hide_paths", strList(p.Sandbox.HidePaths), "More paths hidden from sandboxed commands, besides act's state dir and\nthe usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …)."),
 			pair("home_visible", strList(p.Sandbox.HomeVisible), "What builds need below the home, shown read-only to commands while the\nrest of every home is masked; never a credential store."),
-			pair("caches", strList(p.Sandbox.Caches), "Where tools keep their caches: each is a directory of act's own, per\nuser, mounted read-write there in the sandbox (act gc --caches clears them)."),
+			pair("caches", strList(p.Sandbox.Caches), "Where tools keep their caches: commands see the user's own there,\nread-only under a throwaway layer; nothing a dry run writes there stays."),
+			pair("persistent_caches", strList(p.Sandbox.PersistentCaches), "Opt-in, with a risk: those of caches where act keeps a cache of its own\nacross dry runs, over the user's (docs/sandbox-filesystem.md; act gc\n--caches empties them)."),
+			pair("persistent_caches_mb", intNode(p.Sandbox.PersistentCachesMB), "The most MiB act's own caches may hold together."),
 			pair("loopback", boolNode(p.Sandbox.Loopback), "IPv4/IPv6 sockets on the sandbox's own loopback for commands without the\nnetwork (a test suite's local server); off: refused."),
 		), ""),
 	)

@@ -225,8 +225,8 @@ sandbox:
     - /home/u/.nvm
     - /home/u/.local/bin
     - /home/u/.m2/repository
-  # Where tools keep their caches: each is a directory of act's own, per
-  # user, mounted read-write there in the sandbox (act gc --caches clears them).
+  # Where tools keep their caches: commands see the user's own there,
+  # read-only under a throwaway layer; nothing a dry run writes there stays.
   caches:
     - /home/u/.cache/go-build
     - /home/u/go/pkg/mod
@@ -234,6 +234,12 @@ sandbox:
     - /home/u/.cache/pip
     - /home/u/.cargo/registry
     - /home/u/.cargo/git
+  # Opt-in, with a risk: those of caches where act keeps a cache of its own
+  # across dry runs, over the user's (docs/sandbox-filesystem.md; act gc
+  # --caches empties them).
+  persistent_caches: []
+  # The most MiB act's own caches may hold together.
+  persistent_caches_mb: 1024
   # IPv4/IPv6 sockets on the sandbox's own loopback for commands without the
   # network (a test suite's local server); off: refused.
   loopback: false
@@ -258,7 +264,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90,"witnesses":[],"quorum":0,"witness_grace":"1h","witness_after":false},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[],"commands":"by_diff"},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"loopback":false},"confirmation":{"via":"flag","approvers":[]},"hooks":{"cannot_dry_run":"deny"}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90,"witnesses":[],"quorum":0,"witness_grace":"1h","witness_after":false},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[],"commands":"by_diff"},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"persistent_caches_mb":1024,"loopback":false},"confirmation":{"via":"flag","approvers":[]},"hooks":{"cannot_dry_run":"deny"}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

@@ -213,10 +213,18 @@ type SandboxPolicy struct {
 	// credential store (docs/sandbox-filesystem.md).
 	HomeVisible []string `json:"home_visible"`
 	// Caches are where tools keep their caches below the user's home
-	// ("~/…"): each is a persistent directory of act's own, per user,
-	// mounted read-write there in the sandbox; never diffed, promoted or
-	// counted against the disk cap (docs/sandbox-filesystem.md, "Caches").
+	// ("~/…"): the sandbox shows the user's own there, read-only under a
+	// throwaway layer counted against the disk cap; nothing a dry run
+	// writes there outlives it (docs/sandbox-filesystem.md, "Caches").
 	Caches []string `json:"caches"`
+	// PersistentCaches are those of Caches (absolute) where act keeps a
+	// cache of its own across dry runs, over the user's: an opt-in with
+	// a risk, bounded, checked and, for Go's module cache, verified
+	// (docs/sandbox-filesystem.md, "A persistent cache of act's own").
+	PersistentCaches []string `json:"persistent_caches,omitempty"`
+	// PersistentCachesMB bounds what act's own caches hold together, in
+	// MiB: a dry run's addition past it is not kept.
+	PersistentCachesMB int64 `json:"persistent_caches_mb"`
 	// Loopback lets commands without the network make IPv4 and IPv6
 	// sockets in the sandbox's own network namespace (loopback only).
 	Loopback bool `json:"loopback"`
@@ -483,7 +491,8 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		CommandRules: nonNil(p.CommandRules),
 		Risk:         Risk{MaxDeletes: p.Risk.MaxDeletes, SensitivePaths: nonNil(p.Risk.SensitivePaths), Commands: p.Risk.Commands},
 		Redact:       p.Redact,
-		Sandbox:      SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths), HomeVisible: p.Sandbox.HomeVisible, Caches: p.Sandbox.Caches, Loopback: p.Sandbox.Loopback},
+		Sandbox: SandboxPolicy{HidePaths: nonNil(p.Sandbox.HidePaths), HomeVisible: p.Sandbox.HomeVisible, Caches: p.Sandbox.Caches, Loopback: p.Sandbox.Loopback,
+			PersistentCaches: p.Sandbox.PersistentCaches, PersistentCachesMB: p.Sandbox.PersistentCachesMB},
 		Confirmation: Confirmation{Via: p.Confirmation.Via, Approvers: nonNil(p.Confirmation.Approvers), ApproversFile: p.Confirmation.ApproversFile},
 		Hooks:        p.Hooks,
 	})
@@ -528,7 +537,8 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		CommandRules: nonNil(j.CommandRules),
 		Risk:         Risk{MaxDeletes: j.Risk.MaxDeletes, SensitivePaths: nonNil(j.Risk.SensitivePaths), Commands: j.Risk.Commands},
 		Redact:       j.Redact,
-		Sandbox:      SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths), HomeVisible: j.Sandbox.HomeVisible, Caches: j.Sandbox.Caches, Loopback: j.Sandbox.Loopback},
+		Sandbox: SandboxPolicy{HidePaths: nonNil(j.Sandbox.HidePaths), HomeVisible: j.Sandbox.HomeVisible, Caches: j.Sandbox.Caches, Loopback: j.Sandbox.Loopback,
+			PersistentCaches: j.Sandbox.PersistentCaches, PersistentCachesMB: j.Sandbox.PersistentCachesMB},
 		Confirmation: Confirmation{Via: j.Confirmation.Via, Approvers: nonNil(j.Confirmation.Approvers), ApproversFile: j.Confirmation.ApproversFile},
 		Hooks:        j.Hooks,
 	}

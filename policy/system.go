@@ -185,6 +185,17 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 	})
 	set("sandbox.caches", len(caches) != len(p.Sandbox.Caches))
 	p.Sandbox.Caches = caches
+	// A persistent cache only where both layers opt in, bounded by the
+	// smaller bound.
+	persistent := slices.DeleteFunc(slices.Clone(p.Sandbox.PersistentCaches), func(h string) bool {
+		return !slices.Contains(sys.Sandbox.PersistentCaches, h) || !slices.Contains(caches, h)
+	})
+	set("sandbox.persistent_caches", len(persistent) != len(p.Sandbox.PersistentCaches))
+	p.Sandbox.PersistentCaches = persistent
+	if sys.Sandbox.PersistentCachesMB < p.Sandbox.PersistentCachesMB {
+		p.Sandbox.PersistentCachesMB = sys.Sandbox.PersistentCachesMB
+		set("sandbox.persistent_caches_mb", true)
+	}
 	if viaRank(sys.Confirmation.Via) > viaRank(p.Confirmation.Via) {
 		p.Confirmation.Via = sys.Confirmation.Via
 		set("confirmation.via", true)
@@ -239,7 +250,7 @@ var settingNames = func() []string {
 		"resources.memory_enforcement", "network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
 		"audit.witnesses", "audit.quorum", "audit.witness_grace", "audit.witness_after",
 		"max_changes", "max_pending", "max_layers_mb", "command_rules", "risk.max_deletes", "risk.sensitive_paths", "risk.commands", "redact.pii",
-		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.home_visible", "sandbox.caches", "sandbox.loopback", "hooks.cannot_dry_run"}
+		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.home_visible", "sandbox.caches", "sandbox.persistent_caches", "sandbox.persistent_caches_mb", "sandbox.loopback", "hooks.cannot_dry_run"}
 	for _, r := range descriptors.RiskLevels {
 		names = append(names, "modes.risk."+string(r))
 	}

@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +159,33 @@ func TestSystemRiskCommands(t *testing.T) {
 	}
 	if _, err := Parse("user.yaml", []byte("risk: {commands: sometimes}\n"), "/home/u"); err == nil || !strings.Contains(err.Error(), "risk.commands") {
 		t.Errorf("an unknown risk.commands: %v", err)
+	}
+}
+
+// TestPersistentCachesOptIn: a persistent cache is one of sandbox.caches
+// (another is left out), "~" the home; under a system policy only where
+// both layers opt in, bounded by the smaller persistent_caches_mb.
+func TestPersistentCachesOptIn(t *testing.T) {
+	user, err := Parse("u.yaml", []byte("sandbox:\n  persistent_caches: [~/go/pkg/mod, ~/.cache/go-build, ~/elsewhere]\n  persistent_caches_mb: 4096\n"), "/home/u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/home/u/go/pkg/mod", "/home/u/.cache/go-build"}; !slices.Equal(user.Sandbox.PersistentCaches, want) || user.Sandbox.PersistentCachesMB != 4096 {
+		t.Errorf("persistent caches %q (%d MiB), want %q (4096)", user.Sandbox.PersistentCaches, user.Sandbox.PersistentCachesMB, want)
+	}
+	sys, err := Parse("s.yaml", []byte("sandbox:\n  persistent_caches: [~/go/pkg/mod]\n  persistent_caches_mb: 512\n"), "/home/u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tighten(sys, user, Origin{Source: OriginFlag})
+	if want := []string{"/home/u/go/pkg/mod"}; !slices.Equal(p.Sandbox.PersistentCaches, want) || p.Sandbox.PersistentCachesMB != 512 {
+		t.Errorf("under the system policy: %q (%d MiB), want %q (512)", p.Sandbox.PersistentCaches, p.Sandbox.PersistentCachesMB, want)
+	}
+	def, err := Default("/home/u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(def.Sandbox.PersistentCaches) != 0 {
+		t.Errorf("the default opts in %q, want nothing", def.Sandbox.PersistentCaches)
 	}
 }

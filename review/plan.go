@@ -176,6 +176,9 @@ func Plan(w io.Writer, st Styles, p *plan.Plan, state lifecycle.State, o Options
 	if dc := p.Discarded; dc != nil && dc.Count > 0 {
 		fmt.Fprintln(w, st.Faint.Render(Discarded(dc, o.Workspaces)))
 	}
+	if hd := p.HomeDiscarded; hd != nil && hd.Count > 0 {
+		fmt.Fprintln(w, st.Faint.Render(HomeDiscarded(hd)))
+	}
 	if descriptors.RiskLevel(p.RiskAssessed).Rank() > descriptors.RiskLevel(p.RiskLevel).Rank() {
 		fmt.Fprintf(w, "%s\n", st.Warn.Render(fmt.Sprintf("Risk: declared %s, assessed %s by act:", Line(p.RiskLevel), Line(p.RiskAssessed))))
 		for _, r := range p.RiskReasons {
@@ -351,6 +354,22 @@ func Intent(s string) string {
 		out = string([]rune(out)[:MaxIntent-1]) + "…"
 	}
 	return out
+}
+
+// HomeDiscarded is the line that says what a plan's commands made in the
+// masked home: written through a throwaway layer, gone with the sandbox,
+// never promoted (docs/sandbox-filesystem.md, "The masked home").
+func HomeDiscarded(hd *plan.Discarded) string {
+	var shown []string
+	for _, p := range hd.Paths {
+		shown = append(shown, Line(p))
+	}
+	list := strings.Join(shown, ", ")
+	if n := hd.Count - len(shown); n > 0 {
+		list += fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf("act discarded %s the commands made in the masked home (a throwaway layer: not promoted, not graded): %s",
+		Plural(hd.Count, "path"), list)
 }
 
 // Discarded is the line that says what by-products a plan discarded:

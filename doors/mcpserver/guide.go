@@ -27,7 +27,8 @@ all that in before checking; the answer's action_id is the one it gave.
   scope.network and scope.ui: {required: false} unless needed.
 - resources: max_cpu_ms, max_memory_mb, max_disk_mb, max_duration_ms. For a
   command, size them for what it runs: a test suite needs minutes and GiBs
-  (300000, 2048, 1024, 300000); the build caches are not counted.
+  (300000, 2048, 1024, 300000); what it writes in the caches and the home
+  (thrown away) counts against max_disk_mb.
 - preconditions: paths_exist, network_available, user_idle (and optionally
   paths_absent, min_free_disk_mb); checked on the real machine.
 - effects.filesystem: create, modify, delete — every path the action changes

@@ -321,6 +321,7 @@ type toolOutput struct {
 	Changes           []diff.Change   `json:"changes,omitempty"`
 	Summary           *report.Summary `json:"summary,omitempty"`
 	Discarded         *gate.Discarded `json:"discarded,omitempty" jsonschema:"the by-products the commands wrote to paths git ignores: not promoted, not graded"`
+	HomeDiscarded     *gate.Discarded `json:"home_discarded,omitempty" jsonschema:"what the commands made in the masked home, through a throwaway layer: discarded, never promoted"`
 	Diff              string          `json:"diff,omitempty" jsonschema:"the unified diff of the text files the plan changes"`
 	DiffCut           bool            `json:"diff_cut,omitempty" jsonschema:"true when the diff was cut at 64 KiB"`
 	Commands          []toolCommand   `json:"commands,omitempty"`
@@ -363,7 +364,7 @@ func (s *server) answer(tool string, res *report.Result, success string, err err
 		Status: report.StatusOf(o, success), ExitCode: code,
 		ActionID: res.ActionID, PlanID: res.PlanID, ActionType: res.ActionType, RiskLevel: res.RiskLevel,
 		Mode: res.Mode, ModeSource: res.ModeSource, Reason: res.Reason, Risk: res.Risk,
-		Changes: res.Changes, Summary: res.Summary, Discarded: res.Discarded,
+		Changes: res.Changes, Summary: res.Summary, Discarded: res.Discarded, HomeDiscarded: res.HomeDiscarded,
 		Errors: []problem.Problem{}, Warnings: append([]problem.Problem{}, res.Warnings...),
 	}
 	var probs problem.List

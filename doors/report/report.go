@@ -40,6 +40,10 @@ type Result struct {
 	// Discarded counts the by-products the plan's commands wrote to paths
 	// git ignores, and names the first of them: not promoted, not graded.
 	Discarded *gate.Discarded `json:"discarded,omitempty"`
+	// HomeDiscarded counts what the plan's commands made in the masked
+	// home, and names the first of it: a throwaway layer's, gone with the
+	// sandbox, never promoted.
+	HomeDiscarded *gate.Discarded `json:"home_discarded,omitempty"`
 	// Commands are the commands and verification the dry run ran, with
 	// their exit codes, times and (capped, redacted) output.
 	Commands []gate.CommandResult `json:"commands,omitempty"`
@@ -98,6 +102,7 @@ func (res *Result) FillPlan(p *gate.Plan) {
 	res.Warnings = append(res.Warnings, p.Warnings...)
 	res.Summary = SummaryOf(p.Changes)
 	res.Discarded = p.Discarded
+	res.HomeDiscarded = p.HomeDiscarded
 }
 
 // PlanWarnings adds what a later apply of plan p will answer for, as the

@@ -15,7 +15,7 @@
 //	actions/     one record per promoted action: its ops, backups and state
 //	attempts/    per action id: its refusals, sandbox runs and saved plans
 //	cooldowns/   when the same action was last rolled back, for cooldown_on_repeat
-//	caches/      the sandbox's caches (sandbox.caches), one directory each
+//	caches/      act's own caches (sandbox.persistent_caches), one directory each
 //	hooks/       the plan act hook asked a person about, per tool call
 //	audit/       the signed audit log (its own layout: audit's package doc)
 //	policy.yaml  the user's policy layer, if any
@@ -75,9 +75,10 @@ func (d Dir) Actions() string { return filepath.Join(d.Root, "actions") }
 // action's identity.
 func (d Dir) Cooldowns() string { return filepath.Join(d.Root, "cooldowns") }
 
-// Caches is the directory of the sandbox's caches (the policy's
-// sandbox.caches), one directory each, read and written by sandboxed
-// commands: never trusted, never read by act (docs/sandbox-filesystem.md).
+// Caches is the directory of act's own caches (the policy's opt-in
+// sandbox.persistent_caches), one directory each, shown read-only to
+// sandboxed commands and filled by act with what passed its checks of a
+// dry run's additions (docs/sandbox-filesystem.md).
 func (d Dir) Caches() string { return filepath.Join(d.Root, "caches") }
 
 // Cache is the directory of the cache the sandbox shows at rel, a path

@@ -73,11 +73,29 @@ func identityMounts(pid int, spec Spec) (_ []*os.File, err error) {
 			}
 		}
 	}()
+	var keep func(fd int, path string, idmapped bool) error
 	clone := func(path string, idmapped bool) error {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
 		if err != nil {
 			return &SetupError{Msg: fmt.Sprintf("clone the mount of %s: %v", path, err)}
 		}
+		return keep(fd, path, idmapped)
+	}
+	// A cache's lower is reached with no symbolic link followed anywhere
+	// on its path (Cache.Dir).
+	cloneNoFollow := func(path string) error {
+		dir, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+		if err != nil {
+			return &SetupError{Msg: fmt.Sprintf("open the cache %s (no symbolic link followed): %v", path, err)}
+		}
+		fd, err := unix.OpenTree(dir, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+		unix.Close(dir)
+		if err != nil {
+			return &SetupError{Msg: fmt.Sprintf("clone the mount of %s: %v", path, err)}
+		}
+		return keep(fd, path, true)
+	}
+	keep = func(fd int, path string, idmapped bool) error {
 		f := os.NewFile(uintptr(fd), path)
 		out = append(out, f)
 		if !idmapped {
@@ -107,8 +125,13 @@ func identityMounts(pid int, spec Spec) (_ []*os.File, err error) {
 		}
 	}
 	for _, c := range spec.Caches {
-		if err := clone(c.Dir, true); err != nil {
-			return nil, err
+		for _, d := range []string{c.Dir, c.Own, c.Out} {
+			if d == "" {
+				continue
+			}
+			if err := cloneNoFollow(d); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

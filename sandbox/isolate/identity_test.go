@@ -3,10 +3,13 @@ package isolate
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -216,11 +219,15 @@ func BenchmarkRunProxy(b *testing.B) {
 	b.ReportMetric(float64(tProxy)/float64(tPlain), "proxy/run")
 }
 
-// TestCaches: a cache is the caller's directory, read-write at its path
-// below a masked home: what the command writes there lands in the
-// directory (owned by the caller: as root, by host uid 0 through the
-// idmapped mount), is no part of a scope's layer, and does not count
-// against the disk cap (2 MiB written under a cap of 1 MiB).
+// TestCaches: a cache is an overlay whose lower is the caller's directory
+// and whose upper is on the disk cap's tmpfs. The command reads the warm
+// cache and writes there; none of it reaches the caller's directory
+// (before, act's own cache was mounted read-write and kept every write),
+// and what it writes counts against the disk cap. A cache reached through
+// a symbolic link is refused, not followed. The home is writable through
+// a throwaway directory: what the command made there is named, sorted,
+// and gone; what act made for its mounts (the cache's parents) is not
+// named.
 func TestCaches(t *testing.T) {
 	requireIsolation(t)
 	base, err := os.MkdirTemp("/var/tmp", "act-caches-")
@@ -229,40 +236,165 @@ func TestCaches(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
 	mustChmod(t, base, 0o755)
-	home := filepath.Join(base, "home")
-	dir := filepath.Join(base, "cache")
-	for _, d := range []string{filepath.Join(home, "u"), dir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	homes := filepath.Join(base, "home")
+	home := filepath.Join(homes, "u")
+	dir := filepath.Join(home, ".cache", "go-build")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "old"), []byte("warm\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(home, ".profile"), []byte("# profile\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s := newScope(t, base, nil)
-	at := filepath.Join(home, "u", ".cache", "go-build")
-	script := fmt.Sprintf(`cat %[1]s/old && head -c 2097152 /dev/zero > %[1]s/big && echo new > %[1]s/new && echo in scope > %[2]s/f`, at, s.Path)
+	script := fmt.Sprintf(`cat %[1]s/old && echo poisoned > %[1]s/old && echo new > %[1]s/new && cat %[1]s/old &&
+echo in scope > %[2]s/f && mkdir -p %[3]s/.node-spawn-wrap-1/sub && echo x > %[3]s/.node-spawn-wrap-1/sub/x && echo y > %[3]s/.bash_history &&
+echo z > %[3]s/.cache/other`, dir, s.Path, home)
 	res, err := Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", script}, Env: pathEnv, Scopes: []Scope{s},
-		Mask: []string{home}, Caches: []Cache{{Path: at, Dir: dir}}, Limits: Limits{WallMs: 20_000, DiskMB: 1}})
+		Mask: []string{homes}, Home: home, Caches: []Cache{{Path: dir, Dir: dir}}, Limits: Limits{WallMs: 20_000, DiskMB: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustExit(t, res, 0)
-	if string(res.Stdout) != "warm\n" {
-		t.Errorf("stdout %q, want the warm cache's file", res.Stdout)
+	if string(res.Stdout) != "warm\npoisoned\n" {
+		t.Errorf("stdout %q, want the warm cache's file, then the command's own write", res.Stdout)
 	}
-	fi, err := os.Stat(filepath.Join(dir, "big"))
-	if err != nil || fi.Size() != 2<<20 {
-		t.Fatalf("the cache's big file: %v %v", fi, err)
+	if got := readFile(t, filepath.Join(dir, "old")); got != "warm\n" {
+		t.Errorf("the caller's cache file = %q after the run, want it untouched", got)
 	}
-	if st := fi.Sys().(*syscall.Stat_t); st.Uid != uint32(os.Geteuid()) {
-		t.Errorf("the cache's file is uid %d's, want %d", st.Uid, os.Geteuid())
+	if _, err := os.Lstat(filepath.Join(dir, "new")); err == nil {
+		t.Error("the command's new cache file is in the caller's directory")
+	}
+	if ents, _ := os.ReadDir(home); len(ents) != 2 {
+		t.Errorf("the home holds %d entries after the run, want its 2", len(ents))
 	}
 	if got := readFile(t, filepath.Join(s.Upper, "f")); got != "in scope\n" {
 		t.Errorf("layer f = %q", got)
 	}
-	if _, err := os.Lstat(filepath.Join(s.Upper, "big")); err == nil {
-		t.Error("the cache's file is in the layer")
+	want := []string{filepath.Join(home, ".bash_history"), filepath.Join(home, ".cache", "other"), filepath.Join(home, ".node-spawn-wrap-1")}
+	if !slices.Equal(res.HomeWrote, want) || res.HomeWroteCount != 3 {
+		t.Errorf("HomeWrote = %q (%d), want %q (3)", res.HomeWrote, res.HomeWroteCount, want)
+	}
+
+	// What the command writes in a cache counts against the disk cap.
+	res, err = Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", "head -c 8388608 /dev/zero > " + dir + "/big"}, Env: pathEnv, Scopes: []Scope{s},
+		Mask: []string{homes}, Home: home, Caches: []Cache{{Path: dir, Dir: dir}}, Limits: Limits{WallMs: 20_000, DiskMB: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode == 0 || res.CapHit == nil || res.CapHit.Cap != CapDisk {
+		t.Errorf("8 MiB into a cache under a 4 MiB disk cap: exit %d, cap %v; want a failure naming the disk cap", res.ExitCode, res.CapHit)
+	}
+
+	// A scope that is the home itself: the command writes there, in the
+	// scope's layer, and never sees the throwaway home, of which nothing
+	// is named (what act made in it for the cache included).
+	hs := Scope{Path: home, Upper: filepath.Join(base, "home-upper"), Work: filepath.Join(base, "home-work")}
+	for _, d := range []string{hs.Upper, hs.Work} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { RemoveWorkDir(hs.Work) })
+	res, err = Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", "echo x > " + home + "/made"}, Env: pathEnv, Scopes: []Scope{hs},
+		Mask: []string{homes}, Home: home, Caches: []Cache{{Path: dir, Dir: dir}}, Limits: Limits{WallMs: 20_000, DiskMB: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, res, 0)
+	if res.HomeWroteCount != 0 || readFile(t, filepath.Join(hs.Upper, "made")) != "x\n" {
+		t.Errorf("a scope over the home: HomeWrote %q (%d), want none and the file in the layer", res.HomeWrote, res.HomeWroteCount)
+	}
+
+	// A symbolic link on the cache's path: refused, not followed.
+	other := filepath.Join(base, "elsewhere")
+	if err := os.MkdirAll(filepath.Join(other, "go-build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(home, ".cache-link")
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), Spec{Argv: []string{"true"}, Env: pathEnv, Scopes: []Scope{s},
+		Mask: []string{homes}, Caches: []Cache{{Path: dir, Dir: filepath.Join(link, "go-build")}}, Limits: Limits{WallMs: 20_000, DiskMB: 4}})
+	var se *SetupError
+	if !errors.As(err, &se) {
+		t.Errorf("a cache through a symbolic link: %v, want a SetupError", err)
+	}
+}
+
+// TestCachesOwn: act's own cache (Own) is shown read-only over the
+// user's (Dir), and what the command wrote there is copied, whole, to Out
+// after a run that keeps its changes, for the caller to check; neither
+// Own nor Dir is written. A run that discards its changes (a verification)
+// copies nothing out.
+func TestCachesOwn(t *testing.T) {
+	requireIsolation(t)
+	base, err := os.MkdirTemp("/var/tmp", "act-caches-own-")
+	if err != nil {
+		t.Skipf("no writable /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	mustChmod(t, base, 0o755)
+	homes := filepath.Join(base, "home")
+	at := filepath.Join(homes, "u", "go", "pkg", "mod")
+	dir, own := filepath.Join(base, "user-cache"), filepath.Join(base, "own")
+	if err := os.Mkdir(homes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for d, files := range map[string]map[string]string{dir: {"a": "user's a\n", "u": "user's u\n"}, own: {"a": "act's a\n", "o": "act's o\n"}} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(d, name), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := newScope(t, base, nil)
+	script := fmt.Sprintf(`cd %s && cat a u o && echo new > n && echo x > s && chmod u+s s && rm o`, at)
+	for _, discard := range []bool{true, false} {
+		out := filepath.Join(base, fmt.Sprint("out-", discard))
+		if err := os.Mkdir(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", script}, Env: pathEnv, Scopes: []Scope{s}, Discard: discard,
+			Mask: []string{homes}, Caches: []Cache{{Path: at, Dir: dir, Own: own, Out: out}}, Limits: Limits{WallMs: 20_000, DiskMB: 4}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExit(t, res, 0)
+		if string(res.Stdout) != "act's a\nuser's u\nact's o\n" {
+			t.Errorf("stdout %q, want act's own cache over the user's", res.Stdout)
+		}
+		ents, _ := os.ReadDir(out)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		want := []string{"n", "o", "s"}
+		if discard {
+			want = nil
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("discard %v: copied out %q, want %q", discard, names, want)
+		}
+		if !discard {
+			if fi, err := os.Lstat(filepath.Join(out, "s")); err != nil || fi.Mode()&fs.ModeSetuid == 0 {
+				t.Errorf("the setuid file copied out: %v %v, want its mode whole for the caller to refuse", fi, err)
+			}
+			if fi, err := os.Lstat(filepath.Join(out, "o")); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
+				t.Errorf("the removed file: %v %v, want a whiteout", fi, err)
+			}
+		}
+		for d, n := range map[string]int{dir: 2, own: 2} {
+			if ents, _ := os.ReadDir(d); len(ents) != n {
+				t.Errorf("%s holds %d entries after the run, want its %d", d, len(ents), n)
+			}
+		}
 	}
 }
 

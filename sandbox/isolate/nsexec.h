@@ -67,9 +67,11 @@
 #define MSG_WROTE_PATH 'w'  // init: a path a run that discards its layers wrote, in hex (the first MAX_WROTE_NAMED)
 #define MSG_WROTE 'W'       // init: how many paths a run that discards its layers wrote
 #define MSG_LISTENER 'L'    // init: the egress proxy's listener in the sandbox's network namespace (SCM_RIGHTS)
+#define MSG_HOME_PATH 'h'   // init: a path the command made in the throwaway home, in hex (the first MAX_WROTE_NAMED)
+#define MSG_HOME 'H'        // init: how many paths the command made in the throwaway home
 
 // What one spec holds at most.
-#define MAX_RIGHTS (MAX_CGROUPS + 2 * 256 + 2 * MAX_BINDS)
+#define MAX_RIGHTS (MAX_CGROUPS + 2 * 256 + 4 * MAX_BINDS)
 #define MAX_BINDS 256
 #define MAX_ITEMS 16384
 #define MAX_CGROUPS 8
@@ -106,9 +108,12 @@ struct spec {
 	int nmask;
 	const char *reads[MAX_BINDS]; // with any: files open for reading only beneath these (and the sandbox's own)
 	int nreads;
-	const char *caches[MAX_BINDS]; // below the masked homes: read-write mounts of act's cache dirs
-	const char *cachedirs[MAX_BINDS]; // the host's cache dirs (opened by init, or as root sent by the parent)
+	const char *caches[MAX_BINDS]; // below the masked homes: overlays of the caches, their uppers thrown away
+	const char *cachedirs[MAX_BINDS]; // each cache's user's directory, its lower, read-only (NULL: none; cloned by init, or as root sent by the parent)
+	const char *cacheowns[MAX_BINDS]; // act's own cache, a read-only lower over it (NULL: none; the policy's persistent caches)
+	const char *cacheouts[MAX_BINDS]; // with act's own: where the upper is copied after a run that keeps its changes (act_copy_caches)
 	int ncaches;
+	const char *home; // the user's home, writable through a throwaway directory of the tmpfs (NULL: none)
 	long long cpu_s, nproc, as_bytes, disk_bytes;
 	const char *hide[MAX_HIDE]; // paths to mask (docs/sandbox-filesystem.md)
 	int nhide;
@@ -136,17 +141,22 @@ extern struct spec act_sp;
 const char *act_keep(const char *v);
 void act_read_spec(int fd, enum part part);
 
-// nsexec_mounts.c: init's mounts.
+// nsexec_mounts.c: init's mounts, and the detached writable clones of the
+// caches' copy-out directories (-1: none).
 void act_premount(void);
 void act_setup_mounts(void);
+extern int act_cacheoutfd[MAX_BINDS];
 
-// nsexec_disk.c: the disk cap's tmpfs, and what was copied out or reported.
+// nsexec_disk.c: the sandbox's tmpfs (the disk cap's, where there is one),
+// and what was copied out or reported.
 extern int act_diskfd;
 extern long long act_out_bytes;
 extern int act_out_over;
 void act_setup_disk(void);
 void act_copy_out(void);
 void act_report_writes(void);
+void act_report_home(void);
+void act_copy_caches(void);
 
 // nsexec_init.c: init as PID 1, and the command it forks.
 __attribute__((noreturn)) void act_init(void);

@@ -421,50 +421,63 @@ static uint64_t scope_hash(const struct scope *s) {
 	return (FNV_OFFSET ^ (uint64_t)s->index) * FNV_PRIME;
 }
 
-// act_setup_disk mounts the tmpfs on /tmp, lays it out (l/<k>/u and l/<k>/w
-// for scope k, t for /tmp, shm for /dev/shm), seeds each scope's upper and
-// binds t over /tmp.
+// act_setup_disk mounts the sandbox's tmpfs on /tmp — of the disk cap's
+// size where there is one, else unsized — lays it out (t for /tmp, c for
+// the caches' uppers and h for the home, mask_homes; with a disk cap also
+// l/<k>/u and l/<k>/w for scope k and shm for /dev/shm), seeds each
+// scope's upper and binds t over /tmp. What lies in the tmpfs outside t is
+// reached through act_diskfd only.
 void act_setup_disk(void) {
 	char opts[128], p[64];
+	int disk = act_sp.disk_bytes > 0;
 	// Inodes count too: every file, however empty, costs the host an inode
 	// and a directory entry when the layer is copied back. One inode per
 	// KiB of the cap (at least 1024): 30,000 empty files do not fit in 1 MiB.
 	long long inodes = act_sp.disk_bytes / 1024;
 	if (inodes < 1024)
 		inodes = 1024;
-	snprintf(opts, sizeof opts, "mode=0755,size=%lld,nr_inodes=%lld", act_sp.disk_bytes, inodes);
-	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-		act_fail("mount a tmpfs of %lld bytes (the disk cap)", act_sp.disk_bytes);
+	if (disk)
+		snprintf(opts, sizeof opts, "mode=0755,size=%lld,nr_inodes=%lld", act_sp.disk_bytes, inodes);
+	else
+		snprintf(opts, sizeof opts, "mode=0755");
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		if (disk)
+			act_fail("mount a tmpfs of %lld bytes (the disk cap)", act_sp.disk_bytes);
+		act_fail("mount a tmpfs on /tmp");
+	}
 	if ((act_diskfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		act_fail("open the tmpfs");
 	mode_t um = umask(0);
-	if (mkdirat(act_diskfd, "t", 01777) < 0 || mkdirat(act_diskfd, "shm", 01777) < 0 || mkdirat(act_diskfd, "l", 0700) < 0)
+	if (mkdirat(act_diskfd, "t", 01777) < 0 || mkdirat(act_diskfd, "c", 0700) < 0 ||
+	    (disk && (mkdirat(act_diskfd, "shm", 01777) < 0 || mkdirat(act_diskfd, "l", 0700) < 0)))
 		act_fail("mkdir in the tmpfs");
-	int l = openat(act_diskfd, "l", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (l < 0)
-		act_fail("open the tmpfs");
-	more_files();
-	for (int k = 0; k < act_sp.nscopes; k++) {
-		struct scope *s = &act_sp.scopes[k];
-		snprintf(p, sizeof p, "%d", k);
-		if (mkdirat(l, p, 0700) < 0)
-			act_fail("mkdir in the tmpfs");
-		int d = openat(l, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (d < 0 || mkdirat(d, "u", 0755) < 0 || mkdirat(d, "w", 0700) < 0)
-			act_fail("mkdir in the tmpfs");
-		int u = openat(d, "u", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (u < 0)
+	if (disk) {
+		int l = openat(act_diskfd, "l", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (l < 0)
 			act_fail("open the tmpfs");
-		copy_root(s->upperfd, u, scope_hash(s), SEED, "seed the layer");
-		close(u);
-		close(d);
-		close(s->upperfd);
-		s->upperfd = -1;
+		more_files();
+		for (int k = 0; k < act_sp.nscopes; k++) {
+			struct scope *s = &act_sp.scopes[k];
+			snprintf(p, sizeof p, "%d", k);
+			if (mkdirat(l, p, 0700) < 0)
+				act_fail("mkdir in the tmpfs");
+			int d = openat(l, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (d < 0 || mkdirat(d, "u", 0755) < 0 || mkdirat(d, "w", 0700) < 0)
+				act_fail("mkdir in the tmpfs");
+			int u = openat(d, "u", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (u < 0)
+				act_fail("open the tmpfs");
+			copy_root(s->upperfd, u, scope_hash(s), SEED, "seed the layer");
+			close(u);
+			close(d);
+			close(s->upperfd);
+			s->upperfd = -1;
+		}
+		less_files();
+		close(l);
+		seed_barrier();
 	}
-	less_files();
 	umask(um);
-	close(l);
-	seed_barrier();
 	snprintf(p, sizeof p, "/proc/self/fd/%d/t", act_diskfd);
 	if (mount(p, "/tmp", NULL, MS_BIND, NULL) < 0)
 		act_fail("bind the tmpfs on /tmp");
@@ -657,5 +670,151 @@ void act_report_writes(void) {
 	int n = snprintf(msg, sizeof msg, "%c%lld\n", MSG_WROTE, wrote_count);
 	ssize_t r = write(act_sock, msg, n);
 	(void)r;
+	act_fail_kind = MSG_SETUP;
+}
+
+// ---- The home: what the command made there, named and thrown away ------
+//
+// The home (act_sp.home) is the directory h of the tmpfs, bound there by
+// mask_homes, in which act made only what the binds, caches and scopes
+// below the home are mounted on (and the directories above them).
+// Everything else in h the command made: act_report_home names it in the
+// order of a walk (sorted names; a new directory once, not what it holds)
+// and counts it. Nothing of h is kept: it goes with the tmpfs.
+
+static long long home_count;
+
+// home_wrote counts path (len bytes; -1: too long to name) and names it if
+// it is among the first.
+static void home_wrote(const char *path, ssize_t len) {
+	static const char hexdigits[] = "0123456789abcdef";
+	if (home_count++ >= MAX_WROTE_NAMED || len < 0)
+		return;
+	char *line = malloc(2 * (size_t)len + 3);
+	if (!line)
+		act_fail("report what the command made in the home: out of memory");
+	size_t n = 0;
+	line[n++] = MSG_HOME_PATH;
+	for (ssize_t i = 0; i < len; i++) {
+		line[n++] = hexdigits[(unsigned char)path[i] >> 4];
+		line[n++] = hexdigits[(unsigned char)path[i] & 15];
+	}
+	line[n++] = '\n';
+	ssize_t r = write(act_sock, line, n);
+	(void)r;
+	free(line);
+}
+
+// home_mount reports how path relates to what act mounted over the home
+// or below it: 2, one of them (a bind, a cache or a scope) or below one (a
+// scope that holds the home: the command never saw h); 1, above one; 0,
+// neither.
+static int home_mount(const char *path, size_t len) {
+	int above = 0;
+	for (int j = 0; j < 3; j++) {
+		int n = j == 0 ? act_sp.nbinds : j == 1 ? act_sp.ncaches : act_sp.nscopes;
+		for (int i = 0; i < n; i++) {
+			const char *m = j == 0 ? act_sp.binds[i] : j == 1 ? act_sp.caches[i] : act_sp.scopes[i].path;
+			size_t ml = strlen(m);
+			if (ml <= len && !strncmp(m, path, ml) && (path[ml] == 0 || path[ml] == '/' || ml == 1))
+				return 2;
+			if (ml > len && !strncmp(m, path, len) && m[len] == '/')
+				above = 1;
+		}
+	}
+	return above;
+}
+
+// walk_home names what the command made in the directory dfd of h, whose
+// path (len bytes, or more than PATH_MAX: too long to name) is in path.
+static void walk_home(int dfd, char *path, size_t len, int depth) {
+	const char *what = "report what the command made in the home";
+	if (depth > MAX_DEPTH) {
+		errno = 0;
+		act_fail("%s: more than %d nested directories", what, MAX_DEPTH);
+	}
+	struct names ns;
+	read_names(dfd, &ns, what);
+	for (size_t i = 0; i < ns.n; i++) {
+		size_t nl = strlen(ns.v[i]);
+		if (len > PATH_MAX || len + 1 + nl > PATH_MAX) {
+			home_wrote(NULL, -1);
+			continue;
+		}
+		path[len] = '/';
+		memcpy(path + len + 1, ns.v[i], nl + 1);
+		size_t sub = len + 1 + nl;
+		switch (home_mount(path, sub)) {
+		case 2:
+			break; // act's, under its mount
+		case 1: {
+			// Above a mount: a directory act made, unless the command
+			// put something else in its place.
+			int fd = openat(dfd, ns.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0) {
+				home_wrote(path, (ssize_t)sub);
+				break;
+			}
+			walk_home(fd, path, sub, depth + 1);
+			close(fd);
+			break;
+		}
+		default:
+			home_wrote(path, (ssize_t)sub);
+		}
+		path[len] = 0;
+	}
+	free_names(&ns);
+}
+
+// act_report_home reports what the command made in the home (walk_home),
+// and how many paths that is. Nothing else runs in the namespace now.
+void act_report_home(void) {
+	char msg[64];
+	act_fail_kind = MSG_COPY;
+	more_files();
+	char *path = malloc(PATH_MAX + 2);
+	if (!path)
+		act_fail("report what the command made in the home: out of memory");
+	size_t len = strlen(act_sp.home);
+	if (len > PATH_MAX) {
+		errno = ENAMETOOLONG;
+		act_fail("report what the command made in the home");
+	}
+	memcpy(path, act_sp.home, len + 1);
+	int h = openat(act_diskfd, "h", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (h < 0)
+		act_fail("report what the command made in the home: open");
+	walk_home(h, path, len, 0);
+	close(h);
+	free(path);
+	less_files();
+	int n = snprintf(msg, sizeof msg, "%c%lld\n", MSG_HOME, home_count);
+	ssize_t r = write(act_sock, msg, n);
+	(void)r;
+	act_fail_kind = MSG_SETUP;
+}
+
+// act_copy_caches copies the upper of each cache that has act's own
+// (the policy's persistent caches) to its copy-out directory, whole, for
+// the parent to check and merge (plan/caches.go): nothing of it reaches
+// act's own cache here. Nothing else runs in the namespace now.
+void act_copy_caches(void) {
+	char p[64];
+	act_fail_kind = MSG_COPY;
+	umask(0);
+	more_files();
+	for (int i = 0; i < act_sp.ncaches && !act_out_over; i++) {
+		if (act_cacheoutfd[i] < 0)
+			continue;
+		snprintf(p, sizeof p, "c/%d/u", i);
+		int u = openat(act_diskfd, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int d = openat(act_cacheoutfd[i], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (u < 0 || d < 0)
+			act_fail("copy the cache %s out: open", act_sp.caches[i]);
+		copy_root(u, d, FNV_OFFSET, FRESH, "copy the cache out");
+		close(u);
+		close(d);
+	}
 	act_fail_kind = MSG_SETUP;
 }

@@ -143,8 +143,12 @@ __attribute__((noreturn)) void act_init(void) {
 				act_fail("statfs the tmpfs");
 			if (act_sp.discard)
 				act_report_writes();
-			else
+			else {
 				act_copy_out();
+				act_copy_caches();
+			}
+			if (act_sp.home)
+				act_report_home();
 			int n = snprintf(msg, sizeof msg, "%c%lld %lld %lld %d\n", MSG_DISK, (long long)fs.f_bfree * fs.f_bsize,
 					 (long long)fs.f_ffree, act_out_bytes, act_out_over);
 			r = write(act_sock, msg, n);

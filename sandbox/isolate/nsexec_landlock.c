@@ -13,7 +13,7 @@
 // whatever the mount says: a host FIFO anywhere in the tree would carry
 // the command's bytes to its reader. A Landlock ruleset allows opening a
 // file for writing only beneath the scopes, /tmp, /dev (its own minimal
-// nodes, /dev/shm) and /proc. Where the spec names what may be read
+// nodes, /dev/shm), /proc, the throwaway home and the caches. Where the spec names what may be read
 // (act_sp.reads: the system trees), it allows opening a file for reading only
 // beneath those, the scopes, the binds and the sandbox's own /tmp, /dev
 // and /proc too: a host FIFO elsewhere (/var/tmp, /srv) gives the command
@@ -44,6 +44,8 @@ void act_restrict_access(void) {
 	allow_beneath(rs, "/proc", rw);
 	for (int k = 0; k < act_sp.nscopes; k++)
 		allow_beneath(rs, act_sp.scopes[k].path, rw);
+	if (act_sp.home)
+		allow_beneath(rs, act_sp.home, rw);
 	for (int i = 0; i < act_sp.ncaches; i++)
 		allow_beneath(rs, act_sp.caches[i], rw);
 	if (act_sp.nreads) {

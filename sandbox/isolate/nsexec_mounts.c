@@ -4,8 +4,10 @@
 // private, a minimal /dev, an empty /run and a /proc of the sandbox's own
 // (before the spec comes, in a sandbox started ahead: act_premount), the
 // mounts the parent sends as root staged, the homes masked with only what
-// builds need shown, the caches, /tmp and /dev/shm (on the disk cap's tmpfs,
-// nsexec_disk.c, where there is one), each scope's overlay at its real
+// builds need shown, the user's home writable through a throwaway
+// directory, the caches as overlays with throwaway uppers, /tmp and
+// /dev/shm (on the sandbox's tmpfs, the disk cap's where there is one,
+// nsexec_disk.c), each scope's overlay at its real
 // path, the paths to hide, and then the whole tree read-only but what is
 // the sandbox's own (act_setup_mounts).
 
@@ -43,6 +45,17 @@ static void mkdir_p(const char *path) {
 
 static const char *devices[] = {"null", "zero", "full", "random", "urandom", "tty"};
 #define NDEV (sizeof devices / sizeof devices[0])
+
+// under_scope says whether path is a scope's path or lies below one.
+static int under_scope(const char *path) {
+	for (int k = 0; k < act_sp.nscopes; k++) {
+		const char *sp = act_sp.scopes[k].path;
+		size_t n = strlen(sp);
+		if (n == 1 || (!strncmp(path, sp, n) && (path[n] == 0 || path[n] == '/')))
+			return 1;
+	}
+	return 0;
+}
 
 static void make_writable(const char *path) {
 	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_RDONLY};
@@ -172,8 +185,36 @@ void act_premount(void) {
 // bindfd are the mounts of act_sp.binds: clones made here, or as root sent by
 // the parent (-1: not there).
 static int bindfd[MAX_BINDS];
-// cachefd are the mounts of act_sp.cachedirs, the same way.
-static int cachefd[MAX_BINDS];
+// cachefd and ownfd are the mounts of act_sp.cachedirs and act_sp.cacheowns,
+// the caches' lowers, the same way (-1: none); act_cacheoutfd those of
+// act_sp.cacheouts, kept writable and detached for act_copy_caches.
+static int cachefd[MAX_BINDS], ownfd[MAX_BINDS];
+int act_cacheoutfd[MAX_BINDS];
+
+#ifndef SYS_openat2
+#define SYS_openat2 437 // the same on x86_64 and aarch64
+#endif
+#ifndef RESOLVE_NO_SYMLINKS
+#define RESOLVE_NO_SYMLINKS 0x04
+#endif
+
+// clone_nofollow clones the mount of the directory path, reached with no
+// symbolic link followed anywhere on the way (RESOLVE_NO_SYMLINKS): a
+// cache's lower is shown where the tool expects its cache, and a link
+// planted on its path must not put another directory there.
+static int clone_nofollow(const char *path) {
+	struct {
+		__u64 flags, mode, resolve;
+	} how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	int fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	if (fd < 0)
+		return -1;
+	int m = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return m;
+}
 
 // stage_path is the staged form of path, which lies under dir, whose
 // mount is staged at the directory stage.
@@ -218,8 +259,12 @@ static void stage_mounts(void) {
 	}
 	for (int i = 0; i < act_sp.nbinds; i++)
 		bindfd[i] = m[2 * act_sp.nscopes + i];
-	for (int i = 0; i < act_sp.ncaches; i++)
-		cachefd[i] = m[2 * act_sp.nscopes + act_sp.nbinds + i];
+	int *c = m + 2 * act_sp.nscopes + act_sp.nbinds;
+	for (int i = 0; i < act_sp.ncaches; i++) {
+		cachefd[i] = act_sp.cachedirs[i] ? *c++ : -1;
+		ownfd[i] = act_sp.cacheowns[i] ? *c++ : -1;
+		act_cacheoutfd[i] = act_sp.cacheouts[i] ? *c++ : -1;
+	}
 }
 
 static void unstage(void) {
@@ -234,16 +279,27 @@ static void unstage(void) {
 		act_fail("rmdir %s", STAGE);
 }
 
-// mask_homes hides the home roots (act_sp.mask) behind empty tmpfs mounts
-// and shows in them only the read-only views of what builds need
-// (act_sp.binds); the scopes below them are mounted after, on directories
-// made here. docs/sandbox-filesystem.md.
+// mask_homes hides the home roots (act_sp.mask) behind empty tmpfs mounts,
+// shows the user's home (act_sp.home) as the directory h of the sandbox's
+// tmpfs, writable and thrown away with it (act_report_home names what the
+// command made there), and in them only the read-only views of what builds
+// need (act_sp.binds) and the caches; the scopes below them are mounted
+// after, on directories made here. docs/sandbox-filesystem.md.
 static void mask_homes(void) {
+	char p[64], opts[512];
 	for (int i = 0; i < act_sp.nmask; i++) {
 		if (!is_dir(act_sp.mask[i]))
 			continue;
 		if (mount("tmpfs", act_sp.mask[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=256k,nr_inodes=8192") < 0)
 			act_fail("mask %s", act_sp.mask[i]);
+	}
+	if (act_sp.home) {
+		mkdir_p(act_sp.home);
+		if (mkdirat(act_diskfd, "h", 0700) < 0)
+			act_fail("mkdir in the tmpfs");
+		snprintf(p, sizeof p, "/proc/self/fd/%d/h", act_diskfd);
+		if (mount(p, act_sp.home, NULL, MS_BIND, NULL) < 0)
+			act_fail("show the home %s", act_sp.home);
 	}
 	for (int i = 0; i < act_sp.nbinds; i++) {
 		if (bindfd[i] < 0)
@@ -273,13 +329,56 @@ static void mask_homes(void) {
 			act_fail("show %s", act_sp.binds[i]);
 		close(bindfd[i]);
 	}
-	// The caches, read-write (act_setup_mounts makes them writable again
-	// after the recursive read-only), over whatever is there.
+	// The caches: each an overlay whose lower is the caller's directory,
+	// read-only, under act's own cache where there is one, and whose
+	// upper and work dirs are c/<i>/u and c/<i>/w of the sandbox's tmpfs
+	// (counted against the disk cap, gone with it); act_setup_mounts makes
+	// them writable again after the recursive read-only. The upper's root
+	// takes the lower's mode, as the tool left it.
 	for (int i = 0; i < act_sp.ncaches; i++) {
+		struct stat st;
+		if (fstat(cachefd[i] >= 0 ? cachefd[i] : ownfd[i], &st) < 0)
+			act_fail("stat the cache %s", act_sp.caches[i]);
+		snprintf(p, sizeof p, "c/%d", i);
+		mode_t um = umask(0);
+		if (mkdirat(act_diskfd, p, 0700) < 0)
+			act_fail("mkdir in the tmpfs");
+		int c = openat(act_diskfd, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (c < 0 || mkdirat(c, "u", st.st_mode & 0777) < 0 || mkdirat(c, "w", 0700) < 0)
+			act_fail("mkdir in the tmpfs");
+		umask(um);
+		close(c);
+		// overlayfs takes no detached mount for a lower: each clone is
+		// attached at the cache's path (act's own over the user's), and
+		// the overlay mounted over them.
 		mkdir_p(act_sp.caches[i]);
-		if (move_mount(cachefd[i], "", AT_FDCWD, act_sp.caches[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			act_fail("mount the cache on %s", act_sp.caches[i]);
-		close(cachefd[i]);
+		int lower[2] = {-1, -1};
+		for (int j = 0; j < 2; j++) {
+			int fd = j ? ownfd[i] : cachefd[i];
+			if (fd < 0)
+				continue;
+			struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+			if (mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
+				act_fail("make the cache %s read-only", act_sp.caches[i]);
+			if (move_mount(fd, "", AT_FDCWD, act_sp.caches[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				act_fail("attach the cache %s", act_sp.caches[i]);
+			close(fd);
+			if ((lower[j] = open(act_sp.caches[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+				act_fail("open the cache %s", act_sp.caches[i]);
+		}
+		char lowers[64];
+		if (lower[0] >= 0 && lower[1] >= 0)
+			snprintf(lowers, sizeof lowers, "/proc/self/fd/%d:/proc/self/fd/%d", lower[1], lower[0]);
+		else
+			snprintf(lowers, sizeof lowers, "/proc/self/fd/%d", lower[0] >= 0 ? lower[0] : lower[1]);
+		snprintf(opts, sizeof opts,
+			 "lowerdir=%s,upperdir=/proc/self/fd/%d/c/%d/u,workdir=/proc/self/fd/%d/c/%d/w,userxattr,volatile",
+			 lowers, act_diskfd, i, act_diskfd, i);
+		if (mount("overlay", act_sp.caches[i], "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+			act_fail("mount the cache's overlay on %s", act_sp.caches[i]);
+		for (int j = 0; j < 2; j++)
+			if (lower[j] >= 0)
+				close(lower[j]);
 	}
 }
 
@@ -331,9 +430,13 @@ void act_setup_mounts(void) {
 			if ((bindfd[i] = open_tree(AT_FDCWD, act_sp.binds[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0 &&
 			    errno != ENOENT && errno != EACCES)
 				act_fail("clone %s", act_sp.binds[i]);
-		for (int i = 0; i < act_sp.ncaches; i++)
-			if ((cachefd[i] = open_tree(AT_FDCWD, act_sp.cachedirs[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW)) < 0)
-				act_fail("clone the cache %s", act_sp.cachedirs[i]);
+		for (int i = 0; i < act_sp.ncaches; i++) {
+			const char *p[3] = {act_sp.cachedirs[i], act_sp.cacheowns[i], act_sp.cacheouts[i]};
+			int *fd[3] = {&cachefd[i], &ownfd[i], &act_cacheoutfd[i]};
+			for (int j = 0; j < 3; j++)
+				if ((*fd[j] = p[j] ? clone_nofollow(p[j]) : -1) < 0 && p[j])
+					act_fail("clone the cache %s (no symbolic link followed)", p[j]);
+		}
 	}
 	// Everything that a later mount may hide is opened first: the scope's
 	// lower, upper and work dirs (they may sit under /tmp, or, without
@@ -362,12 +465,10 @@ void act_setup_mounts(void) {
 	if (!premounted && !act_idmap)
 		mount_host_views();
 
-	// Private /tmp: with a disk cap, a directory of the sized tmpfs that
-	// also holds the layers; else a tmpfs of its own.
-	if (act_sp.disk_bytes)
-		act_setup_disk();
-	else if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-		act_fail("mount tmpfs on /tmp");
+	// Private /tmp: a directory of the sandbox's tmpfs, which also holds
+	// the home and the caches' uppers and, with a disk cap (its size
+	// then), the layers.
+	act_setup_disk();
 
 	// /dev/shm is on the disk cap's tmpfs too: it counts against the cap.
 	if (act_sp.disk_bytes) {
@@ -436,6 +537,11 @@ void act_setup_mounts(void) {
 	make_writable("/proc");
 	for (int k = 0; k < act_sp.nscopes; k++)
 		make_writable(act_sp.scopes[k].path);
+	// The home and the caches, but where a scope's overlay covers them
+	// (mounted after: the path is the scope's then, made writable above).
+	if (act_sp.home && !under_scope(act_sp.home))
+		make_writable(act_sp.home);
 	for (int i = 0; i < act_sp.ncaches; i++)
-		make_writable(act_sp.caches[i]);
+		if (!under_scope(act_sp.caches[i]))
+			make_writable(act_sp.caches[i]);
 }

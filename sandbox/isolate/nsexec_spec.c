@@ -126,7 +126,7 @@ static int is_key(const char *key, const char *const *keys) {
 	return 0;
 }
 
-static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "read", "cache", "cachedir", "proxy", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
+static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "read", "home", "cache", "cachedir", "cacheown", "cacheout", "proxy", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
 static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", "as", NULL};
 
 // act_read_spec reads one part of the spec into act_sp.
@@ -186,16 +186,25 @@ void act_read_spec(int fd, enum part part) {
 				act_sp.reads[act_sp.nreads++] = act_keep(val);
 			else
 				act_sp.mask[act_sp.nmask++] = act_keep(val);
-		} else if (!strcmp(key, "cache") || !strcmp(key, "cachedir")) {
-			int dir = strlen(key) > 5;
-			if (val[0] != '/' || (dir ? act_sp.ncaches == 0 || act_sp.cachedirs[act_sp.ncaches - 1] : act_sp.ncaches == MAX_BINDS)) {
+		} else if (!strcmp(key, "home")) {
+			if (val[0] != '/' || act_sp.home) {
+				errno = 0;
+				act_fail("spec: bad home %s", val);
+			}
+			act_sp.home = act_keep(val);
+		} else if (!strcmp(key, "cache")) {
+			if (val[0] != '/' || act_sp.ncaches == MAX_BINDS) {
 				errno = 0;
 				act_fail("spec: bad %s %s", key, val);
 			}
-			if (dir)
-				act_sp.cachedirs[act_sp.ncaches - 1] = act_keep(val);
-			else
-				act_sp.caches[act_sp.ncaches++] = act_keep(val);
+			act_sp.caches[act_sp.ncaches++] = act_keep(val);
+		} else if (!strcmp(key, "cachedir") || !strcmp(key, "cacheown") || !strcmp(key, "cacheout")) {
+			const char **slot = key[5] == 'd' ? act_sp.cachedirs : key[6] == 'w' ? act_sp.cacheowns : act_sp.cacheouts;
+			if (val[0] != '/' || act_sp.ncaches == 0 || slot[act_sp.ncaches - 1]) {
+				errno = 0;
+				act_fail("spec: bad %s %s", key, val);
+			}
+			slot[act_sp.ncaches - 1] = act_keep(val);
 		} else if (!strcmp(key, "fds"))
 			; // a message that carries descriptors (counted as they come)
 		else if (!strcmp(key, "hide")) {
@@ -255,16 +264,30 @@ void act_read_spec(int fd, enum part part) {
 		// The descriptors: the cgroups' tasks files, then, as root, per
 		// scope its lower and its layer as idmapped mounts, then one
 		// mount per bind.
-		long long want_mounts = act_idmap ? 2 * act_sp.nscopes + act_sp.nbinds + act_sp.ncaches : 0;
-		for (int i = 0; i < act_sp.ncaches; i++)
-			if (!act_sp.cachedirs[i]) {
+		// As root, per cache: its user's directory, act's own, the
+		// copy-out directory, each where the spec names one.
+		long long want_mounts = 0;
+		for (int i = 0; i < act_sp.ncaches; i++) {
+			if ((!act_sp.cachedirs[i] && !act_sp.cacheowns[i]) || (act_sp.cacheouts[i] && !act_sp.cacheowns[i])) {
 				errno = 0;
-				act_fail("spec: cache %s without its directory", act_sp.caches[i]);
+				act_fail("spec: cache %s without a directory, or copied out without act's own", act_sp.caches[i]);
 			}
+			want_mounts += !!act_sp.cachedirs[i] + !!act_sp.cacheowns[i] + !!act_sp.cacheouts[i];
+		}
+		want_mounts = act_idmap ? 2 * act_sp.nscopes + act_sp.nbinds + want_mounts : 0;
 		if (act_sp.want_cgroups > MAX_CGROUPS || act_sp.want_cgroups + act_sp.want_mounts != act_sp.nrights || act_sp.want_mounts != want_mounts) {
 			errno = 0;
 			act_fail("spec: %lld cgroups and %lld mounts announced (%lld mounts expected), %d descriptors received",
 			     act_sp.want_cgroups, act_sp.want_mounts, want_mounts, act_sp.nrights);
+		}
+		if (act_sp.home) {
+			int masked = 0;
+			for (int i = 0; i < act_sp.nmask; i++)
+				masked |= under(act_sp.home, act_sp.mask[i]) && strcmp(act_sp.mask[i], "/");
+			if (!masked) {
+				errno = 0;
+				act_fail("spec: home %s is not at or below a masked home root", act_sp.home);
+			}
 		}
 		act_sp.ncgroups = (int)act_sp.want_cgroups;
 		memcpy(act_sp.cgroups, act_sp.rights, sizeof(int) * act_sp.ncgroups);

@@ -63,6 +63,7 @@ func TestProtocolAgrees(t *testing.T) {
 		"PID": msgPID, "UNAVAILABLE": msgUnavailable, "SETUP": msgSetup,
 		"COPY": msgCopy, "DISK": msgDisk, "STATUS": msgStatus, "USAGE": msgUsage,
 		"WROTE_PATH": msgWrotePath, "WROTE": msgWrote, "LISTENER": msgListener,
+		"HOME_PATH": msgHomePath, "HOME": msgHome,
 	}
 	if len(c) != len(goSide) {
 		t.Errorf("nsexec.h defines %d messages %v, run_linux.go %d", len(c), c, len(goSide))
@@ -116,7 +117,7 @@ func TestSpecKeysAgree(t *testing.T) {
 	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true, Loopback: true,
 		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}, Discard: true, Limits: Limits{DiskMB: 1},
 		Mask: []string{"/home"}, Binds: []string{"/home/a/.gitconfig"}, Reads: []string{"/usr"},
-		Caches: []Cache{{Path: "/home/a/.cache/go-build", Dir: "/c"}}}
+		Home: "/home/a", Caches: []Cache{{Path: "/home/a/.cache/go-build", Dir: "/c", Own: "/o", Out: "/p"}}}
 	p, err := encode(spec, true)
 	if err != nil {
 		t.Fatal(err)

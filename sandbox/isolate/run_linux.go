@@ -45,6 +45,8 @@ const (
 	msgWrotePath   = 'w' // init: a path a run that discards its layers wrote, in hex (the first MaxWrote)
 	msgWrote       = 'W' // init: how many paths a run that discards its layers wrote
 	msgListener    = 'L' // init: the egress proxy's listener (SCM_RIGHTS)
+	msgHomePath    = 'h' // init: a path the command made in the throwaway home, in hex (the first MaxWrote)
+	msgHome        = 'H' // init: how many paths the command made in the throwaway home
 )
 
 // filterArchs are the architectures nsexec_seccomp.c has a seccomp filter
@@ -626,8 +628,8 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, procs int6
 	status := -1
 	var disk *diskReport
 	var usage *Usage
-	var wrote []string
-	wroteCount := int64(-1)
+	var wrote, home []string
+	wroteCount, homeCount := int64(-1), int64(-1)
 	for _, m := range w.lines {
 		switch kind, text := message(m); kind {
 		case msgUnavailable: // no seccomp filter here (nsexec_seccomp.c)
@@ -653,6 +655,18 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, procs int6
 				return nil, fmt.Errorf("sandbox: bad report from init: %q", m)
 			}
 			wroteCount = n
+		case msgHomePath:
+			b, err := hex.DecodeString(text)
+			if err != nil || len(home) == MaxWrote {
+				return nil, fmt.Errorf("sandbox: bad report from init: %q", m)
+			}
+			home = append(home, string(b))
+		case msgHome:
+			n, err := strconv.ParseInt(text, 10, 64)
+			if err != nil || n < int64(len(home)) {
+				return nil, fmt.Errorf("sandbox: bad report from init: %q", m)
+			}
+			homeCount = n
 		case msgStatus:
 			status, _ = strconv.Atoi(text)
 		case msgUsage:
@@ -678,6 +692,14 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, procs int6
 			return nil, errors.New("sandbox: init did not report what the command wrote")
 		}
 		res.Wrote, res.WroteCount = wrote, wroteCount
+	}
+	if spec.Home != "" && spec.Limits.DiskMB > 0 && status >= 0 {
+		// init reports what the command made in the home before the
+		// status.
+		if homeCount < 0 {
+			return nil, errors.New("sandbox: init did not report what the command made in the home")
+		}
+		res.HomeWrote, res.HomeWroteCount = home, homeCount
 	}
 	if w.state == nil {
 		res.Usage.CPU, res.Usage.MaxRSSKiB = usage.CPU, usage.MaxRSSKiB // reportedWhole

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -85,12 +86,23 @@ func encode(spec Spec, probe bool) (specParts, error) {
 		}
 		mnt("bind", b)
 	}
+	if spec.Home != "" {
+		if !abs(spec.Home) || (!underAny(spec.Home, spec.Mask) && !slices.Contains(spec.Mask, spec.Home)) {
+			return p, fmt.Errorf("sandbox: home %q: not an absolute clean path at or below a masked home root", spec.Home)
+		}
+		mnt("home", spec.Home)
+	}
 	for _, c := range spec.Caches {
-		if !abs(c.Path) || !underAny(c.Path, spec.Mask) || !abs(c.Dir) {
-			return p, fmt.Errorf("sandbox: cache %q on %q: not absolute clean paths, the first below a masked home root", c.Dir, c.Path)
+		if !abs(c.Path) || !underAny(c.Path, spec.Mask) || (c.Dir != "" && !abs(c.Dir)) || (c.Own != "" && !abs(c.Own)) ||
+			(c.Out != "" && (!abs(c.Out) || c.Own == "")) || (c.Dir == "" && c.Own == "") {
+			return p, fmt.Errorf("sandbox: cache %+v: not absolute clean paths, the first below a masked home root, with a directory to show", c)
 		}
 		mnt("cache", c.Path)
-		mnt("cachedir", c.Dir)
+		for _, k := range [...]struct{ key, v string }{{"cachedir", c.Dir}, {"cacheown", c.Own}, {"cacheout", c.Out}} {
+			if k.v != "" {
+				mnt(k.key, k.v)
+			}
+		}
 	}
 	for _, r := range spec.Reads {
 		if !abs(r) {

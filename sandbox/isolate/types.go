@@ -53,10 +53,19 @@ type Spec struct {
 	// what builds need (a git config, toolchains, module caches). A path
 	// that is not there is skipped.
 	Binds []string
-	// Caches are read-write mounts of the caller's directories below
-	// Mask, where tools keep their caches (docs/sandbox-filesystem.md,
-	// "Caches"): never part of a scope, never copied, not on the disk
-	// cap's tmpfs.
+	// Home, if not empty, is the home of the user the command runs for,
+	// at or below a path of Mask: the command sees it writable, through
+	// a throwaway directory on the disk cap's tmpfs (counted against the
+	// cap, gone with the sandbox), with Binds, Caches and the scopes
+	// below it as always. What the command wrote there is named in the
+	// Result (HomeWrote), never kept (docs/sandbox-filesystem.md, "The
+	// masked home").
+	Home string
+	// Caches are where tools keep their caches below Mask
+	// (docs/sandbox-filesystem.md, "Caches"): each an overlay whose
+	// lower is the caller's directory, read-only, and whose upper is on
+	// the disk cap's tmpfs, thrown away with the sandbox. Never part of
+	// a scope, never copied back.
 	Caches []Cache
 	// Reads, if any, are the only trees (besides the scopes, Binds and the
 	// sandbox's own /tmp, /dev and /proc) beneath which the command may
@@ -109,10 +118,23 @@ type Scope struct {
 	Path, Upper, Work string
 }
 
-// A Cache is the directory Dir of the caller's, shown read-write to the
-// command at Path.
+// A Cache is the directory Dir of the caller's, shown to the command at
+// Path under a throwaway upper layer: the command reads Dir's files and
+// may write there, but Dir itself is never written. Dir is opened with no
+// symbolic link followed (RESOLVE_NO_SYMLINKS): a link anywhere on its
+// path refuses the run.
 type Cache struct {
 	Path, Dir string
+	// Own, if not empty, is another directory of the caller's, shown
+	// read-only over Dir (Dir may then be empty: none): act's own cache,
+	// which the caller fills from Out.
+	Own string
+	// Out, if not empty (and Own is not), is an empty directory of the
+	// caller's onto which the upper layer is copied after a run with a
+	// disk cap that keeps its changes (not Discard): files, directories,
+	// symbolic links, whiteouts and FIFOs as overlayfs left them, modes
+	// whole. Neither Own nor Dir is written.
+	Out string
 }
 
 // Limits are hard caps; a zero field means no cap of that kind.
@@ -194,6 +216,12 @@ type Result struct {
 	// The changes themselves were thrown away.
 	Wrote      []string
 	WroteCount int64
+	// With Spec.Home and a disk cap: HomeWroteCount is how many paths the
+	// command made in the home (a new directory counted once, not what
+	// it holds), and HomeWrote the first of them (at most MaxWrote),
+	// absolute, sorted. They were thrown away with the sandbox.
+	HomeWrote      []string
+	HomeWroteCount int64
 }
 
 // MaxWrote is how many of the paths a run with Spec.Discard changed its

@@ -1,0 +1,420 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/act-project/act/internal/pathglob"
+	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/sandbox/isolate"
+)
+
+// A persistent cache of act's own (docs/sandbox-filesystem.md, "A
+// persistent cache of act's own"): for each of the policy's
+// sandbox.persistent_caches, act keeps a directory in its state dir that
+// the sandbox shows read-only over the user's own cache. After a command
+// that keeps its changes (never a verification), the sandbox copies what
+// the command wrote there out, and mergeCache keeps of it only what may
+// stay: new regular files, no setuid or setgid bit, within the bound, and
+// in Go's module cache only modules whose files hash to their .ziphash.
+
+// persistentCache is one of the policy's persistent caches in a plan: the
+// sandbox's Cache (Own set) and whether it is Go's module cache.
+type persistentCache struct {
+	index     int // in sandboxCommander.caches
+	goModules bool
+}
+
+// withOwnCaches gives each cache of caches that the policy's persistent
+// lists (and all, its caches) a directory of act's own (Own), made if
+// missing and checked to be act's (CachesDir, ownDir), and returns which
+// they are, and binds without those that hold or lie in one. A persistent
+// cache the user does not have is shown from act's own alone.
+func withOwnCaches(stateDir, realHome string, caches []isolate.Cache, all, persistent, hide, binds []string) ([]isolate.Cache, []persistentCache, []string, error) {
+	if len(persistent) == 0 || !isHomeDir(realHome) || !filepath.IsAbs(stateDir) {
+		return caches, nil, binds, nil
+	}
+	realHome = filepath.Clean(realHome)
+	var out []persistentCache
+next:
+	for _, p := range persistent {
+		p = filepath.Clean(p)
+		if !slices.Contains(all, p) || !pathglob.Within(p, realHome) || p == realHome || IsCredentialStore(p, []string{realHome}) {
+			continue
+		}
+		for _, h := range hide {
+			if pathglob.Within(p, h) || pathglob.Within(h, p) {
+				continue next
+			}
+		}
+		rel, err := filepath.Rel(realHome, p)
+		if err != nil {
+			continue
+		}
+		if _, err := CachesDir(stateDir); err != nil {
+			return nil, nil, nil, err
+		}
+		own := state.Dir{Root: stateDir}.Cache(rel)
+		if err := ownDir(own); err != nil {
+			return nil, nil, nil, fmt.Errorf("act's own cache for %s: %w", p, err)
+		}
+		i := slices.IndexFunc(caches, func(c isolate.Cache) bool { return c.Path == p })
+		if i < 0 {
+			caches = append(caches, isolate.Cache{Path: p})
+			i = len(caches) - 1
+		}
+		caches[i].Own = own
+		out = append(out, persistentCache{index: i, goModules: filepath.Base(p) == "mod" && filepath.Base(filepath.Dir(p)) == "pkg"})
+		binds = slices.DeleteFunc(binds, func(b string) bool { return pathglob.Within(b, p) || pathglob.Within(p, b) })
+	}
+	return caches, out, binds, nil
+}
+
+// goVerifiedEnv is envl, the environment of a command that sees a
+// persistent Go module cache, with the go command made to check go.sum on
+// every use (docs/sandbox-filesystem.md): -mod=readonly last in GOFLAGS
+// (a module missing from go.sum is an error, never added from the cache),
+// none of the settings that skip or replace the checksum database for a
+// module go get or go mod tidy adds (GONOSUMDB, GONOSUMCHECK, GOPRIVATE,
+// GOINSECURE, GOSUMDB), and no go env file to set them again (GOENV=off).
+// A command may still set them itself: what it leaves in act's cache is
+// verified all the same (mergeCache), and go checks go.sum whatever they
+// say.
+func goVerifiedEnv(envl []string) []string {
+	flags := ""
+	out := slices.DeleteFunc(slices.Clone(envl), func(kv string) bool {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GOFLAGS":
+			flags = v
+			return true
+		case "GONOSUMDB", "GONOSUMCHECK", "GOPRIVATE", "GOINSECURE", "GOSUMDB", "GOENV":
+			return true
+		}
+		return false
+	})
+	return append(out, "GOFLAGS="+strings.TrimSpace(flags+" -mod=readonly"), "GOENV=off")
+}
+
+// A cacheMerge is what mergeCache kept of a run's writes to act's own
+// cache, and what it refused and why.
+type cacheMerge struct {
+	Kept, Refused int
+	// Why names the first maxRefusedNamed refusals: "path: reason".
+	Why []string
+}
+
+// maxRefusedNamed is how many refusals a cacheMerge names.
+const maxRefusedNamed = 5
+
+func (m *cacheMerge) refuse(rel, why string) {
+	m.Refused++
+	if len(m.Why) < maxRefusedNamed {
+		m.Why = append(m.Why, rel+": "+why)
+	}
+}
+
+// mergeCache keeps in own (act's cache, a directory of act's) what out
+// (the cache's upper, copied out of the sandbox: hostile) adds that may
+// stay, and refuses the rest:
+//   - only a new regular file is kept: one whose path neither own nor user
+//     (the user's cache, "" for none) has. What exists is never changed: a
+//     command cannot alter what a later run reads under a name it had. A
+//     removal (a whiteout) reaches neither;
+//   - a file with the setuid or setgid bit, a symbolic link, a device, a
+//     FIFO or a socket is refused;
+//   - with goModules (Go's module cache), a new module directory is kept
+//     only if its files hash (dirhash h1, as go mod verify does) to the
+//     module's .ziphash, and a new .zip or .ziphash only if the zip
+//     hashes to the .ziphash: the go command checks the .ziphash against
+//     go.sum on every use, and trusts the extracted directory;
+//   - what would take own past bound bytes is refused.
+//
+// Files are kept with their permission bits, read-only ones included;
+// directories are act's (0755). A file is written under a temporary name
+// and linked into place, never over an existing one.
+func mergeCache(out, own, user string, bound int64, goModules bool) (cacheMerge, error) {
+	var m cacheMerge
+	exists := func(rel string) bool {
+		for _, root := range []string{own, user} {
+			if root == "" {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(root, rel)); err == nil {
+				return true
+			}
+		}
+		return false
+	}
+	var files []string // new regular files, in walk order
+	err := filepath.WalkDir(out, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(out, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		switch mode := fi.Mode(); {
+		case mode.IsDir():
+			return nil
+		case mode&fs.ModeCharDevice != 0 && isWhiteout(fi):
+			return nil // a removal: act's cache keeps what it has
+		case !mode.IsRegular():
+			m.refuse(rel, fmt.Sprintf("a %s, not a regular file", typeName(mode)))
+		case exists(rel):
+			// A copy-up of what the cache had (its time marked used, its
+			// mode changed) or a rewrite: never kept.
+		case mode&(fs.ModeSetuid|fs.ModeSetgid) != 0:
+			m.refuse(rel, "setuid or setgid")
+		default:
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return m, fmt.Errorf("read what the command wrote in the cache: %w", err)
+	}
+	if goModules {
+		files = verifiedModules(out, own, user, files, &m)
+	}
+	// The bound is on act's caches together: caches/, own's parent.
+	size, err := treeSize(filepath.Dir(own))
+	if err != nil {
+		return m, fmt.Errorf("act's own caches %s: %w", filepath.Dir(own), err)
+	}
+	for _, rel := range files {
+		fi, err := os.Lstat(filepath.Join(out, rel))
+		if err != nil {
+			return m, err
+		}
+		if size+fi.Size() > bound {
+			m.refuse(rel, fmt.Sprintf("act's own caches would pass sandbox.persistent_caches_mb (%d MiB)", bound>>20))
+			continue
+		}
+		ok, err := keepFile(filepath.Join(out, rel), own, rel, fi.Mode().Perm())
+		if err != nil {
+			return m, err
+		}
+		if ok {
+			size += fi.Size()
+			m.Kept++
+		}
+	}
+	return m, nil
+}
+
+// verifiedModules returns files but those of Go's module cache that fail
+// verification, which it refuses in m: a new module directory (a path's
+// first component with an "@" outside cache/) whose files do not hash to
+// its .ziphash, a file added to a module directory own or user has, a
+// new .zip or .ziphash that does not match the other. The .ziphash is
+// read from own or user before out: what the cache had is not replaced.
+func verifiedModules(out, own, user string, files []string, m *cacheMerge) []string {
+	read := func(rel string) ([]byte, bool) {
+		for _, root := range []string{own, user, out} {
+			if root == "" {
+				continue
+			}
+			if b, err := os.ReadFile(filepath.Join(root, rel)); err == nil {
+				return b, true
+			}
+		}
+		return nil, false
+	}
+	where := func(rel string) string {
+		for _, root := range []string{own, user, out} {
+			if root == "" {
+				continue
+			}
+			if fi, err := os.Lstat(filepath.Join(root, rel)); err == nil && fi.Mode().IsRegular() {
+				return filepath.Join(root, rel)
+			}
+		}
+		return ""
+	}
+	ziphash := func(escPath, escVersion string) (string, bool) {
+		b, ok := read(filepath.Join("cache", "download", escPath, "@v", escVersion+".ziphash"))
+		return strings.TrimSpace(string(b)), ok
+	}
+	verdict := map[string]string{} // module directory or download file → why refused ("": kept)
+	var kept []string
+	for _, rel := range files {
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		why := ""
+		switch {
+		case parts[0] == "cache" && len(parts) >= 5 && parts[1] == "download" && parts[len(parts)-2] == "@v":
+			name := parts[len(parts)-1]
+			ext := filepath.Ext(name)
+			if ext != ".zip" && ext != ".ziphash" {
+				break // .mod (go checks it against go.sum), .info, list, locks
+			}
+			escPath, escVersion := strings.Join(parts[2:len(parts)-2], "/"), strings.TrimSuffix(name, ext)
+			key := "download:" + escPath + "@" + escVersion
+			w, seen := verdict[key]
+			if !seen {
+				w = ""
+				want, ok := ziphash(escPath, escVersion)
+				zip := where(filepath.Join("cache", "download", escPath, "@v", escVersion+".zip"))
+				switch {
+				case !ok:
+					w = "no .ziphash to check the module's zip against"
+				case zip == "":
+					w = "no zip to check the .ziphash against"
+				default:
+					if got, err := dirhash.HashZip(zip, dirhash.Hash1); err != nil || got != want {
+						w = "the zip does not hash to its .ziphash"
+					}
+				}
+				verdict[key] = w
+			}
+			why = w
+		case parts[0] != "cache":
+			at := slices.IndexFunc(parts, func(s string) bool { return strings.Contains(s, "@") })
+			if at < 0 {
+				break
+			}
+			dir := strings.Join(parts[:at+1], "/")
+			w, seen := verdict[dir]
+			if !seen {
+				w = ""
+				escPath, escVersion, _ := strings.Cut(dir, "@")
+				path, err1 := module.UnescapePath(escPath)
+				version, err2 := module.UnescapeVersion(escVersion)
+				want, ok := ziphash(escPath, escVersion)
+				switch {
+				case err1 != nil || err2 != nil:
+					w = "not a module directory's name"
+				case isDirIn(own, dir) || isDirIn(user, dir):
+					w = "adds to a module directory the cache has"
+				case !ok:
+					w = "no .ziphash to check the module's files against"
+				default:
+					if got, err := dirhash.HashDir(filepath.Join(out, dir), path+"@"+version, dirhash.Hash1); err != nil || got != want {
+						w = "the module's files do not hash to its .ziphash (go.sum's h1)"
+					}
+				}
+				verdict[dir] = w
+			}
+			why = w
+		}
+		if why != "" {
+			m.refuse(rel, why)
+			continue
+		}
+		kept = append(kept, rel)
+	}
+	return kept
+}
+
+func isDirIn(root, rel string) bool {
+	if root == "" {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(root, rel))
+	return err == nil && fi.IsDir()
+}
+
+// keepFile copies the regular file src into own at rel with mode perm:
+// every directory on the way made (0755) and checked to be a directory,
+// not a link; the file written under a temporary name and linked into
+// place, so that an existing one is never replaced (false: it was there).
+func keepFile(src, own, rel string, perm fs.FileMode) (bool, error) {
+	dir := own
+	parts := strings.Split(filepath.Dir(rel), string(filepath.Separator))
+	for _, part := range parts {
+		if part == "." {
+			continue
+		}
+		dir = filepath.Join(dir, part)
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return false, err
+		}
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return false, err
+		}
+		if !fi.IsDir() {
+			return false, nil // a file of the cache where a directory would go
+		}
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return false, err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(dir, ".act-keep-")
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Close(); err != nil {
+		return false, err
+	}
+	if err := os.Link(tmp.Name(), filepath.Join(dir, filepath.Base(rel))); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// treeSize is the size of the regular files below dir.
+func treeSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() {
+			return err
+		}
+		fi, err := e.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	return n, err
+}
+
+// isWhiteout says whether fi, a character device, is overlayfs's
+// whiteout (0/0).
+func isWhiteout(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Rdev == 0
+}
+
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
