@@ -116,6 +116,13 @@ type sandboxCommander struct {
 	// progress, if not nil, gets each line of a command's output as it
 	// comes (Options.Progress).
 	progress func(stream int, line string)
+
+	// files are the tools' configurations as copies with placeholders
+	// for their secrets (isolate.Spec.Files); secrets are what they hold
+	// placeholders for, which the egress proxy may put back in a request
+	// to the secret's host (docs/sandbox.md).
+	files   []isolate.File
+	secrets []ConfigSecret
 }
 
 // Command implements Commander.
@@ -204,7 +211,7 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	progress, flush := s.lines()
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envl, Stdin: []byte(stdin), Proxy: proxy,
-		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads, Caches: s.caches,
+		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Files: s.files, Reads: s.reads, Caches: s.caches,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before, Progress: progress,
 		Discard: discard,
 	})

@@ -119,15 +119,18 @@ operation: {argv: [sh, -c, ` + js(script) + `], workdir: ` + scope + `}
 
 // TestHomeView: the home roots and a home elsewhere are masked; what the
 // policy shows below the real home is bound, but a credential store, a
-// path holding a hidden one, or a path outside the real home ($HOME's, say).
+// tool's configuration (shown as a copy with placeholders instead), a path
+// holding a hidden path that is no credential store (act's state dir), or
+// a path outside the real home ($HOME's, say). A toolchain's directory
+// that holds a credential store is bound: the store is hidden over it.
 func TestHomeView(t *testing.T) {
 	me := t.TempDir()
-	mask, binds := HomeView(me, []string{me + "/.gitconfig", me + "/.ssh", me + "/.cargo", "/etc/passwd", me, me + "/go/pkg/mod"},
-		[]string{me + "/.cargo/credentials.toml"})
+	mask, binds := HomeView(me, []string{me + "/.gitconfig", me + "/.npmrc", me + "/.ssh", me + "/.cargo", "/etc/passwd", me, me + "/go/pkg/mod", me + "/.local"},
+		[]string{me + "/.cargo/credentials.toml", me + "/.local/state/act"})
 	if want := []string{"/home", "/root", me}; !slices.Equal(mask, want) {
 		t.Errorf("mask %q, want %q", mask, want)
 	}
-	if want := []string{me + "/.gitconfig", me + "/go/pkg/mod"}; !slices.Equal(binds, want) {
+	if want := []string{me + "/.cargo", me + "/go/pkg/mod"}; !slices.Equal(binds, want) {
 		t.Errorf("binds %q, want %q", binds, want)
 	}
 	for _, h := range []string{"/", "/nonexistent"} {

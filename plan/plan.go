@@ -276,6 +276,9 @@ func DryRun(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Draf
 	if probs := CheckPreconditions(d, opts.Host, dr.now, opts.Policy.IdlePeriod); len(probs) > 0 {
 		return nil, probs
 	}
+	if probs := CheckScopeSecrets(d, opts.Homes, opts.UserHome); len(probs) > 0 {
+		return nil, probs
+	}
 	dr.canon, dr.digest = opts.Canonical, opts.Digest
 	if dr.digest == "" {
 		var err error
@@ -350,6 +353,10 @@ func (dr *Draft) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// The tools' configurations, as copies with placeholders for
+		// their secrets (docs/sandbox-filesystem.md).
+		views := ConfigViews(opts.UserHome, opts.Policy.Sandbox.HomeVisible, binds, d.Scope.Filesystem.Paths)
+		files, secrets, hide := configFiles(opts.UserHome, views, hide)
 		runOpts.Exec = &sandboxCommander{
 			before: ready,
 			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, state.WorkName),
@@ -358,6 +365,8 @@ func (dr *Draft) run(ctx context.Context) error {
 			hide:     hide,
 			mask:     mask,
 			binds:    binds,
+			files:    files,
+			secrets:  secrets,
 			reads:    SystemReads,
 			caches:   caches,
 			path:     os.Getenv("PATH"),

@@ -49,6 +49,7 @@ func defaultPolicy() *Policy {
 		Sandbox: SandboxPolicy{HidePaths: []string{}, HomeVisible: func() []string {
 			var out []string
 			for _, r := range []string{".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
+				".npmrc", ".netrc", ".pypirc", ".config/pip/pip.conf", ".pip/pip.conf", ".cargo/config.toml",
 				"sdk", ".cargo/bin", ".rustup", ".pyenv", ".nvm", ".local/bin", ".m2/repository"} {
 				out = append(out, userHome+"/"+r)
 			}

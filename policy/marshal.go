@@ -95,7 +95,7 @@ func (p *Policy) Marshal() []byte {
 		), ""),
 		pair("sandbox", mapping(
 			pair("hide_paths", strList(p.Sandbox.HidePaths), "More paths hidden from sandboxed commands, besides act's state dir and\nthe usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …)."),
-			pair("home_visible", strList(p.Sandbox.HomeVisible), "What builds need below the home, shown read-only to commands while the\nrest of every home is masked; never a credential store."),
+			pair("home_visible", strList(p.Sandbox.HomeVisible), "What builds need below the home, shown read-only to commands while the\nrest of every home is masked; never a credential store. A tool's\nconfiguration that mixes settings and secrets is shown as a copy with\na placeholder for each secret."),
 			pair("caches", strList(p.Sandbox.Caches), "Where tools keep their caches: each is a directory of act's own, per\nuser, mounted read-write there in the sandbox (act gc --caches clears them)."),
 			pair("loopback", boolNode(p.Sandbox.Loopback), "IPv4/IPv6 sockets on the sandbox's own loopback for commands without the\nnetwork (a test suite's local server); off: refused."),
 		), ""),

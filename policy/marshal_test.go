@@ -208,12 +208,20 @@ sandbox:
   # the usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …).
   hide_paths: []
   # What builds need below the home, shown read-only to commands while the
-  # rest of every home is masked; never a credential store.
+  # rest of every home is masked; never a credential store. A tool's
+  # configuration that mixes settings and secrets is shown as a copy with
+  # a placeholder for each secret.
   home_visible:
     - /home/u/.gitconfig
     - /home/u/.config/git/config
     - /home/u/.config/git/ignore
     - /home/u/.config/git/attributes
+    - /home/u/.npmrc
+    - /home/u/.netrc
+    - /home/u/.pypirc
+    - /home/u/.config/pip/pip.conf
+    - /home/u/.pip/pip.conf
+    - /home/u/.cargo/config.toml
     - /home/u/sdk
     - /home/u/.cargo/bin
     - /home/u/.rustup
@@ -254,7 +262,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90,"witnesses":[],"quorum":0,"witness_grace":"1h","witness_after":false},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"loopback":false},"confirmation":{"via":"flag","approvers":[]},"hooks":{"cannot_dry_run":"deny"}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90,"witnesses":[],"quorum":0,"witness_grace":"1h","witness_after":false},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/.npmrc","/home/u/.netrc","/home/u/.pypirc","/home/u/.config/pip/pip.conf","/home/u/.pip/pip.conf","/home/u/.cargo/config.toml","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"loopback":false},"confirmation":{"via":"flag","approvers":[]},"hooks":{"cannot_dry_run":"deny"}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}

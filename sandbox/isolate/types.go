@@ -53,6 +53,14 @@ type Spec struct {
 	// what builds need (a git config, toolchains, module caches). A path
 	// that is not there is skipped.
 	Binds []string
+	// Files are generated files the command sees read-only, each at its
+	// Path: a tool's configuration with placeholders for its secrets
+	// (docs/sandbox-filesystem.md, "Configurations with secrets"), over
+	// what is there (under a masked home root, or in a directory Binds
+	// shows), or where nothing is, in a new file the masked home's or
+	// /dev's tmpfs lets be made. A path that holds anything but a regular
+	// file fails the run. At most MaxFiles, MaxFileBytes each.
+	Files []File
 	// Caches are read-write mounts of the caller's directories below
 	// Mask, where tools keep their caches (docs/sandbox-filesystem.md,
 	// "Caches"): never part of a scope, never copied, not on the disk
@@ -108,6 +116,18 @@ const DefaultMaxProcs = 1024
 type Scope struct {
 	Path, Upper, Work string
 }
+
+// A File is the content Data (text: no NUL byte) shown read-only at Path.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// MaxFiles and MaxFileBytes bound Spec.Files (nsexec.h's MAX_FILES).
+const (
+	MaxFiles     = 64
+	MaxFileBytes = 1 << 20
+)
 
 // A Cache is the directory Dir of the caller's, shown read-write to the
 // command at Path.
