@@ -49,7 +49,24 @@ type CommandResult struct {
 	// request ("CONNECT proxy.golang.org:443 allowed", or refused and
 	// why), the first maxEgressLog of them.
 	Egress []string `json:"egress,omitempty"`
+	// Refused are the requests the egress proxy refused by the policy
+	// (the first maxEgressLog): what act says the command was denied,
+	// and which setting would allow it (docs/sandbox.md, "Network").
+	Refused []NetworkRefusal `json:"network_refused,omitempty"`
 }
+
+// A NetworkRefusal is one request of a command the egress proxy refused.
+type NetworkRefusal struct {
+	// Target is host:port as the command asked for it.
+	Target string `json:"target"`
+	// Reason is the proxy's, one sentence.
+	Reason string `json:"reason"`
+	// Setting is the host policy's setting that would allow it.
+	Setting string `json:"setting"`
+}
+
+// RuleNetworkRefused: the egress proxy refused requests of a command.
+const RuleNetworkRefused = "op.network-refused"
 
 // maxEgressLog is how many of a command's requests to the egress proxy
 // its result names.
@@ -182,9 +199,10 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	s.warm = nil
 	envl := envList(env, s.path, s.home)
 	var (
-		proxy func(context.Context, net.Listener)
-		mu    sync.Mutex
-		egLog []string
+		proxy   func(context.Context, net.Listener)
+		mu      sync.Mutex
+		egLog   []string
+		refused []NetworkRefusal
 	)
 	if s.egress != nil {
 		p := *s.egress
@@ -196,6 +214,9 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 			mu.Lock()
 			if len(egLog) < maxEgressLog {
 				egLog = append(egLog, line)
+			}
+			if !e.Allowed && len(refused) < maxEgressLog {
+				refused = append(refused, NetworkRefusal{Target: e.Target, Reason: e.Err, Setting: "network.allowed_hosts"})
 			}
 			mu.Unlock()
 		}
@@ -233,6 +254,10 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	mu.Lock()
 	for _, l := range egLog {
 		out.Egress = append(out.Egress, s.redact(l))
+	}
+	for _, r := range refused {
+		r.Target, r.Reason = s.redact(r.Target), s.redact(r.Reason)
+		out.Refused = append(out.Refused, r)
 	}
 	mu.Unlock()
 	if res.Signal != 0 {
@@ -376,9 +401,18 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 		r.note("op.memory-per-process", f, "", "memory cap: %s: no memory cgroup is writable for this user, so each process of the command may map up to resources.max_memory_mb, "+
 			"and the kernel's buffers, page cache and tmpfs pages are not counted (a delegated cgroup bounds them together; policy resources.memory_enforcement: total refuses instead)", isolate.MemoryPerProcess)
 	}
+	refusal := refusedMessage(what, res.Refused)
+	failed := func(e *OpError) error {
+		if refusal == "" {
+			return e
+		}
+		// The refusal is why, more often than not: say it beside the
+		// failure, since the tool's own message does not (npm's E403).
+		return OpErrors{e, opErr(RuleNetworkRefused, f, shown, nil, "%s", refusal)}
+	}
 	switch {
 	case res.CapHit != "":
-		return opErr("op.cap-exceeded", f, shown, nil, "the %s was stopped by a cap: %s", what, res.CapHit)
+		return failed(opErr("op.cap-exceeded", f, shown, nil, "the %s was stopped by a cap: %s", what, res.CapHit))
 	case res.ExitCode != 0:
 		msg := fmt.Sprintf("the %s %q exited with status %d", what, shown, res.ExitCode)
 		if res.Signal != "" {
@@ -391,9 +425,47 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 		if what == "verification command" {
 			rule = "op.verification-failed"
 		}
-		return opErr(rule, f, shown, nil, "%s", msg)
+		return failed(opErr(rule, f, shown, nil, "%s", msg))
+	}
+	if refusal != "" {
+		r.note(RuleNetworkRefused, f, "", "%s", refusal)
 	}
 	return nil
+}
+
+// maxRefusalsNamed is how many refused destinations a message names.
+const maxRefusalsNamed = 3
+
+// refusedMessage says what the egress proxy refused a command (what: a
+// "command", a "package manager", a "verification command"), why, and the
+// setting that would allow it; "" when it refused nothing.
+func refusedMessage(what string, refused []NetworkRefusal) string {
+	if len(refused) == 0 {
+		return ""
+	}
+	var targets, hosts []string
+	reason := refused[0].Reason
+	for _, r := range refused {
+		if slices.Contains(targets, r.Target) {
+			continue
+		}
+		targets = append(targets, r.Target)
+		if h, _, err := net.SplitHostPort(r.Target); err == nil && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	named := targets
+	if len(named) > maxRefusalsNamed {
+		named = named[:maxRefusalsNamed]
+	}
+	msg := fmt.Sprintf("act's egress proxy refused the %s's connection to %s (%s)", what, strings.Join(named, ", "), reason)
+	if more := len(targets) - len(named); more > 0 {
+		msg += fmt.Sprintf(" and %d more", more)
+	}
+	if what == "package manager" {
+		return msg + fmt.Sprintf("; a PACKAGE_INSTALL or PACKAGE_REMOVE reaches its registry only when the host policy's network.allowed_hosts lists it: add %s there", strings.Join(hosts, ", "))
+	}
+	return msg + fmt.Sprintf("; if the %s needs it, add %s to the host policy's network.allowed_hosts", what, strings.Join(hosts, ", "))
 }
 
 func lastLines(s string, n int) string {
