@@ -75,6 +75,21 @@ const maxEgressLog = 64
 // ProxyURL is the egress proxy as a command reaches it.
 var ProxyURL = fmt.Sprintf("http://127.0.0.1:%d", isolate.ProxyPort)
 
+// The run's CA and the system's roots with it, as the sandbox sees them
+// when the egress proxy gives credentials (docs/sandbox.md,
+// "Credentials"), and the variables that make the usual clients trust
+// them: node adds NODE_EXTRA_CA_CERTS to its own roots (npm's own agent
+// does not: it reads npm_config_cafile); Go, curl, OpenSSL, pip, requests,
+// git and cargo read the bundle instead of the system's.
+const (
+	CAFile       = "/dev/act-egress-ca.pem"
+	CABundleFile = "/dev/act-egress-ca-bundle.pem"
+)
+
+var caEnv = []string{"NODE_EXTRA_CA_CERTS=" + CAFile, "npm_config_cafile=" + CABundleFile,
+	"SSL_CERT_FILE=" + CABundleFile, "CURL_CA_BUNDLE=" + CABundleFile, "REQUESTS_CA_BUNDLE=" + CABundleFile,
+	"PIP_CERT=" + CABundleFile, "GIT_SSL_CAINFO=" + CABundleFile, "CARGO_HTTP_CAINFO=" + CABundleFile}
+
 // proxyEnv are the variables that point HTTP clients (Go, npm, pip, curl)
 // at the egress proxy; the sandbox has no other way out.
 var proxyEnv = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}
@@ -208,7 +223,10 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		p := *s.egress
 		p.Log = func(e egress.Event) {
 			line := e.Method + " " + e.Target + " allowed"
-			if !e.Allowed || e.Err != "" {
+			switch {
+			case e.Credential:
+				line = e.Method + " " + e.Target + " allowed, with the credentials the policy gives that host"
+			case !e.Allowed || e.Err != "":
 				line = e.Method + " " + e.Target + " refused: " + e.Err
 			}
 			mu.Lock()
@@ -227,6 +245,15 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		})
 		for _, k := range proxyEnv {
 			envl = append(envl, k+"="+ProxyURL)
+		}
+		if p.CA != nil {
+			// The run's CA, which signs the proxy's certificates for the
+			// hosts it gives credentials to: trusted by this sandbox alone.
+			for _, kv := range caEnv {
+				if k, _, _ := strings.Cut(kv, "="); !slices.ContainsFunc(envl, func(e string) bool { return strings.HasPrefix(e, k+"=") }) {
+					envl = append(envl, kv)
+				}
+			}
 		}
 	}
 	progress, flush := s.lines()
@@ -487,7 +514,13 @@ func lastLines(s string, n int) string {
 // manager only its own ([sourceVars]): a registry's credentials in pip's
 // settings are nothing npm's install scripts need to see. Whatever of them
 // the manager prints or writes is redacted before it is stored or shown.
-func packageEnv(manager string) map[string]string {
+//
+// Its own configuration it reads from the person's home (home, where the
+// sandbox shows it as a copy with placeholders for its secrets, whose
+// real values the egress proxy gives the hosts the policy names:
+// docs/sandbox.md, "Credentials"): npm's ~/.npmrc, pip's
+// ~/.config/pip/pip.conf.
+func packageEnv(manager, home string) map[string]string {
 	path := os.Getenv("PATH")
 	if path == "" {
 		path = defaultPath
@@ -503,6 +536,14 @@ func packageEnv(manager string) map[string]string {
 		"GOPATH":                        "/tmp/go",
 		"GOCACHE":                       "/tmp/.gocache",
 		"GOFLAGS":                       "-modcacherw",
+	}
+	if filepath.IsAbs(home) {
+		switch manager {
+		case "npm":
+			env["npm_config_userconfig"] = filepath.Join(home, ".npmrc")
+		case "pip":
+			env["XDG_CONFIG_HOME"] = filepath.Join(home, ".config")
+		}
 	}
 	for _, k := range sourceVars[manager] {
 		if v, ok := os.LookupEnv(k); ok {

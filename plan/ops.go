@@ -238,6 +238,10 @@ type RunOptions struct {
 	// Ready, if not nil, is called before a network request (its error
 	// stops the request and is RunOpsWith's); a Commander has its own.
 	Ready func() error
+	// UserHome is the password database's home of the user act runs as:
+	// a package manager reads its configuration there (the sandbox's
+	// copy, with placeholders for its secrets).
+	UserHome string
 }
 
 // RunOpsWith is [RunOps] with options.
@@ -248,7 +252,7 @@ func RunOpsWith(ctx context.Context, d *descriptors.Descriptor, sys sandbox.Syst
 	if d.Verification != nil && len(d.Verification.Commands) > 0 && opts.Exec == nil {
 		return nil, fmt.Errorf("verification: %w", ErrNotFileOperation)
 	}
-	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult), fetch: opts.Fetch, maxBody: opts.MaxBody, exec: opts.Exec, ready: opts.Ready}
+	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult), fetch: opts.Fetch, maxBody: opts.MaxBody, exec: opts.Exec, ready: opts.Ready, home: opts.UserHome}
 	var err error
 	if d.ActionType == descriptors.MultiStepComposite {
 		err = r.runSteps(nil, d.Steps)
@@ -305,6 +309,7 @@ type runner struct {
 	maxBody int64
 	exec    Commander
 	ready   func() error
+	home    string
 }
 
 func (r *runner) runSteps(f []string, steps []descriptors.Step) error {
@@ -360,7 +365,7 @@ func (r *runner) run(f []string, t descriptors.ActionType, op descriptors.Operat
 			}
 			argv = append([]string{py, "-m"}, argv...)
 		}
-		return r.command(f, "package manager", argv, o.Workdir, packageEnv(o.Manager), "")
+		return r.command(f, "package manager", argv, o.Workdir, packageEnv(o.Manager, r.home), "")
 	}
 	return fmt.Errorf("%s: %s: %w", problem.FieldPath(f...), t, ErrNotFileOperation)
 }

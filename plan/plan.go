@@ -339,9 +339,10 @@ func (dr *Draft) run(ctx context.Context) error {
 	// them.
 	ready := opts.Ahead.Check.Wait
 	runOpts := RunOptions{
-		Ready:   ready,
-		Fetch:   HTTPFetcher{Allowed: opts.Policy.HostAllowed, Named: opts.Policy.NamedRanges(), Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
-		MaxBody: d.Resources.MaxDiskMB << 20,
+		Ready:    ready,
+		Fetch:    HTTPFetcher{Allowed: opts.Policy.HostAllowed, Named: opts.Policy.NamedRanges(), Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
+		MaxBody:  d.Resources.MaxDiskMB << 20,
+		UserHome: opts.UserHome,
 	}
 	if NeedsSandbox(d) {
 		// Fail closed: where isolation is missing the first command's run
@@ -357,10 +358,14 @@ func (dr *Draft) run(ctx context.Context) error {
 		// their secrets (docs/sandbox-filesystem.md).
 		views := ConfigViews(opts.UserHome, opts.Policy.Sandbox.HomeVisible, binds, d.Scope.Filesystem.Paths)
 		files, secrets, hide := configFiles(opts.UserHome, views, hide)
+		egress, files, err := giveCredentials(egressProxy(d, opts.Policy), secrets, opts.Policy, files)
+		if err != nil {
+			return err
+		}
 		runOpts.Exec = &sandboxCommander{
 			before: ready,
 			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, state.WorkName),
-			egress:   egressProxy(d, opts.Policy),
+			egress:   egress,
 			loopback: opts.Policy.Sandbox.Loopback,
 			hide:     hide,
 			mask:     mask,

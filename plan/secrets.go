@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"bytes"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +15,11 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/credstore"
+	"github.com/act-project/act/internal/egress"
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/redact"
+	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox/isolate"
 	"golang.org/x/sys/unix"
 )
@@ -239,7 +243,7 @@ func configFiles(realHome string, views []credstore.Found, hide []string) ([]iso
 		if ok {
 			out, found, ok = redact.Config(v.Format, data, nil)
 		}
-		if !ok || len(files) == isolate.MaxFiles {
+		if !ok || len(files) == isolate.MaxFiles-2 { // two for the egress proxy's CA
 			if !slices.Contains(hide, v.Path) {
 				hide = append(hide, v.Path)
 			}
@@ -251,4 +255,60 @@ func configFiles(realHome string, views []credstore.Found, hide []string) ([]iso
 		}
 	}
 	return files, secrets, hide
+}
+
+// egressUpstreamRoots verify the hosts the egress proxy gives credentials
+// to (nil: the system's roots); tests set it.
+var egressUpstreamRoots *x509.CertPool
+
+// giveCredentials sets up eg (nil: the command has no network) to give
+// the secrets of the configuration copies to their hosts where the policy
+// names them (network.credential_hosts, docs/sandbox.md, "Credentials"):
+// a per-run CA that may sign for those hosts alone, its certificate and
+// the system's roots with it added to files for the sandbox to trust.
+// The real values stay in act's memory.
+func giveCredentials(eg *egress.Proxy, secrets []ConfigSecret, pol *policy.Policy, files []isolate.File) (*egress.Proxy, []isolate.File, error) {
+	if eg == nil {
+		return nil, files, nil
+	}
+	var hosts []string
+	for _, s := range secrets {
+		h := strings.ToLower(s.Host)
+		if h == "" || !pol.CredentialHostAllowed(h) {
+			continue
+		}
+		eg.Credentials = append(eg.Credentials, egress.Credential{Placeholder: s.Placeholder, Value: s.Value, Host: h})
+		if !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	if len(hosts) == 0 {
+		return eg, files, nil
+	}
+	ca, err := egress.NewCA(hosts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the egress proxy's CA: %w", err)
+	}
+	eg.CA, eg.UpstreamRoots = ca, egressUpstreamRoots
+	bundle := append(systemRoots(isolate.MaxFileBytes-len(ca.PEM)-1), '\n')
+	files = append(files, isolate.File{Path: CAFile, Data: ca.PEM}, isolate.File{Path: CABundleFile, Data: append(bundle, ca.PEM...)})
+	return eg, files, nil
+}
+
+// systemRoots is the system's bundle of trusted certificates (the first
+// of the usual places), at most max bytes; nil where there is none.
+func systemRoots(max int) []byte {
+	for _, p := range []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem",
+		"/etc/pki/tls/cacert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/cert.pem"} {
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+		f.Close()
+		if err == nil && len(data) <= max && bytes.IndexByte(data, 0) < 0 {
+			return data
+		}
+	}
+	return nil
 }

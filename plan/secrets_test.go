@@ -1,10 +1,30 @@
 package plan
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha512"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,4 +221,268 @@ func TestConfigViewsNobody(t *testing.T) {
 	if out := runAsNobody(t, dir, "TestConfigViews", "ACT_PLAN_VIEWS_CHILD=1"); strings.Contains(string(out), "--- SKIP") {
 		t.Error("skipped as uid 65534")
 	}
+}
+
+// TestCredentialsGiven: a command that sends the placeholder of its
+// ~/.npmrc copy to the registry the file gives the token to reaches it
+// with the real token, where the policy names that host in
+// network.credential_hosts: the egress proxy terminates that host's
+// tunnel with the run's CA, which the sandbox trusts (curl through
+// CURL_CA_BUNDLE), and puts the token in. The command never sees the
+// token. Without the policy's naming, the placeholder goes out as it is.
+// As root, and by TestCredentialsGivenNobody as uid 65534.
+func TestCredentialsGiven(t *testing.T) {
+	if err := isolate.Available(); err != nil {
+		t.Skipf("no isolation here: %v", err)
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("Authorization"))
+		mu.Unlock()
+		io.WriteString(w, "registry answered")
+	}))
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	egressUpstreamRoots = roots
+	defer func() { egressUpstreamRoots = nil }()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+
+	base, err := os.MkdirTemp("/var/tmp", "act-creds-")
+	if err != nil {
+		t.Skipf("no writable /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { makeRemovable(base); os.RemoveAll(base) })
+	mustDo(t, os.Chmod(base, 0o755))
+	home := filepath.Join(base, "home")
+	mustDo(t, os.MkdirAll(home, 0o755))
+	mustDo(t, os.WriteFile(filepath.Join(home, ".npmrc"), []byte("//127.0.0.1:"+port+"/:_authToken=REAL-NPM-TOKEN\n"), 0o600))
+	scope := filepath.Join(base, "s")
+	mustDo(t, os.Mkdir(scope, 0o755))
+
+	for _, named := range []bool{true, false} {
+		t.Run(fmt.Sprint("named=", named), func(t *testing.T) {
+			mu.Lock()
+			got = nil
+			mu.Unlock()
+			insecure := ""
+			if !named {
+				insecure = "-k " // the tunnel is not the proxy's: the test server's own certificate
+			}
+			script := `tok=$(sed -n 's/.*_authToken=//p' ` + home + `/.npmrc); curl -fsS ` + insecure + `--max-time 20 -H "Authorization: Bearer $tok" https://127.0.0.1:` + port + `/; echo; env | grep -c CA_BUNDLE; cat ` + home + `/.npmrc | rev`
+			d := commandIn(t, scope, script, false)
+			d.Sandbox.AllowNetwork = true
+			d.Scope.Network.Required = true
+			d.Effects.Network = true
+			pol, err := policy.Default("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pol.AllowedRoots = []string{base}
+			pol.Network.SandboxNetwork = true
+			pol.Network.AllowedHosts = []string{"127.0.0.1"}
+			if named {
+				pol.Network.CredentialHosts = []string{"127.0.0.1"}
+			}
+			pol.Sandbox.HomeVisible = []string{home + "/.npmrc"}
+			pol.Sandbox.Caches = nil
+			now := time.Now()
+			p, err := Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, now),
+				File: "d.yaml", Now: func() time.Time { return now }, Homes: []string{home}, UserHome: home})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := p.Commands[0]
+			t.Logf("stdout:\n%s\nstderr:\n%s\negress: %q", c.Stdout, c.Stderr, c.Egress)
+			if strings.Contains(c.Stdout+c.Stderr, "NEKOT-MPN-LAER") || strings.Contains(c.Stdout+c.Stderr, "REAL-NPM-TOKEN") {
+				t.Error("the command saw the token")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case len(got) != 1:
+				t.Fatalf("%d requests reached the registry, want 1", len(got))
+			case named && got[0] != "Bearer REAL-NPM-TOKEN":
+				t.Errorf("the registry got %q, want the real token", got[0])
+			case !named && !strings.HasPrefix(got[0], "Bearer "+redact.PlaceholderPrefix):
+				t.Errorf("the registry got %q, want the placeholder", got[0])
+			}
+		})
+	}
+}
+
+func TestCredentialsGivenNobody(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("ACT_PLAN_CREDS_CHILD") != "" {
+		t.Skip("in the child")
+	}
+	dir := nobodyDir(t)
+	if out := runAsNobody(t, dir, "TestCredentialsGiven", "ACT_PLAN_CREDS_CHILD=1"); strings.Contains(string(out), "--- SKIP") {
+		t.Error("skipped as uid 65534")
+	}
+}
+
+// TestCredentialsNpm: a PACKAGE_INSTALL with npm from a private registry
+// that wants a token (a fake one, over TLS, answering 401 without it)
+// installs, with the token only in the person's ~/.npmrc: npm reads the
+// sandbox's copy (a placeholder), trusts the run's CA through
+// NODE_EXTRA_CA_CERTS, and the egress proxy puts the token in. As root,
+// and by TestCredentialsNpmNobody as uid 65534.
+func TestCredentialsNpm(t *testing.T) {
+	if err := isolate.Available(); err != nil {
+		t.Skipf("no isolation here: %v", err)
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed")
+	}
+	// The package: a tarball of package/package.json.
+	var tgz bytes.Buffer
+	gz := gzip.NewWriter(&tgz)
+	tw := tar.NewWriter(gz)
+	pj := []byte(`{"name":"privpkg","version":"1.0.0","main":"index.js"}`)
+	mustDo(t, tw.WriteHeader(&tar.Header{Name: "package/package.json", Mode: 0o644, Size: int64(len(pj))}))
+	tw.Write(pj)
+	tw.Close()
+	gz.Close()
+	sum := sha512.Sum512(tgz.Bytes())
+	sha1sum := sha1.Sum(tgz.Bytes())
+	var mu sync.Mutex
+	var auths []string
+	var srv *httptest.Server
+	srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer REAL-NPM-TOKEN" {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"error":"unauthorized"}`)
+			return
+		}
+		switch r.URL.Path {
+		case "/privpkg":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"name":"privpkg","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"name":"privpkg","version":"1.0.0","dist":{"tarball":"%s/privpkg/-/privpkg-1.0.0.tgz","shasum":"%x","integrity":"sha512-%s"}}}}`,
+				srv.URL, sha1sum, base64.StdEncoding.EncodeToString(sum[:]))
+		case "/privpkg/-/privpkg-1.0.0.tgz":
+			w.Write(tgz.Bytes())
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	// A registry by name, as real ones are: localhost (the proxy
+	// resolves it, and its addresses are named in allowed_hosts).
+	cert, roots := localhostCert(t)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	defer srv.Close()
+	srv.URL = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	egressUpstreamRoots = roots
+	defer func() { egressUpstreamRoots = nil }()
+
+	base, err := os.MkdirTemp("/var/tmp", "act-npm-creds-")
+	if err != nil {
+		t.Skipf("no writable /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { makeRemovable(base); os.RemoveAll(base) })
+	mustDo(t, os.Chmod(base, 0o755))
+	home := filepath.Join(base, "home")
+	mustDo(t, os.MkdirAll(home, 0o755))
+	u := strings.TrimPrefix(srv.URL, "https:")
+	mustDo(t, os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry="+srv.URL+"/\n"+u+"/:_authToken=REAL-NPM-TOKEN\nsave-exact=true\n"), 0o600))
+	scope := filepath.Join(base, "s")
+	mustDo(t, os.Mkdir(scope, 0o755))
+	mustDo(t, os.WriteFile(filepath.Join(scope, "package.json"), []byte(`{"name":"app","version":"1.0.0"}`), 0o644))
+	text := `intent_summary: Install the private package.
+risk_level: MEDIUM
+action_type: PACKAGE_INSTALL
+scope: {filesystem: {paths: [` + js(scope) + `], recursive: true}, network: {required: true}, ui: {required: false}}
+resources: {max_cpu_ms: 60000, max_memory_mb: 1024, max_disk_mb: 64, max_duration_ms: 120000}
+sandbox: {required: true, allow_network: true, max_runs: 1}
+rollback: {supported: true, rollback_scope: declared_effects_only}
+confirmation: {required: false, reason: "", cooldown_on_repeat: false}
+audit: {log: true, log_level: SUMMARY, retain_days: 30}
+preconditions: {paths_exist: [], network_available: false, user_idle: false}
+effects: {filesystem: {create: [` + js(scope+"/**") + `], modify: [` + js(scope+"/**") + `], delete: []}, network: true, system_state_change: false}
+operation: {manager: npm, packages: [privpkg], workdir: ` + js(scope) + `}
+`
+	d, _, probs := descriptors.Load("d.yaml", []byte(text))
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	pol, err := policy.Default("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol.AllowedRoots = []string{base}
+	pol.Network.SandboxNetwork = true
+	pol.Network.AllowedHosts = []string{"localhost", "127.0.0.1", "::1"}
+	pol.Network.CredentialHosts = []string{"localhost"}
+	pol.Sandbox.HomeVisible = []string{home + "/.npmrc"}
+	pol.Sandbox.Caches = nil
+	now := time.Now()
+	p, err := Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, now),
+		File: "d.yaml", Now: func() time.Time { return now }, Homes: []string{home}, UserHome: home})
+	mu.Lock()
+	t.Logf("the registry saw: %q", auths)
+	mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Commands[0]
+	if strings.Contains(c.Stdout+c.Stderr, "REAL-NPM-TOKEN") {
+		t.Error("npm printed the token")
+	}
+	var installed, exact bool
+	for _, ch := range p.Changes {
+		installed = installed || strings.HasSuffix(ch.Path, "node_modules/privpkg/package.json")
+	}
+	layer, err := os.ReadFile(filepath.Join(UpperDir(filepath.Join(base, "state"), p.ID), scope, "package.json"))
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	exact = err == nil && json.Unmarshal(layer, &pkg) == nil && pkg.Dependencies["privpkg"] == "1.0.0" // not ^1.0.0
+	if !installed {
+		t.Errorf("privpkg is not installed: %v\n%s\n%s", p.Changes, c.Stdout, c.Stderr)
+	}
+	if !exact {
+		t.Errorf("package.json does not pin privpkg exactly (save-exact from the ~/.npmrc copy): %s %v", layer, err)
+	}
+}
+
+func TestCredentialsNpmNobody(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("ACT_PLAN_NPM_CHILD") != "" {
+		t.Skip("in the child")
+	}
+	dir := nobodyDir(t)
+	if out := runAsNobody(t, dir, "TestCredentialsNpm", "ACT_PLAN_NPM_CHILD=1"); strings.Contains(string(out), "--- SKIP") {
+		t.Error("skipped as uid 65534")
+	}
+}
+
+// localhostCert is a self-signed certificate for the name localhost, and
+// a pool that trusts it.
+func localhostCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), DNSNames: []string{"localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(c)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
 }

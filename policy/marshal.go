@@ -67,6 +67,9 @@ func (p *Policy) Marshal() []byte {
 				"names are checked after they resolve, and a loopback, link-local, private\n"+
 				"or cloud metadata address is reached only where an entry names its range."),
 			pair("sandbox_network", boolNode(p.Network.SandboxNetwork), "Whether sandboxed commands (and so PACKAGE_INSTALL/PACKAGE_REMOVE) may use the network."),
+			pair("credential_hosts", strList(p.Network.CredentialHosts), "Hosts (of allowed_hosts) to which act's egress proxy may give your registry\n"+
+				"tokens and passwords (~/.npmrc, ~/.netrc, pip.conf, …): commands see them\n"+
+				"only as placeholders, which the proxy replaces in requests to these hosts."),
 		), ""),
 		pair("cooldown", strNode(FormatDuration(p.Cooldown)), "Refuse the same action for this long after a rollback (Go duration)."),
 		pair("plan_expiry", strNode(FormatDuration(p.PlanExpiry)), "Pending plans expire after this; a descriptor created longer ago is a stale intent."),

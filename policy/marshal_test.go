@@ -42,7 +42,7 @@ func custom() *Policy {
 			},
 		},
 		Workspaces: []string{"/tmp/a b/proj"},
-		Network:    Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true},
+		Network:    Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true, CredentialHosts: []string{"registry.example.org"}},
 		Cooldown:   0,
 		PlanExpiry: 90*time.Minute + 1500*time.Millisecond,
 		IdlePeriod: 2*time.Hour + 3*time.Microsecond + 4,
@@ -148,6 +148,10 @@ network:
   allowed_hosts: []
   # Whether sandboxed commands (and so PACKAGE_INSTALL/PACKAGE_REMOVE) may use the network.
   sandbox_network: false
+  # Hosts (of allowed_hosts) to which act's egress proxy may give your registry
+  # tokens and passwords (~/.npmrc, ~/.netrc, pip.conf, …): commands see them
+  # only as placeholders, which the proxy replaces in requests to these hosts.
+  credential_hosts: []
 # Refuse the same action for this long after a rollback (Go duration).
 cooldown: 1h
 # Pending plans expire after this; a descriptor created longer ago is a stale intent.
@@ -262,7 +266,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(defaultPolicy())
-	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90,"witnesses":[],"quorum":0,"witness_grace":"1h","witness_after":false},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/.npmrc","/home/u/.netrc","/home/u/.pypirc","/home/u/.config/pip/pip.conf","/home/u/.pip/pip.conf","/home/u/.cargo/config.toml","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"loopback":false},"confirmation":{"via":"flag","approvers":[]},"hooks":{"cannot_dry_run":"deny"}}`
+	want := `{"allowed_roots":["/home/u","/tmp"],"workspaces":["/tmp"],"resource_caps":{"max_cpu_ms":600000,"max_memory_mb":4096,"max_disk_mb":10240,"max_duration_ms":600000},"resources":{"memory_enforcement":"per_process"},"modes":{"risk":{"CRITICAL":"deny","HIGH":"confirm","LOW":"allow","MEDIUM":"confirm"},"types":{}},"network":{"allowed_hosts":[],"sandbox_network":false,"credential_hosts":[]},"cooldown":"1h","plan_expiry":"24h","idle_period":"5m","audit":{"retain_days":90,"witnesses":[],"quorum":0,"witness_grace":"1h","witness_after":false},"max_changes":100000,"max_pending":50,"max_layers_mb":2048,"command_rules":[],"risk":{"max_deletes":20,"sensitive_paths":[]},"redact":{"pii":false},"sandbox":{"hide_paths":[],"home_visible":["/home/u/.gitconfig","/home/u/.config/git/config","/home/u/.config/git/ignore","/home/u/.config/git/attributes","/home/u/.npmrc","/home/u/.netrc","/home/u/.pypirc","/home/u/.config/pip/pip.conf","/home/u/.pip/pip.conf","/home/u/.cargo/config.toml","/home/u/sdk","/home/u/.cargo/bin","/home/u/.rustup","/home/u/.pyenv","/home/u/.nvm","/home/u/.local/bin","/home/u/.m2/repository"],"caches":["/home/u/.cache/go-build","/home/u/go/pkg/mod","/home/u/.npm","/home/u/.cache/pip","/home/u/.cargo/registry","/home/u/.cargo/git"],"loopback":false},"confirmation":{"via":"flag","approvers":[]},"hooks":{"cannot_dry_run":"deny"}}`
 	if string(data) != want {
 		t.Errorf("json.Marshal(default) =\n%s\nwant\n%s", data, want)
 	}
