@@ -134,10 +134,10 @@ func (c *checker) checkCredentialScope(path []string, s string) {
 	}
 	what := strings.Replace(stores[0], "/home/*/", "/home/NAME/", 1)
 	if len(stores) > 1 {
-		what += ", among others,"
+		what += ", among others"
 	}
 	c.add("forbidden.credential-store", path,
-		"the scope path %q takes in the credential store %s which a command in the sandbox would read: scope the directory the command works in, without it", s, what)
+		"the scope path %q takes in the credential store %s, which a command in the sandbox would read: scope the directory the command works in, without it", s, what)
 }
 
 // runsInSandbox reports whether d runs anything in the sandbox: a
