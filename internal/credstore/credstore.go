@@ -62,6 +62,7 @@ var Configs = []Config{
 	// npmrc of each node version, pip's site configuration of each
 	// pyenv Python and virtualenv.
 	{Rel: ".nvm/versions/node/*/etc/npmrc", Format: redact.Npmrc},
+	{Rel: ".nvm/versions/node/*/lib/node_modules/npm/npmrc", Format: redact.Npmrc},
 	{Rel: ".pyenv/versions/*/pip.conf", Format: redact.INI},
 	{Rel: ".pyenv/versions/*/envs/*/pip.conf", Format: redact.INI},
 }

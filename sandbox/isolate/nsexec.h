@@ -115,7 +115,7 @@ struct spec {
 	int nhide;
 	// generated files shown read-only at a path: a tool's configuration
 	// with placeholders for its secrets (docs/sandbox-filesystem.md)
-	const char *files[MAX_FILES];
+	const char *files[MAX_FILES]; // NULL once show_files found no place for it
 	const char *filedata[MAX_FILES];
 	int nfiles;
 };

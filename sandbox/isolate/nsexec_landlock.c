@@ -52,7 +52,8 @@ void act_restrict_access(void) {
 		for (int i = 0; i < act_sp.nbinds; i++)
 			allow_beneath(rs, act_sp.binds[i], LANDLOCK_ACCESS_FS_READ_FILE);
 		for (int i = 0; i < act_sp.nfiles; i++)
-			allow_beneath(rs, act_sp.files[i], LANDLOCK_ACCESS_FS_READ_FILE);
+			if (act_sp.files[i])
+				allow_beneath(rs, act_sp.files[i], LANDLOCK_ACCESS_FS_READ_FILE);
 	}
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
 		act_fail("landlock: restrict the command");

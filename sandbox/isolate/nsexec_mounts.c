@@ -148,15 +148,13 @@ static void show_files(void) {
 		}
 		close(fd);
 		int t = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (t < 0 && errno == ENOENT) {
-			if (make_file(path) < 0)
-				continue;
+		if (t < 0 && errno == ENOENT && make_file(path) == 0)
 			t = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		}
 		if (t < 0) {
-			if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
-				continue;
-			act_fail("open %s (to show its copy)", path);
+			if (errno != ENOENT && errno != ENOTDIR && errno != EACCES && errno != EROFS)
+				act_fail("open %s (to show its copy)", path);
+			act_sp.files[i] = NULL; // nothing shown there: nothing for Landlock either
+			continue;
 		}
 		struct stat st;
 		if (fstat(t, &st) < 0)

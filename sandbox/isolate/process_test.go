@@ -116,7 +116,7 @@ func TestSpecKeysAgree(t *testing.T) {
 	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true, Loopback: true,
 		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}, Discard: true, Limits: Limits{DiskMB: 1},
 		Mask: []string{"/home"}, Binds: []string{"/home/a/.gitconfig"}, Reads: []string{"/usr"},
-		Caches: []Cache{{Path: "/home/a/.cache/go-build", Dir: "/c"}}}
+		Caches: []Cache{{Path: "/home/a/.cache/go-build", Dir: "/c"}}, Files: []File{{Path: "/home/a/.npmrc", Data: []byte("x")}}}
 	p, err := encode(spec, true)
 	if err != nil {
 		t.Fatal(err)
