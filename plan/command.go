@@ -429,6 +429,9 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 			"and the kernel's buffers, page cache and tmpfs pages are not counted (a delegated cgroup bounds them together; policy resources.memory_enforcement: total refuses instead)", isolate.MemoryPerProcess)
 	}
 	refusal := refusedMessage(what, res.Refused)
+	if n, ok := r.exec.(interface{ Network() bool }); ok && !n.Network() && res.ExitCode != 0 && refusal == "" {
+		refusal = noNetworkMessage(what, res.Stderr+"\n"+res.Stdout)
+	}
 	failed := func(e *OpError) error {
 		if refusal == "" {
 			return e
@@ -458,6 +461,29 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 		r.note(RuleNetworkRefused, f, "", "%s", refusal)
 	}
 	return nil
+}
+
+// Network implements the optional interface outcome asks of a
+// Commander: whether its commands have the network (the egress proxy).
+func (s *sandboxCommander) Network() bool { return s.egress != nil }
+
+// noNetworkSigns are what tools print when a connection fails for lack of
+// a network: the sandbox without one refuses their sockets (EACCES), and
+// their name lookups fail.
+var noNetworkSigns = []string{"dial tcp", "dial udp", "socket: permission denied", "Could not resolve host", "Couldn't connect to server",
+	"Temporary failure in name resolution", "Name or service not known", "getaddrinfo", "EAI_AGAIN", "ENOTFOUND", "Network is unreachable",
+	"network is unreachable", "Failed to establish a new connection"}
+
+// noNetworkMessage says, of a failed command (what) that had no network
+// and whose output reads like a connection that failed for lack of one,
+// how a command gets the network; "" when the output does not read so.
+func noNetworkMessage(what, out string) string {
+	if !slices.ContainsFunc(noNetworkSigns, func(s string) bool { return strings.Contains(out, s) }) {
+		return ""
+	}
+	return fmt.Sprintf("the %s had no network, and its output reads like a connection that failed for lack of one: "+
+		"a command reaches the network only through act's egress proxy, when the descriptor asks for it (sandbox.allow_network, scope.network.required) "+
+		"and the host policy allows it (network.sandbox_network), and only the hosts of network.allowed_hosts; a package is added by PACKAGE_INSTALL", what)
 }
 
 // maxRefusalsNamed is how many refused destinations a message names.

@@ -251,3 +251,41 @@ func TestEgressRefusalsSaidNobody(t *testing.T) {
 		t.Error("skipped as uid 65534")
 	}
 }
+
+// TestNoNetworkSaid: a command without the network whose output reads
+// like a connection that failed for lack of one (curl's, here) is told,
+// beside its failure, how a command gets the network.
+func TestNoNetworkSaid(t *testing.T) {
+	if err := isolate.Available(); err != nil {
+		t.Skipf("no isolation here: %v", err)
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	base := t.TempDir()
+	scope := filepath.Join(base, "s")
+	mustDo(t, os.Mkdir(scope, 0o755))
+	d := commandIn(t, scope, "curl -fsS --max-time 10 http://example.org/", false)
+	pol, err := policy.Default("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol.AllowedRoots = []string{base}
+	pol.Sandbox.Caches = nil
+	now := time.Now()
+	_, err = Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, now),
+		File: "d.yaml", Now: func() time.Time { return now }})
+	var probs problem.List
+	if !errors.As(err, &probs) || !slices.ContainsFunc(probs, func(p problem.Problem) bool {
+		return p.Rule == RuleNetworkRefused && strings.Contains(p.Message, "had no network") && strings.Contains(p.Message, "network.sandbox_network")
+	}) {
+		t.Errorf("got %v, want %s saying the command had no network", err, RuleNetworkRefused)
+	}
+	// A command that fails otherwise is not told.
+	d = commandIn(t, scope, "echo failed >&2; exit 3", false)
+	_, err = Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, now),
+		File: "d.yaml", Now: func() time.Time { return now }})
+	if errors.As(err, &probs) && slices.ContainsFunc(probs, func(p problem.Problem) bool { return p.Rule == RuleNetworkRefused }) {
+		t.Errorf("a failure with no sign of the network: %v", probs)
+	}
+}

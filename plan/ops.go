@@ -178,7 +178,7 @@ var opRules = []descriptors.Rule{
 	{ID: "op.command-failed", Summary: "a COMMAND_EXECUTION or package manager run exited with a non-zero status or was killed"},
 	{ID: "op.command-not-started", Summary: "a command could not be started in the sandbox (e.g. the program does not exist)"},
 	{ID: "op.cap-exceeded", Summary: "a command was stopped by a resources cap (wall clock, CPU, memory, disk, processes), named with its figure and mechanism"},
-	{ID: RuleNetworkRefused, Summary: "act's egress proxy refused a command's connection to a host the host policy's network.allowed_hosts does not list (or an address it does not name): beside the command's failure, or a warning when it did not fail"},
+	{ID: RuleNetworkRefused, Summary: "act's egress proxy refused a command's connection to a host the host policy's network.allowed_hosts does not list (or an address it does not name): beside the command's failure, or a warning when it did not fail; or a command without the network failed with output that reads like a connection failing for lack of one, and is told how a command gets it"},
 	{ID: "op.verification-failed", Summary: "a verification command exited with a non-zero status"},
 	{ID: "op.network-host-not-allowed", Summary: "a NETWORK_REQUEST, or a redirect it was given, goes to a host the host policy's network.allowed_hosts does not list, or that resolves to a loopback, link-local, private or metadata address no entry names"},
 	{ID: "op.network-failed", Summary: "a NETWORK_REQUEST could not be performed (connection, TLS, timeout)"},
