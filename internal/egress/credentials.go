@@ -190,12 +190,14 @@ func putCredentials(h http.Header, creds []Credential) bool {
 }
 
 // intercept serves a CONNECT to host:port, whose credentials (creds) the
-// proxy puts in: it connects to the host through the policy and over TLS
-// (verified against the system's roots, or p.UpstreamRoots), answers 200,
-// shows the client a certificate of the run's CA for host, and relays
-// HTTP/1.1 requests one at a time, each with its credentials put in. A
-// request for another host on the tunnel is refused. Nothing else about a
-// request is changed.
+// proxy puts in: it connects to the host through the policy and answers
+// 200. If what the client sends is TLS (a handshake record), it shows the
+// client a certificate of the run's CA for host, speaks TLS with the host
+// (verified against the system's roots, or p.UpstreamRoots), and relays
+// HTTP/1.1 requests one at a time, each with its credentials put in; a
+// request for another host on the tunnel is refused (421). Anything else
+// (ssh through the proxy, say) is tunnelled as it is, nothing put in.
+// Nothing else about a request is changed.
 func (s *state) intercept(w http.ResponseWriter, r *http.Request, host, target string, creds []Credential) {
 	up, err := s.p.Policy.DialContext(r.Context(), "tcp", target)
 	if err != nil {
@@ -204,26 +206,15 @@ func (s *state) intercept(w http.ResponseWriter, r *http.Request, host, target s
 		s.logEvent(Event{Method: r.Method, Target: target, Allowed: status != http.StatusForbidden, Err: reason})
 		return
 	}
-	upTLS := tls.Client(&idleConn{Conn: up, idle: s.idle}, &tls.Config{ServerName: host, RootCAs: s.p.UpstreamRoots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
-	hctx, cancel := context.WithTimeout(r.Context(), s.idle)
-	err = upTLS.HandshakeContext(hctx)
-	cancel()
-	if err != nil {
-		up.Close()
-		reason := fmt.Sprintf("TLS with %s: %v", target, err)
-		refuse(w, http.StatusBadGateway, reason)
-		s.logEvent(Event{Method: r.Method, Target: target, Addr: up.RemoteAddr().String(), Allowed: true, Err: reason})
-		return
-	}
 	leaf, err := s.p.CA.leaf(host)
 	if err != nil {
-		upTLS.Close()
+		up.Close()
 		refuse(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	client, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		upTLS.Close()
+		up.Close()
 		refuse(w, http.StatusInternalServerError, err.Error())
 		return
 	}
@@ -238,12 +229,31 @@ func (s *state) intercept(w http.ResponseWriter, r *http.Request, host, target s
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
-	var in net.Conn = &idleConn{Conn: client, idle: s.idle}
+	var in net.Conn = client
 	if n := brw.Reader.Buffered(); n > 0 {
 		b, _ := brw.Reader.Peek(n)
-		in = &prefixConn{Conn: in, prefix: append([]byte(nil), b...)}
+		in = &prefixConn{Conn: client, prefix: append([]byte(nil), b...)}
 	}
-	cTLS := tls.Server(in, &tls.Config{Certificates: []tls.Certificate{*leaf}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+	first := make([]byte, 1)
+	client.SetReadDeadline(time.Now().Add(s.idle))
+	if _, err := io.ReadFull(in, first); err != nil {
+		return
+	}
+	client.SetReadDeadline(time.Time{})
+	in = &prefixConn{Conn: in, prefix: first}
+	if first[0] != 0x16 { // not a TLS handshake record
+		pipe(in, up, s.idle)
+		return
+	}
+	upTLS := tls.Client(&idleConn{Conn: up, idle: s.idle}, &tls.Config{ServerName: host, RootCAs: s.p.UpstreamRoots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+	hctx, cancel := context.WithTimeout(r.Context(), s.idle)
+	err = upTLS.HandshakeContext(hctx)
+	cancel()
+	if err != nil {
+		s.logEvent(Event{Method: r.Method, Target: target, Addr: up.RemoteAddr().String(), Allowed: true, Err: fmt.Sprintf("TLS with %s: %v", target, err)})
+		return
+	}
+	cTLS := tls.Server(&idleConn{Conn: in, idle: s.idle}, &tls.Config{Certificates: []tls.Certificate{*leaf}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
 	hctx, cancel = context.WithTimeout(r.Context(), s.idle)
 	err = cTLS.HandshakeContext(hctx)
 	cancel()
@@ -270,14 +280,25 @@ func (s *state) intercept(w http.ResponseWriter, r *http.Request, host, target s
 		}
 		req.Header.Del("Proxy-Authorization")
 		req.Header.Del("Upgrade")
-		put := putCredentials(req.Header, creds)
-		if put {
+		if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+			// The body goes on as it comes: the client need not wait.
+			req.Header.Del("Expect")
+			if _, err := io.WriteString(cTLS, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
+				return
+			}
+		}
+		if putCredentials(req.Header, creds) {
 			s.logEvent(Event{Method: req.Method, Target: target, Addr: up.RemoteAddr().String(), Allowed: true, Credential: true})
 		}
 		if err := req.Write(upTLS); err != nil {
 			return
 		}
 		resp, err := http.ReadResponse(ur, req)
+		for err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+			if err = resp.Write(cTLS); err == nil { // an informational answer (103): passed on, then the final one
+				resp, err = http.ReadResponse(ur, req)
+			}
+		}
 		if err != nil {
 			return
 		}
@@ -293,7 +314,7 @@ func (s *state) intercept(w http.ResponseWriter, r *http.Request, host, target s
 		}
 		err = resp.Write(cTLS)
 		resp.Body.Close()
-		if err != nil || resp.Close || req.Close {
+		if err != nil || resp.Close || req.Close || resp.StatusCode == http.StatusSwitchingProtocols {
 			return
 		}
 	}

@@ -1,11 +1,13 @@
 package egress
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // credServer is a TLS (or, plain, HTTP) server that records the headers
@@ -142,6 +145,51 @@ func TestProxyPutsCredentials(t *testing.T) {
 	if resp, err := c.Get("https://127.0.0.1:" + port + "/"); err == nil {
 		resp.Body.Close()
 		t.Error("a tunnel to a host without credentials was terminated by the proxy")
+	}
+
+	// A POST whose client waits for 100 Continue (for a minute, if need
+	// be): the proxy answers it, and the body goes through.
+	ec := &http.Client{Timeout: hang, Transport: &http.Transport{
+		Proxy:                 http.ProxyURL(&url.URL{Scheme: "http", Host: addr}),
+		TLSClientConfig:       &tls.Config{RootCAs: trust},
+		ExpectContinueTimeout: time.Minute,
+	}}
+	req, _ = http.NewRequest("POST", base, strings.NewReader("a body"))
+	req.Header.Set("Expect", "100-continue")
+	req.Header.Set("Authorization", "Bearer act-placeholder-1")
+	start := time.Now()
+	if resp, err := ec.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	if time.Since(start) > 50*time.Second {
+		t.Error("the client waited out its 100-continue timeout: the proxy never answered it")
+	}
+	if g := seen(); len(g) != 4 || g[3].Get("Authorization") != "Bearer "+real {
+		t.Errorf("after a POST with Expect, the server saw %d requests", len(g))
+	}
+
+	// A tunnel to the credential host that does not speak TLS is a plain
+	// tunnel: nothing put in.
+	psrv0, pseen0 := credServer(t, true)
+	_, pport0, _ := net.SplitHostPort(psrv0.Listener.Addr().String())
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "CONNECT example.com:%s HTTP/1.1\r\nHost: example.com:%s\r\n\r\n", pport0, pport0)
+	br := bufio.NewReader(conn)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer act-placeholder-1\r\nConnection: close\r\n\r\n")
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("through the plain tunnel: %v %v", resp, err)
+	}
+	if g := pseen0(); len(g) != 1 || g[0].Get("Authorization") != "Bearer act-placeholder-1" {
+		t.Errorf("a plain tunnel to the credential host: the server got %v, want the placeholder", g)
 	}
 
 	// Plain HTTP: put in as it is forwarded.
