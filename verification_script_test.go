@@ -26,3 +26,13 @@ func TestPlanCommandNobody(t *testing.T) {
 	must(t, err)
 	asNobody(t, "TestScript$/^plan_memory_per_process$", "ACT_TEST_ROOT="+root, noCgroupEnv)
 }
+
+// TestScopeSecretsScriptNobody runs the sandbox_scope_secrets testscript as
+// an ordinary user with a home of its own: a command scoped to a credential
+// store is refused before it runs, and ~/.npmrc shows as a copy with a
+// placeholder (docs/sandbox-filesystem.md).
+func TestScopeSecretsScriptNobody(t *testing.T) {
+	root, err := filepath.Abs(".")
+	must(t, err)
+	asNobody(t, "TestScript$/^sandbox_scope_secrets$", "ACT_TEST_ROOT="+root)
+}

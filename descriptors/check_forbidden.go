@@ -10,6 +10,12 @@ package descriptors
 //   - act's state dir: a scope inside it, on it, or taking it in;
 //   - a home directory's root: $HOME, the user's passwd home, /root or any
 //     /home/NAME itself (a directory below one is fine);
+//   - a credential store: a scope of a descriptor that runs anything in
+//     the sandbox (a command, a package manager, a verification command)
+//     that is, holds or lies in a credential store under a home the rules
+//     know (~/.ssh, ~/.config as a whole, ~/.npmrc, …) or a host secret
+//     (credstore's one list): the sandbox shows a scope as it is, so the
+//     command would read them (docs/sandbox-filesystem.md);
 //   - background execution (check_command.go);
 //   - persistence outside scope: creating or modifying a file that makes
 //     something run later, outside the action and its scope — shell
@@ -27,6 +33,7 @@ import (
 
 	"slices"
 
+	"github.com/act-project/act/internal/credstore"
 	"github.com/act-project/act/internal/pathglob"
 )
 
@@ -108,8 +115,39 @@ func (c *checker) checkForbiddenScope(path []string, s string, recursive bool) {
 				"the scope path %q takes in the home directory %q; scope a directory below it",
 				s, strings.Replace(h, "*", "NAME", 1))
 		}
-		break
+		return // a whole home: that says it
 	}
+	c.checkCredentialScope(path, s)
+}
+
+// checkCredentialScope refuses the scope path s of a descriptor that runs
+// something in the sandbox when it takes in a credential store: the
+// sandbox shows the scope as it is, and the command's output would carry
+// the keys before anyone is asked (docs/sandbox-filesystem.md).
+func (c *checker) checkCredentialScope(path []string, s string) {
+	if !runsInSandbox(c.d) {
+		return
+	}
+	stores := credstore.ScopeTakesIn(s, c.homeRoots())
+	if len(stores) == 0 {
+		return
+	}
+	what := strings.Replace(stores[0], "/home/*/", "/home/NAME/", 1)
+	if len(stores) > 1 {
+		what += ", among others"
+	}
+	c.add("forbidden.credential-store", path,
+		"the scope path %q takes in the credential store %s, which a command in the sandbox would read: scope the directory the command works in, without it", s, what)
+}
+
+// runsInSandbox reports whether d runs anything in the sandbox: a
+// command, a package manager, a verification command.
+func runsInSandbox(d *Descriptor) bool {
+	if d.Verification != nil && len(d.Verification.Commands) > 0 {
+		return true
+	}
+	n := node{typ: d.ActionType, steps: d.Steps}
+	return usesType(n, CommandExecution) || usesType(n, PackageInstall) || usesType(n, PackageRemove)
 }
 
 // persistence lists the places where a created or modified file makes

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -649,5 +650,67 @@ func TestEffectMatcher(t *testing.T) {
 		if got := m.Declared(tt.kind, tt.path); got != tt.want {
 			t.Errorf("Declared(%q, %q) = %t, want %t", tt.kind, tt.path, got, tt.want)
 		}
+	}
+}
+
+// TestCheckCredentialScope: a descriptor that runs anything in the sandbox
+// may not scope a credential store, a directory that holds one, or a path
+// in one: the sandbox shows a scope as it is, and the command's output
+// would carry the keys before anyone is asked. A file operation, which
+// runs nothing, is graded instead (docs/risk.md).
+func TestCheckCredentialScope(t *testing.T) {
+	opts := CheckOptions{Now: testOptions.Now, Home: "/tmp/envhome", UserHome: "/srv/tester"}
+	tests := []struct {
+		scope string
+		want  bool
+	}{
+		{"/srv/tester/.ssh", true},
+		{"/srv/tester/.ssh/keys", true},
+		{"/srv/tester/.config", true}, // holds gh, git/credentials, gcloud …
+		{"/srv/tester/.config/git", true},
+		{"/srv/tester/.config/git/credentials", true},
+		{"/srv/tester/.config/nvim", false},
+		{"/srv/tester/.docker", true},
+		{"/srv/tester/.npmrc", true},
+		{"/srv/tester/.cargo", true},
+		{"/srv/tester/.claude", true},
+		{"/srv/tester/project", false},
+		{"/srv/tester/*", true},
+		{"/tmp/envhome/.aws", true}, // $HOME's too
+		{"/home/bob/.gnupg", true},
+		{"/root/.kube", true},
+		{"/etc/ssh", true},
+		{"/etc/ssl", true},
+		{"/etc/nginx", false},
+		{"/tmp/w", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scope, func(t *testing.T) {
+			cmd := example(t, "command_execution.yaml")
+			cmd.Scope.Filesystem = FilesystemScope{Paths: []string{tt.scope}, Recursive: true}
+			cmd.Preconditions = Preconditions{}
+			cmd.Effects.Filesystem = FilesystemEffects{}
+			op := cmd.Op.(CommandExecutionOp)
+			op.Workdir = ""
+			op.Argv = []string{"ls"}
+			cmd.Op = op
+			cmd.Verification = nil
+			got := slices.ContainsFunc(ruleFields(cmd, opts), func(rf string) bool {
+				return rf == "forbidden.credential-store scope.filesystem.paths[0]"
+			})
+			if got != tt.want {
+				t.Errorf("a command scoped to %s: forbidden.credential-store %v, want %v (%q)", tt.scope, got, tt.want, ruleFields(cmd, opts))
+			}
+			// A file write there runs nothing: not this rule.
+			w := writeTo(t, path.Join(strings.ReplaceAll(tt.scope, "*", "x"), "f"), []string{tt.scope}, true)
+			if slices.Contains(ruleFields(w, opts), "forbidden.credential-store scope.filesystem.paths[0]") {
+				t.Errorf("a FILE_WRITE scoped to %s is refused as a command would be", tt.scope)
+			}
+			// Its verification commands run in the sandbox: refused.
+			w.Verification = &Verification{Commands: [][]string{{"true"}}}
+			if got := slices.Contains(ruleFields(w, opts), "forbidden.credential-store scope.filesystem.paths[0]"); got != tt.want {
+				t.Errorf("a FILE_WRITE with a verification command scoped to %s: forbidden.credential-store %v, want %v", tt.scope, got, tt.want)
+			}
+		})
 	}
 }

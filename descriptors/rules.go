@@ -82,6 +82,7 @@ var rules = []Rule{
 	{"effects.undeclared-path", "a path the operation changes is not covered by an effect of the right kind"},
 	{"file-write.invalid-base64", "a FILE_WRITE content_base64 is not valid standard base64"},
 	{"forbidden.background-execution", "a command runs something in the background or later (`nohup`, `setsid`, `&`, `at`, `crontab`, …)"},
+	{"forbidden.credential-store", "a scope of a descriptor that runs a command takes in a credential store (`~/.ssh`, `~/.config`, `~/.npmrc`, …) or a host secret"},
 	{"forbidden.home-root", "a scope takes in a home directory itself (`$HOME`, the passwd home, `/root`, `/home/NAME`)"},
 	{"forbidden.host-access", "a scope takes in a host system directory (`/`, `/etc`, `/usr`, …) or a command asks for host privileges (`sudo`, `systemctl`, …)"},
 	{"forbidden.persistence-outside-scope", "an effect creates or modifies a file that runs something later (shell rc, autostart, systemd, cron, …)"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/review"
 )
@@ -145,12 +147,35 @@ func ChangeSummary(p *gate.Plan) string {
 	return fmt.Sprintf("%d created, %d modified, %d deleted", c, m, d)
 }
 
+// NetworkNotes are what act said of the network beside a command's
+// failure in err (op.network-refused): for a door that shows the command's
+// own output and status, so that the tool's misleading message (npm's E403)
+// is not all there is.
+func NetworkNotes(err error) []string {
+	var probs problem.List
+	if !errors.As(err, &probs) {
+		return nil
+	}
+	var out []string
+	for _, p := range probs {
+		if p.Rule == plan.RuleNetworkRefused {
+			out = append(out, p.Message)
+		}
+	}
+	return out
+}
+
 // CommandFailed reports whether err is the dry run's refusal of a command
 // that exited non-zero or was killed by a signal (op.command-failed of the
-// operation), and the exit code a shell would report for it.
+// operation, with at most what act adds of the network beside it:
+// op.network-refused), and the exit code a shell would report for it.
 func CommandFailed(err error) (int, bool) {
 	var probs problem.List
-	if !errors.As(err, &probs) || len(probs) != 1 {
+	if !errors.As(err, &probs) {
+		return 0, false
+	}
+	probs = slices.DeleteFunc(slices.Clone(probs), func(p problem.Problem) bool { return p.Rule == plan.RuleNetworkRefused })
+	if len(probs) != 1 {
 		return 0, false
 	}
 	pr := probs[0]

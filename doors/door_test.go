@@ -90,6 +90,8 @@ func TestCommandFailed(t *testing.T) {
 		{fail(`the command "sleep 9" was killed by SIGTERM: x`), 143, true},
 		{fail(`the command "sleep 9" was killed by SIGKILL`), 137, true},
 		{fail(`something else`), 0, false},
+		{append(fail(`the command "curl x" exited with status 22`).(problem.List), problem.Problem{Rule: "op.network-refused", Field: "operation", Message: "act's egress proxy refused"}), 22, true},
+		{append(fail(`the command "curl x" exited with status 22`).(problem.List), problem.Problem{Rule: "op.verification-failed", Field: "verification.commands.0"}), 0, false},
 		{problem.List{{Rule: "op.cap-exceeded", Field: "operation", Message: "the command was stopped by a cap: wall clock"}}, 0, false},
 		{problem.List{{Rule: "op.command-failed", Field: "steps.0.operation", Message: `the command "x" exited with status 3`}}, 0, false},
 		{errors.New("the command \"x\" exited with status 3"), 0, false},
@@ -98,5 +100,18 @@ func TestCommandFailed(t *testing.T) {
 		if code != tt.code || ok != tt.ok {
 			t.Errorf("CommandFailed(%v) = %d, %v; want %d, %v", tt.err, code, ok, tt.code, tt.ok)
 		}
+	}
+}
+
+// TestNetworkNotes: what act said of the network beside a command's
+// failure is kept for the doors that show the command's own status.
+func TestNetworkNotes(t *testing.T) {
+	err := problem.List{{Rule: "op.command-failed", Field: "operation", Message: `the command "npm i" exited with status 1: E403`},
+		{Rule: "op.network-refused", Field: "operation", Message: "act's egress proxy refused registry.npmjs.org:443"}}
+	if got := NetworkNotes(err); len(got) != 1 || got[0] != "act's egress proxy refused registry.npmjs.org:443" {
+		t.Errorf("NetworkNotes = %q", got)
+	}
+	if got := NetworkNotes(errors.New("x")); got != nil {
+		t.Errorf("NetworkNotes of no problems = %q", got)
 	}
 }

@@ -57,6 +57,10 @@ type CommandResult struct {
 	// caches (the policy's sandbox.persistent_caches) and what it refused
 	// (docs/sandbox-filesystem.md, "A persistent cache of act's own").
 	Caches []CacheKept `json:"caches,omitempty"`
+	// Refused are the requests the egress proxy refused by the policy
+	// (the first maxEgressLog): what act says the command was denied,
+	// and which setting would allow it (docs/sandbox.md, "Network").
+	Refused []NetworkRefusal `json:"network_refused,omitempty"`
 }
 
 // CacheKept is what act kept of a command's additions to one of its own
@@ -72,12 +76,40 @@ type CacheKept struct {
 // one of its own caches.
 const RuleCacheRefused = "sandbox.cache-refused"
 
+// A NetworkRefusal is one request of a command the egress proxy refused.
+type NetworkRefusal struct {
+	// Target is host:port as the command asked for it.
+	Target string `json:"target"`
+	// Reason is the proxy's, one sentence.
+	Reason string `json:"reason"`
+	// Setting is the host policy's setting that would allow it.
+	Setting string `json:"setting"`
+}
+
+// RuleNetworkRefused: the egress proxy refused requests of a command.
+const RuleNetworkRefused = "op.network-refused"
+
 // maxEgressLog is how many of a command's requests to the egress proxy
 // its result names.
 const maxEgressLog = 64
 
 // ProxyURL is the egress proxy as a command reaches it.
 var ProxyURL = fmt.Sprintf("http://127.0.0.1:%d", isolate.ProxyPort)
+
+// The run's CA and the system's roots with it, as the sandbox sees them
+// when the egress proxy gives credentials (docs/sandbox.md,
+// "Credentials"), and the variables that make the usual clients trust
+// them: node adds NODE_EXTRA_CA_CERTS to its own roots (npm's own agent
+// does not: it reads npm_config_cafile); Go, curl, OpenSSL, pip, requests,
+// git and cargo read the bundle instead of the system's.
+const (
+	CAFile       = "/dev/act-egress-ca.pem"
+	CABundleFile = "/dev/act-egress-ca-bundle.pem"
+)
+
+var caEnv = []string{"NODE_EXTRA_CA_CERTS=" + CAFile, "npm_config_cafile=" + CABundleFile,
+	"SSL_CERT_FILE=" + CABundleFile, "CURL_CA_BUNDLE=" + CABundleFile, "REQUESTS_CA_BUNDLE=" + CABundleFile,
+	"PIP_CERT=" + CABundleFile, "GIT_SSL_CAINFO=" + CABundleFile, "CARGO_HTTP_CAINFO=" + CABundleFile}
 
 // proxyEnv are the variables that point HTTP clients (Go, npm, pip, curl)
 // at the egress proxy; the sandbox has no other way out.
@@ -145,6 +177,13 @@ type sandboxCommander struct {
 	// progress, if not nil, gets each line of a command's output as it
 	// comes (Options.Progress).
 	progress func(stream int, line string)
+
+	// files are the tools' configurations as copies with placeholders
+	// for their secrets (isolate.Spec.Files); secrets are what they hold
+	// placeholders for, which the egress proxy may put back in a request
+	// to the secret's host (docs/sandbox.md).
+	files   []isolate.File
+	secrets []ConfigSecret
 }
 
 // Command implements Commander.
@@ -204,20 +243,27 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	s.warm = nil
 	envl := envList(env, s.path, s.home)
 	var (
-		proxy func(context.Context, net.Listener)
-		mu    sync.Mutex
-		egLog []string
+		proxy   func(context.Context, net.Listener)
+		mu      sync.Mutex
+		egLog   []string
+		refused []NetworkRefusal
 	)
 	if s.egress != nil {
 		p := *s.egress
 		p.Log = func(e egress.Event) {
 			line := e.Method + " " + e.Target + " allowed"
-			if !e.Allowed || e.Err != "" {
+			switch {
+			case e.Credential:
+				line = e.Method + " " + e.Target + " allowed, with the credentials the policy gives that host"
+			case !e.Allowed || e.Err != "":
 				line = e.Method + " " + e.Target + " refused: " + e.Err
 			}
 			mu.Lock()
 			if len(egLog) < maxEgressLog {
 				egLog = append(egLog, line)
+			}
+			if !e.Allowed && len(refused) < maxEgressLog {
+				refused = append(refused, NetworkRefusal{Target: e.Target, Reason: e.Err, Setting: "network.allowed_hosts"})
 			}
 			mu.Unlock()
 		}
@@ -228,6 +274,15 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		})
 		for _, k := range proxyEnv {
 			envl = append(envl, k+"="+ProxyURL)
+		}
+		if p.CA != nil {
+			// The run's CA, which signs the proxy's certificates for the
+			// hosts it gives credentials to: trusted by this sandbox alone.
+			for _, kv := range caEnv {
+				if k, _, _ := strings.Cut(kv, "="); !slices.ContainsFunc(envl, func(e string) bool { return strings.HasPrefix(e, k+"=") }) {
+					envl = append(envl, kv)
+				}
+			}
 		}
 	}
 	caches := s.caches
@@ -256,7 +311,7 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	progress, flush := s.lines()
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envl, Stdin: []byte(stdin), Proxy: proxy,
-		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Reads: s.reads, Caches: caches, Home: s.homeRW,
+		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Files: s.files, Reads: s.reads, Caches: caches, Home: s.homeRW,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before, Progress: progress,
 		Discard: discard,
 	})
@@ -298,6 +353,10 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	mu.Lock()
 	for _, l := range egLog {
 		out.Egress = append(out.Egress, s.redact(l))
+	}
+	for _, r := range refused {
+		r.Target, r.Reason = s.redact(r.Target), s.redact(r.Reason)
+		out.Refused = append(out.Refused, r)
 	}
 	mu.Unlock()
 	if res.Signal != 0 {
@@ -447,9 +506,21 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 		r.note("op.memory-per-process", f, "", "memory cap: %s: no memory cgroup is writable for this user, so each process of the command may map up to resources.max_memory_mb, "+
 			"and the kernel's buffers, page cache and tmpfs pages are not counted (a delegated cgroup bounds them together; policy resources.memory_enforcement: total refuses instead)", isolate.MemoryPerProcess)
 	}
+	refusal := refusedMessage(what, res.Refused)
+	if n, ok := r.exec.(interface{ Network() bool }); ok && !n.Network() && res.ExitCode != 0 && refusal == "" {
+		refusal = noNetworkMessage(what, res.Stderr+"\n"+res.Stdout)
+	}
+	failed := func(e *OpError) error {
+		if refusal == "" {
+			return e
+		}
+		// The refusal is why, more often than not: say it beside the
+		// failure, since the tool's own message does not (npm's E403).
+		return OpErrors{e, opErr(RuleNetworkRefused, f, shown, nil, "%s", refusal)}
+	}
 	switch {
 	case res.CapHit != "":
-		return opErr("op.cap-exceeded", f, shown, nil, "the %s was stopped by a cap: %s", what, res.CapHit)
+		return failed(opErr("op.cap-exceeded", f, shown, nil, "the %s was stopped by a cap: %s", what, res.CapHit))
 	case res.ExitCode != 0:
 		msg := fmt.Sprintf("the %s %q exited with status %d", what, shown, res.ExitCode)
 		if res.Signal != "" {
@@ -465,7 +536,10 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 		if what == "verification command" {
 			rule = "op.verification-failed"
 		}
-		return opErr(rule, f, shown, nil, "%s", msg)
+		return failed(opErr(rule, f, shown, nil, "%s", msg))
+	}
+	if refusal != "" {
+		r.note(RuleNetworkRefused, f, "", "%s", refusal)
 	}
 	return nil
 }
@@ -477,6 +551,64 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 const readOnlyHint = "in the sandbox only the declared scopes, /tmp and the home are writable: " +
 	"the homes are masked, the person's own home is writable through a throwaway layer (what a command writes there is listed and discarded), " +
 	"and what sandbox.home_visible shows there is read-only"
+
+// Network implements the optional interface outcome asks of a
+// Commander: whether its commands have the network (the egress proxy).
+func (s *sandboxCommander) Network() bool { return s.egress != nil }
+
+// noNetworkSigns are what tools print when a connection fails for lack of
+// a network: the sandbox without one refuses their sockets (EACCES), and
+// their name lookups fail.
+var noNetworkSigns = []string{"dial tcp", "dial udp", "socket: permission denied", "Could not resolve host", "Couldn't connect to server",
+	"Temporary failure in name resolution", "Name or service not known", "getaddrinfo", "EAI_AGAIN", "ENOTFOUND", "Network is unreachable",
+	"network is unreachable", "Failed to establish a new connection"}
+
+// noNetworkMessage says, of a failed command (what) that had no network
+// and whose output reads like a connection that failed for lack of one,
+// how a command gets the network; "" when the output does not read so.
+func noNetworkMessage(what, out string) string {
+	if !slices.ContainsFunc(noNetworkSigns, func(s string) bool { return strings.Contains(out, s) }) {
+		return ""
+	}
+	return fmt.Sprintf("the %s had no network, and its output reads like a connection that failed for lack of one: "+
+		"a command reaches the network only through act's egress proxy, when the descriptor asks for it (sandbox.allow_network, scope.network.required) "+
+		"and the host policy allows it (network.sandbox_network), and only the hosts of network.allowed_hosts; a package is added by PACKAGE_INSTALL", what)
+}
+
+// maxRefusalsNamed is how many refused destinations a message names.
+const maxRefusalsNamed = 3
+
+// refusedMessage says what the egress proxy refused a command (what: a
+// "command", a "package manager", a "verification command"), why, and the
+// setting that would allow it; "" when it refused nothing.
+func refusedMessage(what string, refused []NetworkRefusal) string {
+	if len(refused) == 0 {
+		return ""
+	}
+	var targets, hosts []string
+	reason := refused[0].Reason
+	for _, r := range refused {
+		if slices.Contains(targets, r.Target) {
+			continue
+		}
+		targets = append(targets, r.Target)
+		if h, _, err := net.SplitHostPort(r.Target); err == nil && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	named := targets
+	if len(named) > maxRefusalsNamed {
+		named = named[:maxRefusalsNamed]
+	}
+	msg := fmt.Sprintf("act's egress proxy refused the %s's connection to %s (%s)", what, strings.Join(named, ", "), reason)
+	if more := len(targets) - len(named); more > 0 {
+		msg += fmt.Sprintf(" and %d more", more)
+	}
+	if what == "package manager" {
+		return msg + fmt.Sprintf("; a PACKAGE_INSTALL or PACKAGE_REMOVE reaches its registry only when the host policy's network.allowed_hosts lists it: add %s there", strings.Join(hosts, ", "))
+	}
+	return msg + fmt.Sprintf("; if the %s needs it, add %s to the host policy's network.allowed_hosts", what, strings.Join(hosts, ", "))
+}
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -497,7 +629,13 @@ func lastLines(s string, n int) string {
 // manager only its own ([sourceVars]): a registry's credentials in pip's
 // settings are nothing npm's install scripts need to see. Whatever of them
 // the manager prints or writes is redacted before it is stored or shown.
-func packageEnv(manager string) map[string]string {
+//
+// Its own configuration it reads from the person's home (home, where the
+// sandbox shows it as a copy with placeholders for its secrets, whose
+// real values the egress proxy gives the hosts the policy names:
+// docs/sandbox.md, "Credentials"): npm's ~/.npmrc, pip's
+// ~/.config/pip/pip.conf.
+func packageEnv(manager, home string) map[string]string {
 	path := os.Getenv("PATH")
 	if path == "" {
 		path = defaultPath
@@ -513,6 +651,14 @@ func packageEnv(manager string) map[string]string {
 		"GOPATH":                        "/tmp/go",
 		"GOCACHE":                       "/tmp/.gocache",
 		"GOFLAGS":                       "-modcacherw",
+	}
+	if filepath.IsAbs(home) {
+		switch manager {
+		case "npm":
+			env["npm_config_userconfig"] = filepath.Join(home, ".npmrc")
+		case "pip":
+			env["XDG_CONFIG_HOME"] = filepath.Join(home, ".config")
+		}
 	}
 	for _, k := range sourceVars[manager] {
 		if v, ok := os.LookupEnv(k); ok {

@@ -10,22 +10,16 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/act-project/act/internal/credstore"
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/sandbox/isolate"
 )
 
 // credentialStores are the places under a home directory where credentials
-// usually live; the sandbox hides each (docs/sandbox-filesystem.md).
-var credentialStores = []string{
-	".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".config/hub",
-	".docker/config.json", ".kube", ".azure", ".config/gcloud", ".password-store",
-	".local/share/keyrings", ".pypirc", ".npmrc", ".vault-token",
-	".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
-	".pgpass", ".config/git/credentials", ".my.cnf", ".config/rclone", ".cargo/credentials",
-	".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json", ".config/op", ".m2/settings.xml",
-	".config/containers/auth.json", ".local/share/containers/auth.json",
-}
+// usually live (credstore's one list); the sandbox hides each
+// (docs/sandbox-filesystem.md).
+var credentialStores = credstore.SecretRels()
 
 // HidePaths returns what the sandbox hides from commands: act's state dir,
 // the credential stores under each of homes (the user's, by $HOME and by
@@ -91,9 +85,12 @@ var homeRoots = []string{"/home", "/root"}
 // the password database's home of the user act runs as, where it lies
 // elsewhere) and what it shows below them read-only: visible (the
 // policy's sandbox.home_visible, absolute) that lies below realHome, but a
-// credential store or a path of hide. The scopes show whatever the
-// masks: their overlays are mounted on top. $HOME plays no part: an agent
-// that sets it moves nothing into view.
+// credential store, a tool's configuration (ConfigViews shows its copy
+// instead) or what is, holds or lies in a path of hide that is no
+// credential store. A directory that holds credential stores (a
+// toolchain's) is shown: the stores in it are among hide, masked over it.
+// The scopes show whatever the masks: their overlays are mounted on top.
+// $HOME plays no part: an agent that sets it moves nothing into view.
 func HomeView(realHome string, visible, hide []string) (mask, binds []string) {
 	mask = slices.Clone(homeRoots)
 	if !isHomeDir(realHome) {
@@ -107,11 +104,11 @@ func HomeView(realHome string, visible, hide []string) (mask, binds []string) {
 next:
 	for _, p := range visible {
 		p = filepath.Clean(p)
-		if !filepath.IsAbs(p) || !pathglob.Within(p, realHome) || p == realHome || IsCredentialStore(p, homes) {
+		if !filepath.IsAbs(p) || !pathglob.Within(p, realHome) || p == realHome || IsCredentialStore(p, homes) || isConfig(realHome, p) {
 			continue
 		}
 		for _, h := range hide {
-			if pathglob.Within(p, h) || pathglob.Within(h, p) {
+			if pathglob.Within(p, h) || pathglob.Within(h, p) && !IsCredentialStore(h, homes) {
 				continue next
 			}
 		}

@@ -178,6 +178,7 @@ var opRules = []descriptors.Rule{
 	{ID: "op.command-failed", Summary: "a COMMAND_EXECUTION or package manager run exited with a non-zero status or was killed"},
 	{ID: "op.command-not-started", Summary: "a command could not be started in the sandbox (e.g. the program does not exist)"},
 	{ID: "op.cap-exceeded", Summary: "a command was stopped by a resources cap (wall clock, CPU, memory, disk, processes), named with its figure and mechanism"},
+	{ID: RuleNetworkRefused, Summary: "act's egress proxy refused a command's connection to a host the host policy's network.allowed_hosts does not list (or an address it does not name): beside the command's failure, or a warning when it did not fail; or a command without the network failed with output that reads like a connection failing for lack of one, and is told how a command gets it"},
 	{ID: "op.verification-failed", Summary: "a verification command exited with a non-zero status"},
 	{ID: "op.network-host-not-allowed", Summary: "a NETWORK_REQUEST, or a redirect it was given, goes to a host the host policy's network.allowed_hosts does not list, or that resolves to a loopback, link-local, private or metadata address no entry names"},
 	{ID: "op.network-failed", Summary: "a NETWORK_REQUEST could not be performed (connection, TLS, timeout)"},
@@ -237,6 +238,10 @@ type RunOptions struct {
 	// Ready, if not nil, is called before a network request (its error
 	// stops the request and is RunOpsWith's); a Commander has its own.
 	Ready func() error
+	// UserHome is the password database's home of the user act runs as:
+	// a package manager reads its configuration there (the sandbox's
+	// copy, with placeholders for its secrets).
+	UserHome string
 }
 
 // RunOpsWith is [RunOps] with options.
@@ -247,7 +252,7 @@ func RunOpsWith(ctx context.Context, d *descriptors.Descriptor, sys sandbox.Syst
 	if d.Verification != nil && len(d.Verification.Commands) > 0 && opts.Exec == nil {
 		return nil, fmt.Errorf("verification: %w", ErrNotFileOperation)
 	}
-	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult), fetch: opts.Fetch, maxBody: opts.MaxBody, exec: opts.Exec, ready: opts.Ready}
+	r := &runner{ctx: ctx, sys: sys, scope: newScope(d.Scope.Filesystem), res: new(OpsResult), fetch: opts.Fetch, maxBody: opts.MaxBody, exec: opts.Exec, ready: opts.Ready, home: opts.UserHome}
 	var err error
 	if d.ActionType == descriptors.MultiStepComposite {
 		err = r.runSteps(nil, d.Steps)
@@ -304,6 +309,7 @@ type runner struct {
 	maxBody int64
 	exec    Commander
 	ready   func() error
+	home    string
 }
 
 func (r *runner) runSteps(f []string, steps []descriptors.Step) error {
@@ -359,7 +365,7 @@ func (r *runner) run(f []string, t descriptors.ActionType, op descriptors.Operat
 			}
 			argv = append([]string{py, "-m"}, argv...)
 		}
-		return r.command(f, "package manager", argv, o.Workdir, packageEnv(o.Manager), "")
+		return r.command(f, "package manager", argv, o.Workdir, packageEnv(o.Manager, r.home), "")
 	}
 	return fmt.Errorf("%s: %s: %w", problem.FieldPath(f...), t, ErrNotFileOperation)
 }

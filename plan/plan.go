@@ -306,6 +306,9 @@ func DryRun(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Draf
 	if probs := CheckPreconditions(d, opts.Host, dr.now, opts.Policy.IdlePeriod); len(probs) > 0 {
 		return nil, probs
 	}
+	if probs := CheckScopeSecrets(d, opts.Homes, opts.UserHome); len(probs) > 0 {
+		return nil, probs
+	}
 	dr.canon, dr.digest = opts.Canonical, opts.Digest
 	if dr.digest == "" {
 		var err error
@@ -366,9 +369,10 @@ func (dr *Draft) run(ctx context.Context) error {
 	// them.
 	ready := opts.Ahead.Check.Wait
 	runOpts := RunOptions{
-		Ready:   ready,
-		Fetch:   HTTPFetcher{Allowed: opts.Policy.HostAllowed, Named: opts.Policy.NamedRanges(), Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
-		MaxBody: d.Resources.MaxDiskMB << 20,
+		Ready:    ready,
+		Fetch:    HTTPFetcher{Allowed: opts.Policy.HostAllowed, Named: opts.Policy.NamedRanges(), Timeout: time.Duration(d.Resources.MaxDurationMs) * time.Millisecond},
+		MaxBody:  d.Resources.MaxDiskMB << 20,
+		UserHome: opts.UserHome,
 	}
 	if NeedsSandbox(d) {
 		// Fail closed: where isolation is missing the first command's run
@@ -381,14 +385,24 @@ func (dr *Draft) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// The tools' configurations, as copies with placeholders for
+		// their secrets (docs/sandbox-filesystem.md).
+		views := ConfigViews(opts.UserHome, opts.Policy.Sandbox.HomeVisible, binds, d.Scope.Filesystem.Paths)
+		files, secrets, hide := configFiles(opts.UserHome, views, hide)
+		egress, files, err := giveCredentials(egressProxy(d, opts.Policy), secrets, opts.Policy, files)
+		if err != nil {
+			return err
+		}
 		runOpts.Exec = &sandboxCommander{
 			before: ready,
 			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, state.WorkName),
-			egress:     egressProxy(d, opts.Policy),
+			egress:     egress,
 			loopback:   opts.Policy.Sandbox.Loopback,
 			hide:       hide,
 			mask:       mask,
 			binds:      binds,
+			files:      files,
+			secrets:    secrets,
 			reads:      SystemReads,
 			caches:     caches,
 			persistent: persistent,

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/credstore"
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
 )
@@ -57,49 +58,13 @@ func readPaths(op descriptors.Operation, steps []descriptors.Step) []string {
 // IsCredentialStore reports whether path is, or lies in, a place where
 // credentials usually live: a credential store under one of homes (globs
 // such as /home/* allowed), or a system secret (shadow files, TLS private
-// keys).
+// keys). credstore holds the one list.
 func IsCredentialStore(path string, homes []string) bool {
-	for _, h := range homes {
-		for _, c := range credentialStores {
-			if pathglob.Match(h+"/"+c, path) || pathglob.Match(h+"/"+c+"/**", path) {
-				return true
-			}
-		}
-	}
-	for _, s := range systemSecrets {
-		if pathglob.Match(s, path) {
-			return true
-		}
-	}
-	return false
+	return credstore.Secret(path, homes)
 }
 
-// systemSecretPaths are the existing paths of systemSecrets the sandbox
-// can hide: each literal path, the directory of a "dir/**" entry, and what
-// a glob in a fixed directory matches now (a "/**/" pattern names no place
-// to hide: it is graded, not hidden).
+// systemSecretPaths are the existing paths of the host's secrets the
+// sandbox can hide (credstore.SystemPaths).
 func systemSecretPaths() []string {
-	var out []string
-	for _, s := range systemSecrets {
-		prefix := pathglob.Prefix(s)
-		var found []string
-		switch {
-		case !pathglob.HasMeta(s):
-			found = []string{s}
-		case s == prefix+"/**" && prefix != "/":
-			found = []string{prefix}
-		case prefix != "/":
-			found, _ = filepath.Glob(s)
-		}
-		for _, f := range found {
-			if _, err := os.Lstat(f); err == nil {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
+	return credstore.SystemPaths(func(p string) bool { _, err := os.Lstat(p); return err == nil })
 }
-
-// systemSecrets are the host's own secrets outside any home.
-var systemSecrets = []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
-	"/etc/ssl/private/**", "/etc/ssh/ssh_host_*_key", "/etc/sudoers", "/etc/sudoers.d/**", "/**/*.pem", "/**/*.key"}

@@ -36,6 +36,7 @@ func Rules() []Rule {
 		{RuleTooManyChanges, "the dry run made more changes than the policy's max_changes", problem.Rejected},
 		{RuleOutsideScope, "a saved plan's change lies outside its descriptor's scope (the plan was edited after its dry run)", problem.Rejected},
 		{RuleSpecialMode, "the dry run made a file setuid, setgid or sticky (act never promotes one)", problem.Rejected},
+		{RuleScopeCredentialStore, "a scope of a plan that runs commands is, holds or lies in a credential store found on its real path (through a symbolic link) or a tool's configuration that holds a secret now: refused before anything runs", problem.Rejected},
 		{RuleVerificationWrote, "warning: a verification command wrote in the scope; it ran over the planned result in a throwaway layer, so nothing it wrote is in the plan (the warning names the first paths, and how many)", problem.Rejected},
 	}
 	for _, r := range OpRules() {

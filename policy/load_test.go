@@ -35,7 +35,7 @@ func defaultPolicy() *Policy {
 			},
 			Types: map[descriptors.ActionType]Mode{},
 		},
-		Network:      Network{AllowedHosts: []string{}, SandboxNetwork: false},
+		Network:      Network{AllowedHosts: []string{}, SandboxNetwork: false, CredentialHosts: []string{}},
 		Cooldown:     time.Hour,
 		PlanExpiry:   24 * time.Hour,
 		IdlePeriod:   5 * time.Minute,
@@ -49,6 +49,7 @@ func defaultPolicy() *Policy {
 		Sandbox: SandboxPolicy{HidePaths: []string{}, HomeVisible: func() []string {
 			var out []string
 			for _, r := range []string{".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
+				".npmrc", ".netrc", ".pypirc", ".config/pip/pip.conf", ".pip/pip.conf", ".cargo/config.toml",
 				"sdk", ".cargo/bin", ".rustup", ".pyenv", ".nvm", ".local/bin", ".m2/repository"} {
 				out = append(out, userHome+"/"+r)
 			}
@@ -249,7 +250,7 @@ func TestParseMerge(t *testing.T) {
 			name: "network and durations",
 			file: "network: {allowed_hosts: [example.org, '*.golang.org'], sandbox_network: true}\ncooldown: 0s\nplan_expiry: 90m\nidle_period: 1.5s\n",
 			want: func(p *Policy) {
-				p.Network = Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true}
+				p.Network = Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true, CredentialHosts: []string{}}
 				p.Cooldown = 0
 				p.PlanExpiry = 90 * time.Minute
 				p.IdlePeriod = 1500 * time.Millisecond

@@ -67,6 +67,9 @@ func (p *Policy) Marshal() []byte {
 				"names are checked after they resolve, and a loopback, link-local, private\n"+
 				"or cloud metadata address is reached only where an entry names its range."),
 			pair("sandbox_network", boolNode(p.Network.SandboxNetwork), "Whether sandboxed commands (and so PACKAGE_INSTALL/PACKAGE_REMOVE) may use the network."),
+			pair("credential_hosts", strList(p.Network.CredentialHosts), "Hosts (of allowed_hosts) to which act's egress proxy may give your registry\n"+
+				"tokens and passwords (~/.npmrc, ~/.netrc, pip.conf, …): commands see them\n"+
+				"only as placeholders, which the proxy replaces in requests to these hosts."),
 		), ""),
 		pair("cooldown", strNode(FormatDuration(p.Cooldown)), "Refuse the same action for this long after a rollback (Go duration)."),
 		pair("plan_expiry", strNode(FormatDuration(p.PlanExpiry)), "Pending plans expire after this; a descriptor created longer ago is a stale intent."),
@@ -96,7 +99,7 @@ func (p *Policy) Marshal() []byte {
 		), ""),
 		pair("sandbox", mapping(
 			pair("hide_paths", strList(p.Sandbox.HidePaths), "More paths hidden from sandboxed commands, besides act's state dir and\nthe usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …)."),
-			pair("home_visible", strList(p.Sandbox.HomeVisible), "What builds need below the home, shown read-only to commands while the\nrest of every home is masked; never a credential store."),
+			pair("home_visible", strList(p.Sandbox.HomeVisible), "What builds need below the home, shown read-only to commands while the\nrest of every home is masked; never a credential store. A tool's\nconfiguration that mixes settings and secrets is shown as a copy with\na placeholder for each secret."),
 			pair("caches", strList(p.Sandbox.Caches), "Where tools keep their caches: commands see the user's own there,\nread-only under a throwaway layer; nothing a dry run writes there stays."),
 			pair("persistent_caches", strList(p.Sandbox.PersistentCaches), "Opt-in, with a risk: those of caches where act keeps a cache of its own\nacross dry runs, over the user's (docs/sandbox-filesystem.md; act gc\n--caches empties them)."),
 			pair("persistent_caches_mb", intNode(p.Sandbox.PersistentCachesMB), "The most MiB act's own caches may hold together."),

@@ -42,7 +42,7 @@ func custom() *Policy {
 			},
 		},
 		Workspaces: []string{"/tmp/a b/proj"},
-		Network:    Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true},
+		Network:    Network{AllowedHosts: []string{"example.org", "*.golang.org"}, SandboxNetwork: true, CredentialHosts: []string{"registry.example.org"}},
 		Cooldown:   0,
 		PlanExpiry: 90*time.Minute + 1500*time.Millisecond,
 		IdlePeriod: 2*time.Hour + 3*time.Microsecond + 4,
@@ -148,6 +148,10 @@ network:
   allowed_hosts: []
   # Whether sandboxed commands (and so PACKAGE_INSTALL/PACKAGE_REMOVE) may use the network.
   sandbox_network: false
+  # Hosts (of allowed_hosts) to which act's egress proxy may give your registry
+  # tokens and passwords (~/.npmrc, ~/.netrc, pip.conf, …): commands see them
+  # only as placeholders, which the proxy replaces in requests to these hosts.
+  credential_hosts: []
 # Refuse the same action for this long after a rollback (Go duration).
 cooldown: 1h
 # Pending plans expire after this; a descriptor created longer ago is a stale intent.
@@ -212,12 +216,20 @@ sandbox:
   # the usual credential stores (~/.ssh, ~/.aws, ~/.gnupg, …).
   hide_paths: []
   # What builds need below the home, shown read-only to commands while the
-  # rest of every home is masked; never a credential store.
+  # rest of every home is masked; never a credential store. A tool's
+  # configuration that mixes settings and secrets is shown as a copy with
+  # a placeholder for each secret.
   home_visible:
     - /home/u/.gitconfig
     - /home/u/.config/git/config
     - /home/u/.config/git/ignore
     - /home/u/.config/git/attributes
+    - /home/u/.npmrc
+    - /home/u/.netrc
+    - /home/u/.pypirc
+    - /home/u/.config/pip/pip.conf
+    - /home/u/.pip/pip.conf
+    - /home/u/.cargo/config.toml
     - /home/u/sdk
     - /home/u/.cargo/bin
     - /home/u/.rustup

@@ -43,3 +43,30 @@ func TestNamedRanges(t *testing.T) {
 		t.Errorf("bounded by the floor, NamedRanges() = %v, want [127.0.0.1/32]", got)
 	}
 }
+
+// TestCredentialHostAllowed: the egress proxy gives the person's
+// credentials only to a host network.credential_hosts names and
+// network.allowed_hosts allows; under a system policy, only to one both
+// layers name.
+func TestCredentialHostAllowed(t *testing.T) {
+	p := &Policy{Network: Network{
+		AllowedHosts:    []string{"registry.npmjs.org", "*.corp.example", "pypi.org"},
+		CredentialHosts: []string{"registry.npmjs.org", "*.corp.example", "not-allowed.example"},
+	}}
+	for host, want := range map[string]bool{"registry.npmjs.org": true, "REGISTRY.npmjs.org": true, "npm.corp.example": true,
+		"pypi.org": false, "not-allowed.example": false, "corp.example": false, "": false} {
+		if got := p.CredentialHostAllowed(host); got != want {
+			t.Errorf("CredentialHostAllowed(%q) = %v, want %v", host, got, want)
+		}
+	}
+	sys := &Policy{Network: Network{AllowedHosts: []string{"registry.npmjs.org", "*.corp.example"}, CredentialHosts: []string{"npm.corp.example"}}}
+	tight := tighten(sys, p, Origin{Source: OriginFlag})
+	for host, want := range map[string]bool{"registry.npmjs.org": false, "npm.corp.example": true, "git.corp.example": false} {
+		if got := tight.CredentialHostAllowed(host); got != want {
+			t.Errorf("under the system policy, CredentialHostAllowed(%q) = %v, want %v", host, got, want)
+		}
+	}
+	if got := fmt.Sprint(tight.Network.CredentialHosts); got != "[npm.corp.example]" {
+		t.Errorf("under the system policy, credential_hosts = %s", got)
+	}
+}

@@ -367,6 +367,12 @@ type Network struct {
 	// SandboxNetwork is whether commands in the sandbox may have network
 	// access; without it, PACKAGE_INSTALL and PACKAGE_REMOVE are blocked.
 	SandboxNetwork bool `json:"sandbox_network"`
+	// CredentialHosts are the hosts (as AllowedHosts writes them, and
+	// allowed there too) to which the egress proxy may give the person's
+	// credentials: a registry token of ~/.npmrc, a password of ~/.netrc,
+	// which the sandbox sees only as placeholders (docs/sandbox.md,
+	// "Credentials"). Empty: the placeholders go out as they are.
+	CredentialHosts []string `json:"credential_hosts"`
 }
 
 // Audit is the policy's audit section. Retention is the host's alone.
@@ -480,7 +486,7 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		ResourceCaps: p.ResourceCaps,
 		Resources:    p.Resources,
 		Modes:        ModeTable{Risk: nonNilMap(p.Modes.Risk), Types: nonNilMap(p.Modes.Types), TypeRisk: p.Modes.TypeRisk},
-		Network:      Network{AllowedHosts: nonNil(p.Network.AllowedHosts), SandboxNetwork: p.Network.SandboxNetwork},
+		Network:      Network{AllowedHosts: nonNil(p.Network.AllowedHosts), SandboxNetwork: p.Network.SandboxNetwork, CredentialHosts: nonNil(p.Network.CredentialHosts)},
 		Cooldown:     FormatDuration(p.Cooldown),
 		PlanExpiry:   FormatDuration(p.PlanExpiry),
 		IdlePeriod:   FormatDuration(p.IdlePeriod),
@@ -526,7 +532,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		ResourceCaps: j.ResourceCaps,
 		Resources:    j.Resources,
 		Modes:        ModeTable{Risk: nonNilMap(j.Modes.Risk), Types: nonNilMap(j.Modes.Types), TypeRisk: j.Modes.TypeRisk},
-		Network:      Network{AllowedHosts: nonNil(j.Network.AllowedHosts), SandboxNetwork: j.Network.SandboxNetwork},
+		Network:      Network{AllowedHosts: nonNil(j.Network.AllowedHosts), SandboxNetwork: j.Network.SandboxNetwork, CredentialHosts: nonNil(j.Network.CredentialHosts)},
 		Cooldown:     durs[0],
 		PlanExpiry:   durs[1],
 		IdlePeriod:   durs[2],
@@ -589,6 +595,20 @@ func (p *Policy) HostAllowed(host string) bool {
 		return false
 	}
 	return p.ownHostAllowed(host)
+}
+
+// CredentialHostAllowed reports whether the egress proxy may give the
+// person's credentials to host: network.credential_hosts names it (as
+// allowed_hosts names hosts, and under a system policy the system layer
+// too), and network.allowed_hosts allows it.
+func (p *Policy) CredentialHostAllowed(host string) bool {
+	if !p.HostAllowed(host) {
+		return false
+	}
+	if p.floor != nil && !(&Policy{Network: Network{AllowedHosts: p.floor.Network.CredentialHosts}}).ownHostAllowed(host) {
+		return false
+	}
+	return (&Policy{Network: Network{AllowedHosts: p.Network.CredentialHosts}}).ownHostAllowed(host)
 }
 
 // ownHostAllowed is HostAllowed for this layer alone.

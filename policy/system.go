@@ -239,6 +239,8 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 	set("workspaces", !slices.Equal(p.Workspaces, user.Workspaces))
 	p.Network.AllowedHosts = intersectHosts(user.Network.AllowedHosts, sys.Network.AllowedHosts)
 	set("network.allowed_hosts", !slices.Equal(p.Network.AllowedHosts, user.Network.AllowedHosts))
+	p.Network.CredentialHosts = intersectHosts(user.Network.CredentialHosts, sys.Network.CredentialHosts)
+	set("network.credential_hosts", !slices.Equal(p.Network.CredentialHosts, nonNil(user.Network.CredentialHosts)))
 	p.Sources = src
 	return &p
 }
@@ -247,7 +249,7 @@ func tighten(sys, user *Policy, origin Origin) *Policy {
 var settingNames = func() []string {
 	names := []string{"allowed_roots", "workspaces",
 		"resource_caps.max_cpu_ms", "resource_caps.max_memory_mb", "resource_caps.max_disk_mb", "resource_caps.max_duration_ms",
-		"resources.memory_enforcement", "network.allowed_hosts", "network.sandbox_network", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
+		"resources.memory_enforcement", "network.allowed_hosts", "network.sandbox_network", "network.credential_hosts", "cooldown", "plan_expiry", "idle_period", "audit.retain_days",
 		"audit.witnesses", "audit.quorum", "audit.witness_grace", "audit.witness_after",
 		"max_changes", "max_pending", "max_layers_mb", "command_rules", "risk.max_deletes", "risk.sensitive_paths", "risk.commands", "redact.pii",
 		"confirmation.via", "confirmation.approvers", "confirmation.approvers_file", "sandbox.hide_paths", "sandbox.home_visible", "sandbox.caches", "sandbox.persistent_caches", "sandbox.persistent_caches_mb", "sandbox.loopback", "hooks.cannot_dry_run"}

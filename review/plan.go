@@ -92,6 +92,11 @@ func Plan(w io.Writer, st Styles, p *plan.Plan, state lifecycle.State, o Options
 				}
 			}
 		}
+		// What act's egress proxy refused it: the tool's own message
+		// rarely says (npm's E403).
+		for _, r := range c.Refused {
+			fmt.Fprintf(w, "    %s\n", st.Warn.Render(fmt.Sprintf("act: the egress proxy refused %s: %s (%s)", Line(r.Target), Line(r.Reason), Line(r.Setting))))
+		}
 	}
 	if len(p.Commands) > 0 {
 		fmt.Fprintln(w)

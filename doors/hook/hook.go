@@ -361,6 +361,9 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 			if errOut != "" {
 				why += "\nIts error output:\n" + errOut
 			}
+			for _, n := range doors.NetworkNotes(err) {
+				why += "\nact: " + n
+			}
 			return deny(why), nil
 		}
 		if why, ok := doors.ProblemsText(err); ok {

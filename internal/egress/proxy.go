@@ -2,6 +2,7 @@ package egress
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,17 @@ type Proxy struct {
 	// MaxConns bounds the client connections served at once; more wait
 	// to be accepted. 0: 256.
 	MaxConns int
+	// Credentials are the secrets the proxy puts in requests, each in
+	// requests to its own host only (docs/sandbox.md, "Credentials").
+	// Over plain HTTP it puts them in as it forwards; an https tunnel to
+	// a host of theirs it terminates with a certificate of CA, which the
+	// sandbox trusts, and relays request by request. Without CA, https
+	// tunnels go through untouched and carry the placeholders.
+	Credentials []Credential
+	CA          *CA
+	// UpstreamRoots verify the hosts whose tunnels the proxy terminates
+	// (nil: the system's roots).
+	UpstreamRoots *x509.CertPool
 }
 
 // An Event is one request the proxy decided.
@@ -49,6 +61,9 @@ type Event struct {
 	// Err is why the request was refused or failed ("" when it went
 	// through).
 	Err string
+	// Credential: the proxy put credentials in this request (the
+	// method is the request's, inside a tunnel it terminated).
+	Credential bool
 }
 
 // Bounds on what a client may make the proxy hold.
@@ -95,6 +110,9 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 			in := r.In.URL
 			r.Out.URL = &url.URL{Scheme: "http", Host: in.Host, Path: in.Path, RawPath: in.RawPath, RawQuery: in.RawQuery}
 			r.Out.Host = in.Host
+			if putCredentials(r.Out.Header, p.credentialsFor(r.In.URL.Hostname())) {
+				s.logEvent(Event{Method: r.In.Method, Target: r.In.URL.Host, Allowed: true, Credential: true})
+			}
 		},
 		Transport:     s.transport,
 		FlushInterval: -1,
@@ -183,6 +201,12 @@ func (s *state) connect(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusBadRequest, "CONNECT "+err.Error())
 		s.logEvent(Event{Method: r.Method, Target: target, Allowed: true, Err: err.Error()})
 		return
+	}
+	if host, _, _ := hostPort(target, ""); s.p.CA != nil {
+		if creds := s.p.credentialsFor(host); len(creds) > 0 {
+			s.intercept(w, r, strings.ToLower(strings.Trim(host, "[]")), target, creds)
+			return
+		}
 	}
 	up, err := s.p.Policy.DialContext(r.Context(), "tcp", target)
 	if err != nil {

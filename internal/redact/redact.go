@@ -11,6 +11,7 @@ package redact
 
 import (
 	"regexp"
+	"strings"
 	"sync"
 )
 
@@ -62,11 +63,25 @@ func String(s string) string {
 	p := patterns()
 	privateKey, keyed, authHeader, urlCreds, shapes := p.privateKey, p.keyed, p.authHeader, p.urlCreds, p.shapes
 	s = privateKey.ReplaceAllString(s, Mask)
-	s = authHeader.ReplaceAllString(s, "${1}"+Mask)
-	s = urlCreds.ReplaceAllString(s, "${1}"+Mask+"${3}")
+	// A placeholder (NewPlaceholder) stands for a secret: it is none.
+	s = authHeader.ReplaceAllStringFunc(s, func(m string) string {
+		sub := authHeader.FindStringSubmatch(m)
+		if isPlaceholder(sub[2]) {
+			return m
+		}
+		return sub[1] + Mask
+	})
+	s = urlCreds.ReplaceAllStringFunc(s, func(m string) string {
+		sub := urlCreds.FindStringSubmatch(m)
+		if isPlaceholder(sub[2]) {
+			return m
+		}
+		return sub[1] + Mask + sub[3]
+	})
 	s = keyed.ReplaceAllStringFunc(s, func(m string) string {
 		sub := keyed.FindStringSubmatch(m)
-		if sub[2] == Mask || sub[2] == `"`+Mask+`"` {
+		// Nor is the name of a variable a tool expands (${NPM_TOKEN}).
+		if sub[2] == Mask || sub[2] == `"`+Mask+`"` || isPlaceholder(sub[2]) || strings.HasPrefix(sub[2], "${") {
 			return m
 		}
 		// m starts with the character before the key, if any.

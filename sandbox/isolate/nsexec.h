@@ -76,6 +76,7 @@
 #define MAX_ITEMS 16384
 #define MAX_CGROUPS 8
 #define MAX_HIDE 256
+#define MAX_FILES 64
 
 struct scope {
 	const char *path, *lower, *upper, *work;
@@ -117,6 +118,11 @@ struct spec {
 	long long cpu_s, nproc, as_bytes, disk_bytes;
 	const char *hide[MAX_HIDE]; // paths to mask (docs/sandbox-filesystem.md)
 	int nhide;
+	// generated files shown read-only at a path: a tool's configuration
+	// with placeholders for its secrets (docs/sandbox-filesystem.md)
+	const char *files[MAX_FILES]; // NULL once show_files found no place for it
+	const char *filedata[MAX_FILES];
+	int nfiles;
 };
 
 // The spec comes in two parts (docs/sandbox-process.md): the mount part

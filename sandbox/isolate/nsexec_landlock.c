@@ -15,7 +15,7 @@
 // file for writing only beneath the scopes, /tmp, /dev (its own minimal
 // nodes, /dev/shm), /proc, the throwaway home and the caches. Where the spec names what may be read
 // (act_sp.reads: the system trees), it allows opening a file for reading only
-// beneath those, the scopes, the binds and the sandbox's own /tmp, /dev
+// beneath those, the scopes, the binds, the generated files and the sandbox's own /tmp, /dev
 // and /proc too: a host FIFO elsewhere (/var/tmp, /srv) gives the command
 // nothing, whatever its mode (docs/sandbox-filesystem.md). Without Landlock
 // the parent refuses to start a sandbox at all.
@@ -53,6 +53,9 @@ void act_restrict_access(void) {
 			allow_beneath(rs, act_sp.reads[i], LANDLOCK_ACCESS_FS_READ_FILE);
 		for (int i = 0; i < act_sp.nbinds; i++)
 			allow_beneath(rs, act_sp.binds[i], LANDLOCK_ACCESS_FS_READ_FILE);
+		for (int i = 0; i < act_sp.nfiles; i++)
+			if (act_sp.files[i])
+				allow_beneath(rs, act_sp.files[i], LANDLOCK_ACCESS_FS_READ_FILE);
 	}
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
 		act_fail("landlock: restrict the command");

@@ -97,6 +97,95 @@ static void hide_paths(void) {
 	}
 }
 
+// FILES is where show_files writes the generated files, on a tmpfs of
+// their own that is detached once each is bound at its path.
+#define FILES "/dev/.act-files"
+
+// make_file creates an empty file at path, and its missing directories,
+// where the tmpfs below it lets them be made (a masked home, /dev): 0 if
+// it did, -1 where nothing can be made (a read-only view, a directory
+// the sandbox's identity may not write).
+static int make_file(const char *path) {
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+	if (n >= sizeof buf)
+		return -1;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		int r = mkdir(buf, 0755);
+		*p = '/';
+		if (r < 0 && errno != EEXIST)
+			return -1;
+	}
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+// show_files shows each generated file of the spec (act_sp.files: a
+// tool's configuration with placeholders for its secrets) read-only at
+// its path: written to a tmpfs of their own, then bound over what is at
+// the path, found without following a final symbolic link. A path where
+// nothing is and nothing can be made shows nothing; one that holds
+// anything but a regular file fails the sandbox rather than leave it
+// visible. After hide_paths, so that a hidden path may show its copy.
+static void show_files(void) {
+	if (!act_sp.nfiles)
+		return;
+	size_t total = 0;
+	for (int i = 0; i < act_sp.nfiles; i++)
+		total += strlen(act_sp.filedata[i]) + 4096;
+	char opts[64];
+	snprintf(opts, sizeof opts, "mode=0755,size=%zu,nr_inodes=%d", total + 4096, MAX_FILES + 2);
+	if (mkdir(FILES, 0755) < 0 || mount("tmpfs", FILES, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+		act_fail("mount the tmpfs of generated files");
+	for (int i = 0; i < act_sp.nfiles; i++) {
+		const char *path = act_sp.files[i], *data = act_sp.filedata[i];
+		char src[64];
+		snprintf(src, sizeof src, "%s/%d", FILES, i);
+		int fd = open(src, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+		if (fd < 0)
+			act_fail("create %s", src);
+		for (size_t off = 0, len = strlen(data); off < len;) {
+			ssize_t w = write(fd, data + off, len - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				act_fail("write %s", src);
+			off += w;
+		}
+		close(fd);
+		int t = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (t < 0 && errno == ENOENT && make_file(path) == 0)
+			t = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (t < 0) {
+			if (errno != ENOENT && errno != ENOTDIR && errno != EACCES && errno != EROFS)
+				act_fail("open %s (to show its copy)", path);
+			act_sp.files[i] = NULL; // nothing shown there: nothing for Landlock either
+			continue;
+		}
+		struct stat st;
+		if (fstat(t, &st) < 0)
+			act_fail("stat %s", path);
+		if (!S_ISREG(st.st_mode)) {
+			errno = 0;
+			act_fail("%s is not a regular file: its copy with placeholders cannot be shown over it", path);
+		}
+		char target[64];
+		snprintf(target, sizeof target, "/proc/self/fd/%d", t);
+		if (mount(src, target, NULL, MS_BIND, NULL) < 0)
+			act_fail("show the copy of %s", path);
+		close(t);
+	}
+	if (umount2(FILES, MNT_DETACH) < 0 || rmdir(FILES) < 0)
+		act_fail("detach the tmpfs of generated files");
+}
+
 // premounted: the mounts that depend on no spec (mount_host_views) were
 // made before the spec came, in a sandbox started ahead.
 static int premounted;
@@ -515,6 +604,7 @@ void act_setup_mounts(void) {
 	if (act_idmap)
 		unstage();
 	hide_paths();
+	show_files();
 
 	// Then everything read-only, recursively (a remount would not be),
 	// and writable again only what is the sandbox's own. The overlays keep

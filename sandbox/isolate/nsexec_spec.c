@@ -126,7 +126,7 @@ static int is_key(const char *key, const char *const *keys) {
 	return 0;
 }
 
-static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "mask", "bind", "read", "home", "cache", "cachedir", "cacheown", "cacheout", "proxy", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
+static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "file", "filedata", "mask", "bind", "read", "home", "cache", "cachedir", "cacheown", "cacheout", "proxy", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
 static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", "as", NULL};
 
 // act_read_spec reads one part of the spec into act_sp.
@@ -217,6 +217,18 @@ void act_read_spec(int fd, enum part part) {
 				act_fail("spec: hide %s: not absolute", val);
 			}
 			act_sp.hide[act_sp.nhide++] = act_keep(val);
+		} else if (!strcmp(key, "file")) {
+			if (act_sp.nfiles == MAX_FILES || val[0] != '/') {
+				errno = 0;
+				act_fail("spec: bad file %s (at most %d, absolute)", val, MAX_FILES);
+			}
+			act_sp.files[act_sp.nfiles++] = act_keep(val);
+		} else if (!strcmp(key, "filedata")) {
+			if (!act_sp.nfiles || act_sp.filedata[act_sp.nfiles - 1]) {
+				errno = 0;
+				act_fail("spec: file data without its file");
+			}
+			act_sp.filedata[act_sp.nfiles - 1] = act_keep(val);
 		} else if (!strcmp(key, "net"))
 			act_sp.net = 1;
 		else if (!strcmp(key, "loopback"))
@@ -267,6 +279,11 @@ void act_read_spec(int fd, enum part part) {
 		// As root, per cache: its user's directory, act's own, the
 		// copy-out directory, each where the spec names one.
 		long long want_mounts = 0;
+		for (int i = 0; i < act_sp.nfiles; i++)
+			if (!act_sp.filedata[i]) {
+				errno = 0;
+				act_fail("spec: file %s without its data", act_sp.files[i]);
+			}
 		for (int i = 0; i < act_sp.ncaches; i++) {
 			if ((!act_sp.cachedirs[i] && !act_sp.cacheowns[i]) || (act_sp.cacheouts[i] && !act_sp.cacheowns[i])) {
 				errno = 0;

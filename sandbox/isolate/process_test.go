@@ -117,7 +117,7 @@ func TestSpecKeysAgree(t *testing.T) {
 	spec := Spec{Argv: []string{"a"}, Env: []string{"K=v"}, Workdir: "/w", AllowNetwork: true, Loopback: true,
 		Scopes: []Scope{{Path: "/s", Upper: "/u", Work: "/k"}}, Hide: []string{"/h"}, Discard: true, Limits: Limits{DiskMB: 1},
 		Mask: []string{"/home"}, Binds: []string{"/home/a/.gitconfig"}, Reads: []string{"/usr"},
-		Home: "/home/a", Caches: []Cache{{Path: "/home/a/.cache/go-build", Dir: "/c", Own: "/o", Out: "/p"}}}
+		Home: "/home/a", Caches: []Cache{{Path: "/home/a/.cache/go-build", Dir: "/c", Own: "/o", Out: "/p"}}, Files: []File{{Path: "/home/a/.npmrc", Data: []byte("x")}}}
 	p, err := encode(spec, true)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package isolate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -109,6 +110,20 @@ func encode(spec Spec, probe bool) (specParts, error) {
 			return p, bad("path to read", r)
 		}
 		mnt("read", r)
+	}
+	if len(spec.Files) > MaxFiles {
+		return p, fmt.Errorf("sandbox: more than %d generated files", MaxFiles)
+	}
+	for _, f := range spec.Files {
+		inDev := filepath.Dir(f.Path) == "/dev"
+		if !abs(f.Path) || !(underAny(f.Path, spec.Mask) || inDev) {
+			return p, fmt.Errorf("sandbox: generated file %q: not an absolute clean path below a masked home root or in /dev", f.Path)
+		}
+		if len(f.Data) > MaxFileBytes || bytes.IndexByte(f.Data, 0) >= 0 {
+			return p, fmt.Errorf("sandbox: generated file %q: larger than %d bytes, or holds a NUL byte", f.Path, MaxFileBytes)
+		}
+		mnt("file", f.Path)
+		mnt("filedata", string(f.Data))
 	}
 	for _, h := range spec.Hide {
 		if !abs(h) {

@@ -56,11 +56,19 @@ type Spec struct {
 	// Home, if not empty, is the home of the user the command runs for,
 	// at or below a path of Mask: the command sees it writable, through
 	// a throwaway directory on the disk cap's tmpfs (counted against the
-	// cap, gone with the sandbox), with Binds, Caches and the scopes
-	// below it as always. What the command wrote there is named in the
-	// Result (HomeWrote), never kept (docs/sandbox-filesystem.md, "The
+	// cap, gone with the sandbox), with Binds, Files, Caches and the
+	// scopes below it as always. What the command wrote there is named in
+	// the Result (HomeWrote), never kept (docs/sandbox-filesystem.md, "The
 	// masked home").
 	Home string
+	// Files are generated files the command sees read-only, each at its
+	// Path: a tool's configuration with placeholders for its secrets
+	// (docs/sandbox-filesystem.md, "Configurations with secrets"), over
+	// what is there (under a masked home root, or in a directory Binds
+	// shows), or where nothing is, in a new file the masked home's or
+	// /dev's tmpfs lets be made. A path that holds anything but a regular
+	// file fails the run. At most MaxFiles, MaxFileBytes each.
+	Files []File
 	// Caches are where tools keep their caches below Mask
 	// (docs/sandbox-filesystem.md, "Caches"): each an overlay whose
 	// lower is the caller's directory, read-only, and whose upper is on
@@ -117,6 +125,18 @@ const DefaultMaxProcs = 1024
 type Scope struct {
 	Path, Upper, Work string
 }
+
+// A File is the content Data (text: no NUL byte) shown read-only at Path.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// MaxFiles and MaxFileBytes bound Spec.Files (nsexec.h's MAX_FILES).
+const (
+	MaxFiles     = 64
+	MaxFileBytes = 1 << 20
+)
 
 // A Cache is the directory Dir of the caller's, shown to the command at
 // Path under a throwaway upper layer: the command reads Dir's files and
