@@ -31,3 +31,23 @@ func TestClearCachesNoFollow(t *testing.T) {
 		t.Errorf("the project holds %d entries after act gc --caches, want its 2", len(ents))
 	}
 }
+
+// TestClearCachesOwn: act gc --caches empties act's own caches (the
+// policy's persistent caches) whole, read-only module files included.
+func TestClearCachesOwn(t *testing.T) {
+	home := state.Dir{Root: t.TempDir()}
+	mod := filepath.Join(home.Cache("go/pkg/mod"), "example.com", "m@v1.0.0")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "m.go"), []byte("package m\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	c, err := (&Gate{Home: home}).ClearCaches()
+	if err != nil || c.Caches != 1 || c.Bytes != 10 {
+		t.Fatalf("ClearCaches = %+v, %v; want one cache of 10 bytes emptied", c, err)
+	}
+	if ents, _ := os.ReadDir(home.Caches()); len(ents) != 0 {
+		t.Errorf("caches/ holds %d entries after act gc --caches, want none", len(ents))
+	}
+}
