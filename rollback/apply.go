@@ -364,11 +364,12 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 	var early, ops, late []Op
 	var probs problem.List
 	root := os.Geteuid() == 0
+	var owners diff.Owners
 	for i, c := range p.Changes {
 		n := strconv.Itoa(i)
 		op := Op{Path: c.Path, Change: i}
 		if root && c.Kind != diff.Delete {
-			op.Owner = OwnerOf(c)
+			op.Owner = OwnerOf(&owners, c)
 		}
 		if c.Kind != diff.Create {
 			op.Backup = filepath.Join(bdir, n)
@@ -670,9 +671,10 @@ func layerIdentity(name string) (string, error) {
 	return "", nil
 }
 
-// OwnerOf is diff.PromotedOwner as an Op's Owner.
-func OwnerOf(c diff.Change) *Owner {
-	uid, gid, ok := diff.PromotedOwner(c)
+// OwnerOf is diff.PromotedOwner as an Op's Owner, looked up in o (which
+// reads each directory once for all the changes of a plan).
+func OwnerOf(o *diff.Owners, c diff.Change) *Owner {
+	uid, gid, ok := o.Of(c)
 	if !ok {
 		return nil
 	}
