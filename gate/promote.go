@@ -91,6 +91,12 @@ func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progres
 		out, err = g.promote(ctx, adm, ap, host, progress)
 		return err
 	}, nil)
+	if err == nil && out != nil && !out.AlreadyApplied {
+		// Promotion copied the layer's files (docs/sandbox-promotion.md):
+		// the layer of an applied plan is of no more use, and goes now
+		// rather than at gc (a failure only leaves it to gc).
+		_, _ = g.removeLayer(adm.Plan.ID)
+	}
 	return out, err
 }
 
