@@ -48,7 +48,8 @@ func (w *world) records() int64 {
 // apply: one warning line, which says act gave up on the one that never
 // answers ("no answer in time": act's bound); act audit witness names it
 // and exits 1; once it is back, the rollback's witnessing cosigns the
-// whole log, and act audit verify reports the cosignature and the quorum.
+// whole log, and act audit verify reports the cosignature and the quorum;
+// act audit verify --witnesses asks it again.
 func TestWitnessAfterActions(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
@@ -135,6 +136,12 @@ operation: {path: $P/new.txt, content: "new\n", mode: "0640"}
 	r = w.ok(0, "audit", "witness")
 	if strings.TrimSpace(r.stdout) != fmt.Sprintf("witness w1: had cosigned these %d records already", n) {
 		t.Fatalf("act audit witness, nothing new:\n%s", r)
+	}
+	// act audit verify --witnesses asks it all the same: it cosigns the
+	// same checkpoint again, with its clock's time now.
+	r = w.ok(0, "audit", "verify", "--witnesses")
+	if !strings.Contains(r.stdout, fmt.Sprintf("witness w1: cosigned %d records (it had cosigned %d)", n, n)) || !strings.Contains(r.stdout, fmt.Sprintf("ok: %d records", n)) {
+		t.Fatalf("act audit verify --witnesses:\n%s", r)
 	}
 	// act run promotes through the same gate, and witnesses after too.
 	r = w.ok(0, "run", "--confirm", "--workspace", w.root, "--", "sh", "-c", "echo ran > ran.txt")

@@ -81,7 +81,9 @@ type Report struct {
 	// checkpoint it cosigned; Quorums says how far each quorum covers.
 	Witnessed []WitnessStatus `json:"witnessed,omitempty"`
 	Quorums   []QuorumStatus  `json:"quorums,omitempty"`
-	Problem   *Problem        `json:"problem,omitempty"`
+	// Asked is what each witness answered when VerifyAsking asked it.
+	Asked   []WitnessResult `json:"asked,omitempty"`
+	Problem *Problem        `json:"problem,omitempty"`
 }
 
 // scanned is a log as Verify read it.

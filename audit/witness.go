@@ -269,6 +269,9 @@ type WitnessResult struct {
 	// Previous is the size it had cosigned before this call, as it said
 	// (its 409 answer) or as act had stored it.
 	Previous int64 `json:"previous"`
+	// Known is the size the witness itself said it had cosigned (its 409
+	// answer); 0 when it did not say.
+	Known int64 `json:"known,omitempty"`
 	// Time is the timestamp of its stored cosignature.
 	Time  time.Time `json:"time,omitzero"`
 	Error string    `json:"error,omitempty"`
@@ -333,7 +336,7 @@ func WitnessLog(ctx context.Context, dir string, ws []Witness, opts WitnessOptio
 	rep.Witnesses = make([]WitnessResult, len(ws))
 	var wg sync.WaitGroup
 	for i, wt := range ws {
-		wg.Go(func() { rep.Witnesses[i] = w.one(ctx, wt) })
+		wg.Go(func() { rep.Witnesses[i] = w.one(ctx, wt, false) })
 	}
 	wg.Wait()
 	var we WitnessError
@@ -463,8 +466,9 @@ func headFromCache(last, tree []byte, pub ed25519.PublicKey) (*witnessing, bool)
 	return &witnessing{s: s, n: cp.N, root: cp.Hash, origin: cp.Origin, cp: ln.Checkpoint}, true
 }
 
-// one asks witness wt to cosign.
-func (w *witnessing) one(ctx context.Context, wt Witness) (res WitnessResult) {
+// one asks witness wt to cosign; unless always, not where its stored
+// cosignature is of the newest checkpoint already.
+func (w *witnessing) one(ctx context.Context, wt Witness, always bool) (res WitnessResult) {
 	res = WitnessResult{Name: wt.Name, URL: wt.URL, Status: WitnessFailed}
 	fail := func(fork bool, format string, args ...any) WitnessResult {
 		res.Status, res.Fork, res.Error = WitnessFailed, fork, fmt.Sprintf(format, args...)
@@ -486,7 +490,7 @@ func (w *witnessing) one(ctx context.Context, wt Witness) (res WitnessResult) {
 		if !w.s.extends(stored.Checkpoint, w.n) {
 			return fail(true, "it cosigned a checkpoint of %d records that this log does not extend (%s): the log was rewritten or truncated", stored.N, filepath.Join(w.dir, WitnessDir, wt.Name))
 		}
-		if stored.N == w.n {
+		if stored.N == w.n && !always {
 			res.Status = WitnessCurrent
 			return res
 		}
@@ -507,7 +511,7 @@ func (w *witnessing) one(ctx context.Context, wt Witness) (res WitnessResult) {
 		if err != nil || known < 0 {
 			return fail(false, "it answered 409 without a size (%q)", short(body))
 		}
-		res.Previous = known
+		res.Previous, res.Known = known, known
 		if known > w.n {
 			return fail(true, "it has cosigned %d records of this log, and the log holds %d: the log was truncated or rewritten (a fork)", known, w.n)
 		}
@@ -685,8 +689,18 @@ type QuorumStatus struct {
 	// below it is covered by the quorum.
 	Size int64 `json:"size"`
 	// Due is the fewest records the quorum must cover now: those
-	// appended more than the grace period ago.
+	// appended more than the grace period ago by their own time, or every
+	// record when the quorum's cosignatures are stale.
 	Due int64 `json:"due"`
+	// Time is when the quorum last cosigned, by the witnesses' clocks:
+	// the K-th newest cosignature time of its witnesses (zero: fewer
+	// than K have cosigned).
+	Time time.Time `json:"time,omitzero"`
+	// Stale: Time is zero or more than the grace period (and a minute)
+	// before now. Nothing act can check then shows that a record beyond
+	// Size was appended within the grace period (a record's own time is
+	// the key holder's word), so every record is due.
+	Stale bool `json:"stale,omitempty"`
 }
 
 // Unwitnessed is the kind of Problem of a record older than the grace
@@ -696,9 +710,14 @@ const Unwitnessed = "unwitnessed"
 // verifyWitnesses checks, for each witness of opts, its stored cosigned
 // checkpoint: the log's signature, the witness's cosignature by the key
 // of opts, and that the log extends it (its root is the log's at its
-// size, whatever opts.Since says); then each quorum: the records older
-// than opts.Grace (before opts.Now) must lie within a checkpoint that K of
-// its witnesses cosigned.
+// size, whatever opts.Since says); then each quorum: the records that are
+// due must lie within a checkpoint that K of its witnesses cosigned. A
+// record is due when its own time is more than opts.Grace before opts.Now
+// (or far ahead of it); and every record is, unless K of the quorum's
+// witnesses cosigned within opts.Grace by their own clocks: a log
+// rewritten with fresh times by the key's holder, witness/ deleted, has
+// records that all look young, and only a witness's clock says otherwise
+// (docs/audit.md, "Verifying with witnesses").
 func verifyWitnesses(r *Report, s *scanned, dir string, opts VerifyOptions) error {
 	fail := func(seq int64, kind, format string, args ...any) error {
 		r.OK = false
@@ -707,6 +726,7 @@ func verifyWitnesses(r *Report, s *scanned, dir string, opts VerifyOptions) erro
 	}
 	n := r.Records
 	sizes := map[string]int64{}
+	times := map[string]time.Time{}
 	for _, wt := range opts.Witnesses {
 		st := WitnessStatus{Name: wt.Name}
 		wv, err := NewCosignatureVerifier(wt.Key)
@@ -735,7 +755,7 @@ func verifyWitnesses(r *Report, s *scanned, dir string, opts VerifyOptions) erro
 		case c != nil:
 			st.Size, st.Time = c.N, c.Time
 		}
-		sizes[wt.Name] = st.Size
+		sizes[wt.Name], times[wt.Name] = st.Size, st.Time
 		r.Witnessed = append(r.Witnessed, st)
 	}
 	now := opts.Now
@@ -752,32 +772,104 @@ func verifyWitnesses(r *Report, s *scanned, dir string, opts VerifyOptions) erro
 			due = int64(i) + 1
 		}
 	}
+	fresh := now.Add(-opts.Grace - time.Minute)
 	for _, q := range opts.Quorums {
 		var got []int64
+		var when []time.Time
 		for _, name := range q.Witnesses {
 			got = append(got, sizes[name])
+			if !times[name].IsZero() {
+				when = append(when, times[name])
+			}
 		}
 		slices.Sort(got)
 		slices.Reverse(got)
+		slices.SortFunc(when, func(a, b time.Time) int { return b.Compare(a) })
 		qs := QuorumStatus{Quorum: q, Due: due}
 		if q.K > 0 && q.K <= len(got) {
 			qs.Size = got[q.K-1]
 		} else if q.K == 0 {
 			qs.Size = n
 		}
+		if q.K > 0 && q.K <= len(when) {
+			qs.Time = when[q.K-1]
+		}
+		if q.K > 0 && (qs.Time.IsZero() || qs.Time.Before(fresh)) {
+			qs.Stale, qs.Due = true, n
+		}
 		r.Quorums = append(r.Quorums, qs)
-		if qs.Size < due {
+		if qs.Size < qs.Due {
 			have := 0
 			for _, g := range got {
 				if g > qs.Size {
 					have++
 				}
 			}
-			return fail(qs.Size, Unwitnessed, "appended at %s, more than witness_grace %s ago, and not cosigned by a quorum: %d of %s must cosign a checkpoint that holds it, and %d did (act audit witness)",
-				s.times[qs.Size].UTC().Format(time.RFC3339), shortDuration(opts.Grace), q.K, strings.Join(q.Witnesses, ", "), have)
+			need := fmt.Sprintf("%d of %s must cosign a checkpoint that holds it, and %d did", q.K, strings.Join(q.Witnesses, ", "), have)
+			if qs.Size < due {
+				return fail(qs.Size, Unwitnessed, "appended at %s, more than witness_grace %s ago, and not cosigned by a quorum: %s (act audit witness)",
+					s.times[qs.Size].UTC().Format(time.RFC3339), shortDuration(opts.Grace), need)
+			}
+			last := fmt.Sprintf("fewer than %d of its witnesses have cosigned any checkpoint of this log", q.K)
+			if q.K == 1 {
+				last = "none of its witnesses has cosigned any checkpoint of this log"
+			}
+			if !qs.Time.IsZero() {
+				last = fmt.Sprintf("the quorum last cosigned at %s, more than witness_grace %s ago by the witnesses' clocks", qs.Time.UTC().Format(time.RFC3339), shortDuration(opts.Grace))
+			}
+			return fail(qs.Size, Unwitnessed, "not cosigned by a quorum, and %s: nothing act can check shows it was appended less than witness_grace %s ago (a record's own time is the word of the key's holder): %s (act audit witness, or act audit verify --witnesses)",
+				last, shortDuration(opts.Grace), need)
 		}
 	}
 	return nil
+}
+
+// Forked is the kind of Problem of a log that a witness, asked now, holds a
+// checkpoint of that the log does not extend: its 409 names more records
+// than the log holds, or its 422 refuses the consistency proof (or act's
+// stored cosignature of it is not on the log).
+const Forked = "forked"
+
+// VerifyAsking is Verify that asks the witnesses of opts before it checks
+// their stored cosignatures (act audit verify --witnesses): once the log's
+// records verify, each witness is sent the log's newest checkpoint, as
+// WitnessLog sends it, even where act's stored cosignature is of that
+// checkpoint already, and what it cosigns is stored. A witness that holds
+// a checkpoint of this log the log does not extend — the log was rewritten
+// or truncated, or the whole state directory put back to an older copy,
+// witness/ included — says so now, whatever witness/ holds: verify fails
+// (Forked), naming it. A witness that cannot be reached, or refuses for
+// another reason, is reported in Report.Asked; the quorums are then
+// checked with what is stored, as Verify checks them.
+func VerifyAsking(ctx context.Context, dir string, opts VerifyOptions, wopts WitnessOptions) (Report, error) {
+	r, s, err := scan(dir, opts)
+	if err != nil {
+		return r, err
+	}
+	if r.Records > 0 && len(opts.Witnesses) > 0 {
+		if err := os.MkdirAll(filepath.Join(dir, WitnessDir), 0o700); err != nil {
+			return r, err
+		}
+		w := &witnessing{dir: dir, s: s, n: r.Records, origin: r.Origin, cp: s.lines[r.Records-1].Checkpoint, opts: wopts}
+		if w.root, err = tlog.TreeHash(w.n, s.reader()); err != nil {
+			return r, err
+		}
+		r.Asked = make([]WitnessResult, len(opts.Witnesses))
+		var wg sync.WaitGroup
+		for i, wt := range opts.Witnesses {
+			wg.Go(func() { r.Asked[i] = w.one(ctx, wt, true) })
+		}
+		wg.Wait()
+		for _, a := range r.Asked {
+			if a.Fork {
+				r.OK = false
+				r.Problem = &Problem{Seq: r.Records, Kind: Forked, Detail: fmt.Sprintf("witness %s: %s", a.Name, a.Error)}
+				return r, r.Problem
+			}
+		}
+	}
+	err = verifyWitnesses(&r, s, dir, opts)
+	return r, err
 }
 
 // cosignatures are the signature lines of the cosignatures stored by the

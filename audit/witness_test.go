@@ -370,15 +370,20 @@ func copyDir(t *testing.T, from, to string) {
 }
 
 // TestWitnessFutureRecords: records stamped far in the future are due at
-// once: a key holder cannot put off the quorum by its clock.
+// once: a key holder cannot put off the quorum by its clock. Records no
+// witness has cosigned are due whatever their own times say.
 func TestWitnessFutureRecords(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "audit")
 	now := time.Now()
 	appendAt(t, dir, 2, now.Add(-10*time.Minute), "a")
-	opts := audit.VerifyOptions{Witnesses: []audit.Witness{{Name: "w1", Key: "witness.example/w1+da40b4ad+BBERERERERERERERERERERERERERERERERERERERERER", URL: "http://127.0.0.1:1"}},
+	w1 := witnesstest.Start(t, "witness.test/w1")
+	w1.AddLog(witnessOrigin, noteKey(t, dir))
+	opts := audit.VerifyOptions{Witnesses: []audit.Witness{witnessOf(w1, "w1")},
 		Quorums: []audit.Quorum{{Witnesses: []string{"w1"}, K: 1}}, Grace: time.Hour, Now: now}
-	if _, err := audit.Verify(dir, opts); err != nil {
-		t.Fatalf("records within the grace period: %v", err)
+	_, err := audit.Verify(dir, opts)
+	var p *audit.Problem
+	if !errors.As(err, &p) || p.Kind != audit.Unwitnessed || p.Seq != 0 || !strings.Contains(p.Detail, "none of its witnesses has cosigned") {
+		t.Fatalf("records within the grace period by their own times, never cosigned: %v", err)
 	}
 	// A witness key act cannot use fails verify, and the report says so.
 	badKey := opts
@@ -386,11 +391,114 @@ func TestWitnessFutureRecords(t *testing.T) {
 	if r, err := audit.Verify(dir, badKey); err == nil || r.OK {
 		t.Fatalf("verify with a witness key of type 0x01: %v, ok %v", err, r.OK)
 	}
+	if _, err := audit.WitnessLog(context.Background(), dir, opts.Witnesses, audit.WitnessOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := audit.Verify(dir, opts); err != nil || r.Quorums[0].Stale || r.Quorums[0].Time.IsZero() {
+		t.Fatalf("records cosigned just now: %v %+v", err, r.Quorums)
+	}
 	appendAt(t, dir, 1, now.Add(2*time.Hour), "b")
-	_, err := audit.Verify(dir, opts)
-	var p *audit.Problem
-	if !errors.As(err, &p) || p.Kind != audit.Unwitnessed || p.Seq != 0 {
+	_, err = audit.Verify(dir, opts)
+	if !errors.As(err, &p) || p.Kind != audit.Unwitnessed || p.Seq != 2 || !strings.Contains(p.Detail, "appended at") {
 		t.Fatalf("a record stamped 2 h ahead: %v", err)
+	}
+}
+
+// TestWitnessClock: act audit verify grades a record's age by the
+// witnesses' clocks, not by the record's own time, which the key's holder
+// writes. An agent that can read the key and rewrite the whole state
+// directory, but not the witnesses or the system policy:
+//
+//   - deletes witness/ and re-signs the log with fresh times: every record
+//     looks younger than the grace, and verify passed; now nothing shows
+//     any record's age, so all are due and verify fails, and verify
+//     --witnesses names the fork (the witness refuses the rewritten tree);
+//   - keeps witness/ and rewrites, with fresh times, the records appended
+//     since the last cosignature, hours ago by the witness's clock: verify
+//     passed; now the quorum's cosignatures are stale, every record is
+//     due, and verify fails.
+func TestWitnessClock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	t0 := time.Now().Add(-3 * time.Hour)
+	appendAt(t, dir, 5, t0, "a")
+	w1 := witnesstest.Start(t, "witness.test/w1")
+	w1.AddLog(witnessOrigin, noteKey(t, dir))
+	ws := []audit.Witness{witnessOf(w1, "w1")}
+	if _, err := audit.WitnessLog(context.Background(), dir, ws, audit.WitnessOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Verify runs three hours after that cosignature; three records were
+	// appended since, the first two of them more than the grace ago.
+	later := time.Now().Add(3 * time.Hour)
+	appendAt(t, dir, 3, later.Add(-2*time.Hour), "b")
+	opts := audit.VerifyOptions{Witnesses: ws, Quorums: []audit.Quorum{{Witnesses: []string{"w1"}, K: 1}}, Grace: time.Hour, Now: later}
+	var p *audit.Problem
+	if _, err := audit.Verify(dir, opts); !errors.As(err, &p) || p.Kind != audit.Unwitnessed || p.Seq != 5 {
+		t.Fatalf("the honest log, records past the grace not cosigned: %v", err)
+	}
+
+	t.Run("witness-deleted", func(t *testing.T) {
+		d := filepath.Join(t.TempDir(), "audit")
+		copyDir(t, dir, d)
+		os.RemoveAll(filepath.Join(d, audit.WitnessDir))
+		rewrite(t, d, 0, 8, later.Add(-10*time.Minute))
+		_, err := audit.Verify(d, opts)
+		if !errors.As(err, &p) || p.Kind != audit.Unwitnessed || p.Seq != 0 || !strings.Contains(p.Detail, "none of its witnesses has cosigned") {
+			t.Fatalf("a log re-signed with fresh times, witness/ deleted: %v", err)
+		}
+		r, err := audit.VerifyAsking(context.Background(), d, opts, audit.WitnessOptions{})
+		if !errors.As(err, &p) || p.Kind != audit.Forked || !strings.Contains(p.Detail, "witness w1") || !strings.Contains(p.Detail, "422") || len(r.Asked) != 1 || !r.Asked[0].Fork {
+			t.Fatalf("verify --witnesses of the re-signed log: %v %+v", err, r.Asked)
+		}
+		if got := w1.Size(witnessOrigin); got != 5 {
+			t.Fatalf("the witness moved to %d", got)
+		}
+	})
+	t.Run("tail-rewritten", func(t *testing.T) {
+		d := filepath.Join(t.TempDir(), "audit")
+		copyDir(t, dir, d)
+		rewrite(t, d, 5, 3, later.Add(-10*time.Minute))
+		r, err := audit.Verify(d, opts)
+		if !errors.As(err, &p) || p.Kind != audit.Unwitnessed || p.Seq != 5 || !strings.Contains(p.Detail, "the quorum last cosigned at") {
+			t.Fatalf("a tail re-signed with fresh times after an old cosignature: %v", err)
+		}
+		if q := r.Quorums[0]; !q.Stale || q.Size != 5 || q.Due != 8 {
+			t.Errorf("the quorum's status: %+v", q)
+		}
+	})
+}
+
+// TestWitnessVerifyAsking: act audit verify --witnesses asks every witness
+// now, even one whose stored cosignature is of the newest checkpoint: a
+// good log is cosigned afresh and verifies; a state directory put back to
+// an older copy of itself (log and witness/ both, which agree) verifies
+// on its own, and the witness, which has cosigned more, names it.
+func TestWitnessVerifyAsking(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	appendAt(t, dir, 4, time.Now().Add(-3*time.Hour), "a")
+	w1 := witnesstest.Start(t, "witness.test/w1")
+	w1.AddLog(witnessOrigin, noteKey(t, dir))
+	ws := []audit.Witness{witnessOf(w1, "w1")}
+	opts := audit.VerifyOptions{Witnesses: ws, Quorums: []audit.Quorum{{Witnesses: []string{"w1"}, K: 1}}, Grace: time.Hour}
+	ctx := context.Background()
+	r, err := audit.VerifyAsking(ctx, dir, opts, audit.WitnessOptions{})
+	if err != nil || len(r.Asked) != 1 || r.Asked[0].Status != audit.WitnessCosigned || r.Quorums[0].Size != 4 {
+		t.Fatalf("verify --witnesses of a good log: %v %+v", err, r)
+	}
+	old := filepath.Join(t.TempDir(), "audit")
+	copyDir(t, dir, old)
+	appendAt(t, dir, 3, time.Now().Add(-time.Minute), "b")
+	if _, err := audit.VerifyAsking(ctx, dir, opts, audit.WitnessOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The older copy, as an agent would put it back.
+	if _, err := audit.Verify(old, opts); err != nil {
+		t.Fatalf("the older copy on its own: %v", err)
+	}
+	r, err = audit.VerifyAsking(ctx, old, opts, audit.WitnessOptions{})
+	var p *audit.Problem
+	if !errors.As(err, &p) || p.Kind != audit.Forked || !strings.Contains(p.Detail, "it has cosigned 7 records of this log, and the log holds 4") || r.Asked[0].Known != 7 {
+		t.Fatalf("verify --witnesses of an older copy: %v %+v", err, r.Asked)
 	}
 }
 

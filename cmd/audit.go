@@ -49,20 +49,33 @@ EXAMPLES:
 			{
 				Name:      "verify",
 				Usage:     "prove no record was altered, removed, duplicated, reordered or truncated",
-				UsageText: "act audit verify [--since FILE] [--key PEM] [--json]",
+				UsageText: "act audit verify [--since FILE] [--key PEM] [--witnesses] [--json]",
 				Description: `Verifies every record, the hash chain and the signed checkpoints
    (docs/audit.md, "Verifying"). When the policy lists witnesses
    (audit.witnesses), it also checks the cosigned checkpoint stored for
    each: signed by the log's key, cosigned by the policy's key for that
    witness, and on this log (a log rewritten below a cosigned size fails,
    whatever --since says); it says which witness cosigned which size, and
-   fails when the quorum has not cosigned a record appended more than
-   audit.witness_grace ago (docs/audit.md, "Verifying with witnesses").
+   fails when the quorum has not cosigned a record that is due: one
+   appended more than audit.witness_grace ago by its own time, or any
+   record once the quorum's last cosignature is older than that by the
+   witnesses' clocks (or there is none): a record's own time is the word
+   of the key's holder (docs/audit.md, "Verifying with witnesses").
+   With --witnesses it first asks every witness of the policy to cosign
+   the log's newest checkpoint now, as act audit witness does, and stores
+   what they cosign: a witness that holds a checkpoint of this log that
+   the log does not extend (a rewrite, a truncation, an older copy of the
+   state directory put back) says so, and verify fails (forked).
+
+EXAMPLES:
+   act audit verify
+   act audit verify --witnesses
 
 ` + endsWith("success", 1, 2).note(1, "error, a damaged log, or a quorum not met").help(),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "since", Usage: "a checkpoint saved earlier: prove the log extends it"},
 					&cli.StringFlag{Name: "key", Usage: "the public key (PEM) the log must be signed by, instead of <home>/audit/key.pub"},
+					&cli.BoolFlag{Name: "witnesses", Usage: "ask the policy's witnesses now, and store what they cosign"},
 				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 0 {
@@ -100,7 +113,23 @@ EXAMPLES:
 					if err := env.witnessOptions(&opts); err != nil {
 						return env.finish(res, "ok", err, nil)
 					}
-					r, err := audit.Verify(d, opts)
+					var r audit.Report
+					if c.Bool("witnesses") {
+						switch {
+						case c.String("key") != "":
+							return usagef("audit verify: --witnesses stores cosignatures in the log's witness/: not with --key")
+						case len(opts.Witnesses) == 0:
+							return env.finish(res, "ok", fmt.Errorf("the policy lists no witnesses (audit.witnesses, docs/policy.md)"), nil)
+						}
+						r, err = audit.VerifyAsking(c.Context, d, opts, audit.WitnessOptions{})
+						if !env.json {
+							for _, w := range r.Asked {
+								fmt.Fprintln(env.Stdio.Out, witnessLine(w))
+							}
+						}
+					} else {
+						r, err = audit.Verify(d, opts)
+					}
 					res.Data = r
 					return env.finish(res, "ok", err, func(w io.Writer, _ styles) {
 						fmt.Fprintf(w, "ok: %d records", r.Records)

@@ -128,8 +128,18 @@ func renderWitnessed(w io.Writer, r audit.Report, grace time.Duration) {
 		fmt.Fprintln(w)
 	}
 	for _, q := range r.Quorums {
-		fmt.Fprintf(w, "quorum %d of %s: %d records cosigned; %d due (appended more than %s ago)\n",
-			q.K, escapeLine(strings.Join(q.Witnesses, ", ")), q.Size, q.Due, policy.FormatDuration(grace))
+		g := policy.FormatDuration(grace)
+		why := fmt.Sprintf("appended more than %s ago", g)
+		switch {
+		case q.Stale && q.Time.IsZero():
+			why = "no quorum has cosigned yet: every record"
+		case q.Stale:
+			why = fmt.Sprintf("the quorum last cosigned at %s, more than %s ago: every record", q.Time.UTC().Format(time.RFC3339), g)
+		case !q.Time.IsZero():
+			why += fmt.Sprintf("; the quorum last cosigned at %s", q.Time.UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintf(w, "quorum %d of %s: %d records cosigned; %d due (%s)\n",
+			q.K, escapeLine(strings.Join(q.Witnesses, ", ")), q.Size, q.Due, why)
 	}
 }
 

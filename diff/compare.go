@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/overlay"
@@ -106,19 +109,30 @@ type Limits struct {
 	// [Extra.LayerBytes] counts them: every entry's name (a whiteout's
 	// too) and every regular file's size.
 	MaxBytes int64
+	// MaxPathBytes is the most bytes of the paths the walk keeps: every
+	// entry it notes (a change, or a file it must hash to tell) costs the
+	// length of its whole path, which is what act holds of it. MaxBytes
+	// counts each name once; a deep tree makes every path long, so that a
+	// layer of few bytes may still hold gigabytes of paths.
+	MaxPathBytes int64
 }
 
 // A LimitError is a [CompareExtra] stopped at the first entry past one of
-// its [Limits]: the layer holds more than Limit changes (Bytes false) or
-// bytes (Bytes true). Seen is what the walk had counted when it stopped.
+// its [Limits]: the layer holds more than Limit changes (Bytes and Paths
+// false), bytes (Bytes) or bytes of paths (Paths). Seen is what the walk
+// had counted when it stopped.
 type LimitError struct {
 	Bytes       bool
+	Paths       bool
 	Limit, Seen int64
 }
 
 func (e *LimitError) Error() string {
-	if e.Bytes {
+	switch {
+	case e.Bytes:
 		return fmt.Sprintf("diff: the layer holds more than %d bytes of names and content (%d when the diff stopped)", e.Limit, e.Seen)
+	case e.Paths:
+		return fmt.Sprintf("diff: the layer's entries have more than %d bytes of paths (%d when the diff stopped)", e.Limit, e.Seen)
 	}
 	return fmt.Sprintf("diff: the layer makes more than %d changes", e.Limit)
 }
@@ -225,6 +239,7 @@ type comparer struct {
 	lim          Limits
 	n            int64
 	bytes, names int64
+	paths        int64
 }
 
 // charge counts n more bytes of the layer, name bytes if name.
@@ -440,10 +455,11 @@ func (c *comparer) children(d dir) error {
 		present = map[string]bool{}
 	}
 	var subs []dir
+	dfd := int(f.Fd())
 	for {
 		ents, rerr := f.ReadDir(readBatch)
 		for _, e := range ents {
-			sub, err := c.child(d, e, present)
+			sub, err := c.child(d, dfd, e, present)
 			if err != nil {
 				f.Close()
 				return err
@@ -494,15 +510,15 @@ func (c *comparer) children(d dir) error {
 	return nil
 }
 
-// child compares the entry e of the upper directory d, and returns the dir
-// to compare next when e is a directory. present, if not nil, gathers the
-// entries that are not whiteouts.
-func (c *comparer) child(d dir, e fs.DirEntry, present map[string]bool) (*dir, error) {
+// child compares the entry e of the upper directory d, open as dfd, and
+// returns the dir to compare next when e is a directory. present, if not
+// nil, gathers the entries that are not whiteouts.
+func (c *comparer) child(d dir, dfd int, e fs.DirEntry, present map[string]bool) (*dir, error) {
 	if err := c.charge(int64(len(e.Name())), true); err != nil {
 		return nil, err
 	}
 	child := filepath.Join(d.p, e.Name())
-	cfi, err := e.Info()
+	cfi, err := statAt(dfd, e.Name(), c.up(child))
 	if err != nil {
 		return nil, err
 	}
@@ -538,6 +554,11 @@ func (c *comparer) deleted(p string, twin fs.FileInfo) error {
 // hashed. changed tells that it is a change whatever the hashes say: it
 // counts against MaxChanges at once.
 func (c *comparer) find(p string, k Kind, before, after *side, changed bool) error {
+	// Every entry noted is kept until the end, with its whole path.
+	c.paths += int64(len(p))
+	if c.lim.MaxPathBytes > 0 && c.paths > c.lim.MaxPathBytes {
+		return &LimitError{Paths: true, Limit: c.lim.MaxPathBytes, Seen: c.paths}
+	}
 	c.found = append(c.found, found{path: p, kind: k, before: before, after: after})
 	if !changed {
 		return nil
@@ -602,6 +623,10 @@ func (c *comparer) describe(p string, fi fs.FileInfo, real bool) (s *side, err e
 	}
 	m := fi.Mode()
 	switch {
+	case m.IsRegular() && !real && fi.Size() == 0:
+		// An empty layer file needs no reading: a layer is not written
+		// while it is diffed, and apply checks every digest again.
+		return &side{typ: TypeFile, mode: ptr(FormatMode(m)), size: ptr(int64(0)), sum: ptr(emptySHA256)}, nil
 	case m.IsRegular():
 		s := &side{typ: TypeFile, mode: ptr(FormatMode(m))}
 		c.hashes = append(c.hashes, hashJob{p: p, real: real, s: s}) // size and sha256: hashAll
@@ -629,6 +654,72 @@ func (c *comparer) describe(p string, fi fs.FileInfo, real bool) (s *side, err e
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// emptySHA256 is the sha256 of no bytes.
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// statAt is lstat(2) of name in the directory dfd (whose path is path's
+// directory, for errors): one lookup however deep the directory lies, where
+// an lstat of the whole path walks every component again.
+func statAt(dfd int, name, path string) (fs.FileInfo, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
+		}
+		break
+	}
+	fi := &statInfo{name: name, sys: syscall.Stat_t{
+		Dev: st.Dev, Ino: st.Ino, Nlink: st.Nlink, Mode: st.Mode, Uid: st.Uid, Gid: st.Gid, Rdev: st.Rdev,
+		Size: st.Size, Blksize: st.Blksize, Blocks: st.Blocks,
+		Atim: syscall.Timespec{Sec: st.Atim.Sec, Nsec: st.Atim.Nsec},
+		Mtim: syscall.Timespec{Sec: st.Mtim.Sec, Nsec: st.Mtim.Nsec},
+		Ctim: syscall.Timespec{Sec: st.Ctim.Sec, Nsec: st.Ctim.Nsec},
+	}}
+	fi.mode = fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFBLK:
+		fi.mode |= fs.ModeDevice
+	case unix.S_IFCHR:
+		fi.mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFDIR:
+		fi.mode |= fs.ModeDir
+	case unix.S_IFIFO:
+		fi.mode |= fs.ModeNamedPipe
+	case unix.S_IFLNK:
+		fi.mode |= fs.ModeSymlink
+	case unix.S_IFSOCK:
+		fi.mode |= fs.ModeSocket
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		fi.mode |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISUID != 0 {
+		fi.mode |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		fi.mode |= fs.ModeSticky
+	}
+	return fi, nil
+}
+
+// statInfo is the fs.FileInfo of statAt, as os.Lstat makes it.
+type statInfo struct {
+	name string
+	mode fs.FileMode
+	sys  syscall.Stat_t
+}
+
+func (s *statInfo) Name() string       { return s.name }
+func (s *statInfo) Size() int64        { return s.sys.Size }
+func (s *statInfo) Mode() fs.FileMode  { return s.mode }
+func (s *statInfo) ModTime() time.Time { return time.Unix(s.sys.Mtim.Sec, s.sys.Mtim.Nsec) }
+func (s *statInfo) IsDir() bool        { return s.mode.IsDir() }
+func (s *statInfo) Sys() any           { return &s.sys }
 
 // realLstat is Lstat of the real tree with absence as nil.
 func (c *comparer) realLstat(p string) (fs.FileInfo, error) {

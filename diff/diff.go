@@ -126,35 +126,72 @@ func Summary(changes []Change) (create, modify, delete int) {
 // directory the same promotion makes takes it too). ok is false for a
 // deletion, or where nothing can be read. docs/sandbox-promotion.md.
 func PromotedOwner(c Change) (uid, gid uint32, ok bool) {
-	if c.Kind == Delete {
+	return new(Owners).Of(c)
+}
+
+// Owners answers [PromotedOwner] for the changes of one plan, looking at
+// each directory once: the nearest existing directory above a created
+// path is looked for once for all the paths below it, which a deep tree
+// of new entries would otherwise cost once per entry and per level.
+type Owners struct {
+	dirs map[string]dirOwner
+}
+
+type dirOwner struct {
+	uid, gid uint32
+	ok       bool
+}
+
+// Of is PromotedOwner(c).
+func (o *Owners) Of(c Change) (uid, gid uint32, ok bool) {
+	switch c.Kind {
+	case Delete:
+		return 0, 0, false
+	case Create:
+		d := o.dir(filepath.Dir(c.Path))
+		return d.uid, d.gid, d.ok
+	}
+	fi, err := os.Lstat(c.Path)
+	if err != nil {
 		return 0, 0, false
 	}
-	p := c.Path
-	if c.Kind == Create {
-		p = filepath.Dir(p)
+	st, isStat := fi.Sys().(*syscall.Stat_t)
+	if !isStat {
+		return 0, 0, false
 	}
-	for {
-		fi, err := os.Lstat(p)
-		if err == nil && (c.Kind != Create || fi.IsDir()) {
-			st, isStat := fi.Sys().(*syscall.Stat_t)
-			if !isStat {
-				return 0, 0, false
-			}
-			return st.Uid, st.Gid, true
-		}
-		if c.Kind != Create || p == "/" || !errors.Is(err, fs.ErrNotExist) {
-			return 0, 0, false
-		}
-		p = filepath.Dir(p)
+	return st.Uid, st.Gid, true
+}
+
+// dir is the owner of the directory p, or of its nearest existing
+// ancestor where p does not exist.
+func (o *Owners) dir(p string) dirOwner {
+	if d, ok := o.dirs[p]; ok {
+		return d
 	}
+	var d dirOwner
+	fi, err := os.Lstat(p)
+	switch {
+	case err == nil && fi.IsDir():
+		if st, isStat := fi.Sys().(*syscall.Stat_t); isStat {
+			d = dirOwner{st.Uid, st.Gid, true}
+		}
+	case errors.Is(err, fs.ErrNotExist) && p != "/":
+		d = o.dir(filepath.Dir(p))
+	}
+	if o.dirs == nil {
+		o.dirs = map[string]dirOwner{}
+	}
+	o.dirs[p] = d
+	return d
 }
 
 // SetOwnersAfter sets each change's OwnerAfter from the real tree
 // (PromotedOwner).
 func SetOwnersAfter(changes []Change) {
+	var o Owners
 	for i := range changes {
 		changes[i].OwnerAfter = nil
-		if uid, _, ok := PromotedOwner(changes[i]); ok {
+		if uid, _, ok := o.Of(changes[i]); ok {
 			changes[i].OwnerAfter = &uid
 		}
 	}

@@ -160,6 +160,49 @@ func TestCompareStopsEarly(t *testing.T) {
 	})
 }
 
+// TestComparePathBytes: every entry the walk keeps costs its whole path,
+// so a deep chain of short names stops at MaxPathBytes though its names
+// alone are far below MaxBytes; without the limit it is all changes.
+func TestComparePathBytes(t *testing.T) {
+	s := filepath.Join(t.TempDir(), "scope")
+	mk(t, s, nil)
+	upper := filepath.Join(t.TempDir(), "upper")
+	p := upper + s
+	for range 300 {
+		p = filepath.Join(p, "dddddddddd")
+	}
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mk(t, p, files("f", 50, ""))
+	// The paths: the scope's own (a directory of the layer, unchanged),
+	// then 300 directories and 50 files, each of them len(s) and 11 bytes
+	// a level long; the names, 11 bytes a level.
+	paths := int64(len(s))
+	for i := 1; i <= 300; i++ {
+		paths += int64(len(s) + 11*i)
+	}
+	for i := range 50 {
+		paths += int64(len(s) + 11*300 + 1 + len(fmt.Sprintf("f%d", i)))
+	}
+	lim := diff.Limits{MaxBytes: 1 << 20, MaxPathBytes: paths - 1}
+	_, _, err := diff.CompareExtra(upper, []string{s}, sandbox.RealSystem{}, lim)
+	var le *diff.LimitError
+	if !errors.As(err, &le) || !le.Paths || le.Bytes || le.Limit != paths-1 || le.Seen != paths {
+		t.Fatalf("CompareExtra() = %v (%+v), want a *LimitError of %d path bytes seen", err, le, paths)
+	}
+	lim.MaxPathBytes = paths
+	changes, x, err := diff.CompareExtra(upper, []string{s}, sandbox.RealSystem{}, lim)
+	if err != nil || len(changes) != 350 {
+		t.Fatalf("CompareExtra() at the limit = %d changes, %v; want 350", len(changes), err)
+	}
+	// An empty layer file is known without reading it.
+	last := changes[len(changes)-1]
+	if last.Type != diff.TypeFile || *last.SizeAfter != 0 || *last.SHA256After != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" || x.Binary(last) {
+		t.Errorf("an empty file's change: %+v", last)
+	}
+}
+
 // TestLessOrder: Less orders paths component by component ("/" before
 // every other byte), as comparing them with "/" turned into NUL does.
 func TestLessOrder(t *testing.T) {

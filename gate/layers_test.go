@@ -72,7 +72,11 @@ func TestMaxLayers(t *testing.T) {
 	}
 	idB := w.plan(bigWrite(b, "b.bin")).Plan.ID
 	w.mustApply(idB)
-	// What an applied plan's layer may still hold is not counted.
+	// What an applied plan's layer may still hold is not counted (apply
+	// removes it, but a crash or a failure leaves it to gc).
+	if err := os.MkdirAll(plan.LayerDir(w.g.Home.Root, idB), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(plan.LayerDir(w.g.Home.Root, idB), "left"), make([]byte, 900<<10), 0o600); err != nil {
 		t.Fatal(err)
 	}

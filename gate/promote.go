@@ -137,6 +137,12 @@ func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progres
 		out, err = g.promote(ctx, adm, ap, host, progress)
 		return err
 	}, nil)
+	if err == nil && out != nil && !out.AlreadyApplied {
+		// Promotion copied the layer's files (docs/sandbox-promotion.md):
+		// the layer of an applied plan is of no more use, and goes now
+		// rather than at gc (a failure only leaves it to gc).
+		_, _ = g.removeLayer(adm.Plan.ID)
+	}
 	return out, err
 }
 
@@ -164,20 +170,39 @@ func (g *Gate) promote(ctx context.Context, adm *Admission, ap Approval, host pl
 	return out, err
 }
 
+// The reasons an adoption's record gives (docs/agents.md, "A yes at Claude
+// Code's prompt"): what act checked itself, and where the yes came from.
+// act never sees the agent's prompt; the note that ties the tool call to
+// the plan is in the state directory, which the agent may write. So a
+// record says that a person was asked only where the policy needed one,
+// and that the yes is the agent host's, never that a person allowed it.
+const (
+	adoptedChecked = "adopted: act checked that the agent's tool wrote exactly the reviewed change (every path against the plan's digests, every kept copy against what the plan found)"
+	adoptedNoYes   = adoptedChecked + "; the plan needed no confirmation"
+	adoptedAsked   = adoptedChecked + "; the confirmation was asked at the agent's prompt, which act does not see: the yes is the agent host's (it ran the call act asked about), tied to this plan only by act's note in its state directory"
+)
+
 // Adopt records the planned plan of e as applied where an agent's own
-// tool made its changes after a person allowed the call at the agent's
-// prompt (docs/agents.md): ap is that yes, which must count under the
-// policy as any other (only a flag counts: the prompt is not a terminal
-// and signs nothing). The real tree must hold exactly the plan's changes
-// and copies the kept copies of what they replaced (rollback.Adopt), so
-// that act rollback undoes them; nothing on the tree is changed. It is
-// decided as an apply (admitted, approved, recorded), and refused (exit
-// 8) where the tree is not what the plan makes of it.
+// tool made its changes, the call allowed at the agent's prompt
+// (docs/agents.md): ap is what that prompt counts as where the plan needs
+// a person, which must count under the policy as any other (only a flag
+// counts: the prompt is not a terminal and signs nothing). The real tree
+// must hold exactly the plan's changes and copies the kept copies of what
+// they replaced (rollback.Adopt), so that act rollback undoes them;
+// nothing on the tree is changed. It is decided as an apply (admitted,
+// approved, recorded), and refused (exit 8) where the tree is not what the
+// plan makes of it. The record says what act checked, and where the yes
+// came from: none was needed (recorded as none, whatever ap says), or it
+// was asked at a prompt act does not see.
 func (g *Gate) Adopt(ctx context.Context, e *Entry, ap Approval, copies map[int]string) (*rollback.Outcome, error) {
 	p := e.Plan
 	adm, err := g.Decide(ctx, e)
 	if err != nil {
 		return nil, err // recorded by Decide
+	}
+	reason := adoptedAsked
+	if len(adm.Confirm) == 0 {
+		reason, ap = adoptedNoYes, NewApproval(ViaNone)
 	}
 	if ap, err = g.Approve(adm.Confirm, p, ap); err != nil {
 		return nil, g.refused(ctx, audit.EventApplyRefused, planEvent(audit.EventApplyRefused, p), err)
@@ -187,7 +212,7 @@ func (g *Gate) Adopt(ctx context.Context, e *Entry, ap Approval, copies map[int]
 		out, err = rollback.Adopt(ctx, g.Home, p, copies, rollback.Options{
 			Now:      g.Now,
 			Approval: &ap.Approval,
-			Record:   g.recordApplied(ctx, adm, ap, "adopted: the agent's tool made exactly the reviewed change after a person allowed it at the agent's prompt"),
+			Record:   g.recordApplied(ctx, adm, ap, reason),
 		})
 		return err
 	}, nil)

@@ -381,6 +381,33 @@ while True:
 		create: []string{"marker"},
 		check:  markerStops,
 	},
+	{
+		// The same daemon, writing through one descriptor it opened
+		// before it left its session: a descriptor of a layer file that
+		// outlived the dry run would change the file after the review
+		// (docs/sandbox-promotion.md, "Layer files are copied, not
+		// moved"). Every process is gone, with its descriptors, before the
+		// layer is copied out.
+		name: "daemon-held-descriptor",
+		script: `python3 -c '
+import os, sys, time
+f = open(os.environ["S"] + "/marker", "a", buffering=1)
+f.write("x")
+if os.fork():
+    time.sleep(0.3)
+    sys.exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+while True:
+    f.write("x")
+    time.sleep(0.05)
+'`,
+		needs:  "python3",
+		want:   "planned",
+		create: []string{"marker"},
+		check:  markerStops,
+	},
 
 	// Devices, processes and privilege.
 	{

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/policy"
@@ -38,6 +40,12 @@ const (
 	// boundsPeakMiB bounds the child's peak RSS: generous against the
 	// ~26–29 MiB it needs, far below the ~400 it took before.
 	boundsPeakMiB = 128
+	// boundsDeepFiles is how many files the deep layer holds, under the
+	// default max_changes with the directories above them.
+	boundsDeepFiles = 97_000
+	// boundsDeepPeakMiB bounds the child's peak RSS over the deep layer:
+	// half of what act may hold at most (docs/lifecycle.md).
+	boundsDeepPeakMiB = 256
 )
 
 // TestDiffMemoryBounded: the huge layer is refused by the rule of the
@@ -71,29 +79,7 @@ func TestDiffMemoryBounded(t *testing.T) {
 		{"disk-cap", 10_000_000, 1, "resources.disk-cap-exceeded: the dry run wrote at least 1048"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			exe, err := os.Executable()
-			mustDo(t, err)
-			cmd := exec.Command(exe, "-test.run=^TestDiffMemoryChild$", "-test.count=1", "-test.v")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|%d", boundsChildEnv, scope, planDir, tc.maxChanges, tc.maxDiskMB))
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("the child: %v\n%s", err, out)
-			}
-			var peak int64 = -1
-			var result string
-			sc := bufio.NewScanner(bytes.NewReader(out))
-			for sc.Scan() {
-				line := strings.TrimSpace(sc.Text())
-				if v, ok := strings.CutPrefix(line, "peak-kib "); ok {
-					peak, _ = strconv.ParseInt(v, 10, 64)
-				}
-				if v, ok := strings.CutPrefix(line, "result "); ok {
-					result = v
-				}
-			}
-			if peak < 0 {
-				t.Fatalf("the child printed no peak:\n%s", out)
-			}
+			peak, result := boundsChild(t, scope, planDir, tc.maxChanges, tc.maxDiskMB)
 			t.Logf("child peak RSS %d KiB, %s", peak, result)
 			if !strings.HasPrefix(result, tc.want) {
 				t.Errorf("the diff of %d files ended in %q, want %q…", boundsFiles, result, tc.want)
@@ -105,16 +91,105 @@ func TestDiffMemoryBounded(t *testing.T) {
 	}
 }
 
+// TestDiffMemoryDeep: a command that nests its files deep makes every path
+// long, while the names the disk cap counts stay short: 97,000 empty files
+// at the bottom of a chain of directories about 4,000 bytes deep fit a
+// 400 MiB cap and max_changes, yet their paths come to 390 MB, which act
+// held several times over (the diff alone peaked at about 590 MiB, and
+// took minutes: each lstat walked the whole path, and each new entry
+// looked for its owner up every level). The diff counts each entry's whole
+// path as it keeps it and stops past MaxLayerPaths (plan.record-too-large);
+// a layer just within it is diffed and saved, as act plan saves it, in a
+// small multiple of it.
+func TestDiffMemoryDeep(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("makes 97,000 files")
+	}
+	for _, tc := range []struct {
+		name  string
+		files int
+		want  string
+	}{
+		{"refused", boundsDeepFiles, RulePlanTooLarge + ": the paths of what the dry run left come to at least"},
+		{"within", 2_900, "planned "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			scope := filepath.Join(t.TempDir(), "s")
+			mustDo(t, os.Mkdir(scope, 0o755))
+			planDir := boundsPlanDir(t)
+			deep := filepath.Join(planDir, state.LayerName, "upper") + scope
+			for len(deep) < 4000 {
+				deep += "/d"
+			}
+			mustDo(t, os.MkdirAll(deep, 0o755))
+			dfd, err := unix.Open(deep, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			mustDo(t, err)
+			defer unix.Close(dfd)
+			for i := range tc.files {
+				fd, err := unix.Openat(dfd, fmt.Sprintf("%05d", i), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+				mustDo(t, err)
+				unix.Close(fd)
+			}
+			peak, result := boundsChild(t, scope, planDir, 100_000, 400)
+			t.Logf("child peak RSS %d KiB, %s", peak, result)
+			if !strings.HasPrefix(result, tc.want) {
+				t.Errorf("the diff of %d deep files ended in %q, want %q…", tc.files, result, tc.want)
+			}
+			if peak > boundsDeepPeakMiB<<10 {
+				t.Errorf("the child's peak RSS was %d MiB diffing %d deep files, more than %d MiB", peak>>10, tc.files, boundsDeepPeakMiB)
+			}
+		})
+	}
+}
+
+// boundsChild runs TestDiffMemoryChild on the layer of planDir for scope
+// and returns its peak RSS (KiB) and its outcome.
+func boundsChild(t *testing.T, scope, planDir string, maxChanges, maxDiskMB int64) (int64, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	mustDo(t, err)
+	cmd := exec.Command(exe, "-test.run=^TestDiffMemoryChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|%d", boundsChildEnv, scope, planDir, maxChanges, maxDiskMB))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the child: %v\n%s", err, out)
+	}
+	var peak int64 = -1
+	var result string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if v, ok := strings.CutPrefix(line, "peak-kib "); ok {
+			peak, _ = strconv.ParseInt(v, 10, 64)
+		}
+		if v, ok := strings.CutPrefix(line, "result "); ok {
+			result = v
+		}
+	}
+	if peak < 0 {
+		t.Fatalf("the child printed no peak:\n%s", out)
+	}
+	return peak, result
+}
+
 // boundsPlanDir makes the plan directory of the attack, on /dev/shm where
 // that is a directory it may write (making the files there takes a few
 // seconds, not a few tens).
 func boundsPlanDir(t *testing.T) string {
 	t.Helper()
-	if dir, err := os.MkdirTemp("/dev/shm", "act-bounds-"); err == nil {
+	dir, err := os.MkdirTemp("/dev/shm", "act-bounds-")
+	if err == nil {
 		t.Cleanup(func() { os.RemoveAll(dir) })
-		return dir
+	} else {
+		dir = t.TempDir()
 	}
-	return t.TempDir()
+	// The child's state dir is beside it, on the same filesystem: a
+	// plan saved is renamed into it.
+	planDir := filepath.Join(dir, "draft")
+	mustDo(t, os.Mkdir(planDir, 0o700))
+	return planDir
 }
 
 // TestDiffMemoryChild is the child of TestDiffMemoryBounded: it runs
@@ -132,7 +207,7 @@ func TestDiffMemoryChild(t *testing.T) {
 	mustDo(t, err)
 	pol.AllowedRoots = append(pol.AllowedRoots, filepath.Dir(scope))
 	pol.MaxChanges = maxChanges
-	stateDir := t.TempDir()
+	stateDir := filepath.Join(filepath.Dir(planDir), "state")
 	d := buildDescriptor(t, scope, stateDir, `action_type: COMMAND_EXECUTION
 scope:
   filesystem: {paths: [$S], recursive: true}
@@ -143,8 +218,14 @@ preconditions: {network_available: false, user_idle: false, paths_exist: [$S]}
 effects: {filesystem: {create: ["$S/**"], modify: [], delete: []}, network: false, system_state_change: false}
 operation: {argv: ["true"], workdir: $S}
 `)
-	dr := &Draft{d: d, opts: Options{StateDir: stateDir, Policy: pol, Now: time.Now}, tmp: planDir}
+	dr := &Draft{d: d, opts: Options{StateDir: stateDir, Policy: pol, Now: time.Now}, tmp: planDir, id: buildID}
 	err = dr.diff()
+	if err == nil {
+		// What passes the diff is saved as act plan saves it: its record
+		// is the last and largest thing made of the changes.
+		mustDo(t, os.MkdirAll(state.Dir{Root: stateDir}.Plans(), 0o700))
+		_, err = dr.Save(Assessment{}, nil)
+	}
 	var probs problem.List
 	switch {
 	case err == nil:

@@ -439,16 +439,20 @@ func (dr *Draft) diff() error {
 	d, opts, layer := dr.d, dr.opts, dr.layer()
 	// The diff reads every file of the layer (below the scope paths, where
 	// all of it is): it sums the layer's size too, names included. It
-	// stops at the first entry past max_changes or max_disk_mb, so that
-	// what act holds of a layer is bounded by them, not by what a command
-	// made (docs/lifecycle.md, "Limits of a dry run").
+	// stops at the first entry past max_changes or max_disk_mb, or once
+	// the paths it keeps pass what a plan's record holds, so that what act
+	// holds of a layer is bounded by them, not by what a command made
+	// (docs/lifecycle.md, "Limits of a dry run").
 	limit := d.Resources.MaxDiskMB << 20
 	changes, extra, err := diff.CompareExtra(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{},
-		diff.Limits{MaxChanges: opts.Policy.MaxChanges, MaxBytes: limit})
+		diff.Limits{MaxChanges: opts.Policy.MaxChanges, MaxBytes: limit, MaxPathBytes: MaxLayerPaths})
 	var over *diff.LimitError
 	switch {
 	case errors.As(err, &over) && over.Bytes:
 		return problem.List{diskCapProblem(d, fmt.Sprintf("at least %d", over.Seen))}
+	case errors.As(err, &over) && over.Paths:
+		return problem.List{{Rule: RulePlanTooLarge, Field: "effects", Layer: problem.Rejected,
+			Message: fmt.Sprintf("the paths of what the dry run left come to at least %d bytes, more than act keeps for one plan (%d): the command made too many entries, or nested them too deep", over.Seen, over.Limit)}}
 	case errors.As(err, &over):
 		return problem.List{tooManyChanges(fmt.Sprintf("at least %d", over.Seen), over.Limit)}
 	case err != nil:

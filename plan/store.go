@@ -19,6 +19,15 @@ import (
 // MaxPlanRecord bounds a saved plan's record (plan.json), in bytes.
 const MaxPlanRecord = 64 << 20
 
+// MaxLayerPaths bounds the bytes of the paths a dry run's diff keeps: the
+// whole path of every entry of the layer it notes. A change's record is
+// its path and a few hundred bytes more, so no more than a quarter of
+// MaxPlanRecord goes to paths; and what act makes of a plan (its changes,
+// their record, their review) stays a small multiple of them, within
+// 512 MiB however the layer is shaped (docs/lifecycle.md, "Limits of a
+// dry run").
+const MaxLayerPaths = MaxPlanRecord / 4
+
 // RulePlanTooLarge: a plan's record would exceed MaxPlanRecord.
 const RulePlanTooLarge = "plan.record-too-large"
 

@@ -81,10 +81,11 @@ func Adopt(ctx context.Context, home state.Dir, p *plan.Plan, copies map[int]str
 	}
 	bdir := home.Backup(p.ActionID, EventApply)
 	ops := make([]Op, 0, len(p.Changes))
+	var owners diff.Owners
 	for i, c := range p.Changes {
 		op := Op{Path: c.Path, Change: i, Kind: OpPut}
 		if os.Geteuid() == 0 {
-			op.Owner = OwnerOf(c)
+			op.Owner = OwnerOf(&owners, c)
 		}
 		if c.Type == diff.TypeDir {
 			op.Kind, op.Mode = OpMkdir, *c.ModeAfter

@@ -315,6 +315,11 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 		var rev *RevertedError
 		if errors.As(err, &rev) {
 			removeJournal(jpath)
+			if probs := layerChanged(err); len(probs) > 0 {
+				// Found by the copies, before any op ran: nothing
+				// changed, as when apply's checks find it.
+				return out, probs
+			}
 		}
 		return out, err
 	}
@@ -349,14 +354,18 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 		}
 	}
 	// The layer's files, checked on all CPUs first; the loop below uses
-	// the outcomes in order.
+	// the outcomes in order. A file's content is not read here: it is
+	// copied, and its digest checked on the bytes the copy writes, once
+	// the journal is begun (stage).
 	isPut := func(c diff.Change) bool { return c.Kind != diff.Delete && c.Type != diff.TypeDir }
 	layerCheck := checkAll(len(p.Changes), func(i int) (string, error) {
 		c := p.Changes[i]
 		if !isPut(c) {
 			return "", nil
 		}
-		if why, err := after(c).mismatch(layer + c.Path); why != "" || err != nil {
+		im := after(c)
+		im.sha256 = nil
+		if why, err := im.mismatch(layer + c.Path); why != "" || err != nil {
 			return why, err
 		}
 		return layerIdentity(layer + c.Path)
@@ -364,11 +373,12 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 	var early, ops, late []Op
 	var probs problem.List
 	root := os.Geteuid() == 0
+	var owners diff.Owners
 	for i, c := range p.Changes {
 		n := strconv.Itoa(i)
 		op := Op{Path: c.Path, Change: i}
 		if root && c.Kind != diff.Delete {
-			op.Owner = OwnerOf(c)
+			op.Owner = OwnerOf(&owners, c)
 		}
 		if c.Kind != diff.Create {
 			op.Backup = filepath.Join(bdir, n)
@@ -407,13 +417,19 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 					"the plan's layer copy of %s no longer matches the plan (%s): plan again", c.Path, why))
 				continue
 			}
-			cross, err := fsOf.differ(filepath.Dir(c.Path), op.Src)
-			if err != nil {
-				return nil, nil, err
+			// Never the layer's own entry: a new one made as the plan
+			// recorded it (Op.SHA256, Op.Target), which nobody else holds.
+			switch {
+			case c.Type == diff.TypeFile && c.SHA256After != nil && c.SizeAfter != nil && c.ModeAfter != nil:
+				op.SHA256, op.Size, op.Mode = *c.SHA256After, *c.SizeAfter, *c.ModeAfter
+			case c.Type == diff.TypeSymlink && c.LinkAfter != nil && *c.LinkAfter != "":
+				op.Target = *c.LinkAfter
+			default:
+				probs = append(probs, conflict(RuleLayerChanged, c.Path,
+					"the plan records no content for %s: plan again", c.Path))
+				continue
 			}
-			if cross {
-				op.Stage = stageName(c.Path, p.ActionID, EventApply, i)
-			}
+			op.Stage = stageName(c.Path, p.ActionID, EventApply, i)
 			ops = append(ops, op)
 		}
 	}
@@ -670,9 +686,10 @@ func layerIdentity(name string) (string, error) {
 	return "", nil
 }
 
-// OwnerOf is diff.PromotedOwner as an Op's Owner.
-func OwnerOf(c diff.Change) *Owner {
-	uid, gid, ok := diff.PromotedOwner(c)
+// OwnerOf is diff.PromotedOwner as an Op's Owner, looked up in o (which
+// reads each directory once for all the changes of a plan).
+func OwnerOf(o *diff.Owners, c diff.Change) *Owner {
+	uid, gid, ok := o.Of(c)
 	if !ok {
 		return nil
 	}

@@ -162,8 +162,10 @@ func undoAll(d *dirs, ops []Op, inos []uint64) error {
 }
 
 // stage copies each OpPut's Src that lives on another filesystem than its
-// target to Op.Stage, then makes all new content durable: one syncfs(2) per
-// filesystem holding a Src, a Stage or one of durable.
+// target to Op.Stage, and each file or link of the plan's layer to its
+// Stage as the plan recorded it (Op.stageVerified), then makes all new
+// content durable: one syncfs(2) per filesystem holding a Src, a Stage or
+// one of durable.
 func stage(d *dirs, ops []Op, durable ...string) error {
 	devs := map[uint64]string{}
 	for _, dir := range durable {
@@ -173,6 +175,14 @@ func stage(d *dirs, ops []Op, durable ...string) error {
 		}
 		devs[dev] = dir
 	}
+	// The verified copies of the layer's files, the bulk of the work,
+	// are made on every CPU once their directories are open.
+	type verified struct {
+		op   *Op
+		dfd  int
+		base string
+	}
+	var copies []verified
 	for i := range ops {
 		op := &ops[i]
 		if op.Kind != OpPut {
@@ -183,7 +193,9 @@ func stage(d *dirs, ops []Op, durable ...string) error {
 			if err != nil {
 				return err
 			}
-			if err := copyEntry(unix.AT_FDCWD, op.Src, dfd, base, false); err != nil {
+			if op.SHA256 != "" || op.Target != "" {
+				copies = append(copies, verified{op, dfd, base})
+			} else if err := copyEntry(unix.AT_FDCWD, op.Src, dfd, base, false); err != nil {
 				return err
 			}
 		}
@@ -195,6 +207,13 @@ func stage(d *dirs, ops []Op, durable ...string) error {
 		if _, ok := devs[dev]; !ok {
 			devs[dev] = dir
 		}
+	}
+	errs := make([]error, len(copies))
+	parallel.Do(len(copies), parallel.CPUs(), 16, func(_, i int) {
+		errs[i] = copies[i].op.stageVerified(copies[i].dfd, copies[i].base)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	for _, dir := range devs {
 		if err := syncfs(dir); err != nil {

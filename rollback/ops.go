@@ -47,6 +47,17 @@ type Op struct {
 	// directory, made and made durable before any op starts.
 	Src   string `json:"src,omitempty"`
 	Stage string `json:"stage,omitempty"`
+	// SHA256, Size and Mode, for an OpPut of a file of the plan's layer,
+	// are the reviewed content's digest and size and the reviewed mode:
+	// the layer's file is never renamed into place (a descriptor held on
+	// it would reach the real file), but copied to Stage, a new file of
+	// act's own, hashing every byte written; a copy whose digest is not
+	// SHA256 is refused (docs/sandbox-promotion.md). Target, for an OpPut
+	// of a symbolic link of the layer, is the reviewed target: the link
+	// at Stage is made with it, never read from the layer again.
+	SHA256 string `json:"sha256,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	Target string `json:"target,omitempty"`
 	// Backup is where the entry found at Path goes (OpRemove, and OpPut
 	// over an existing entry). On Path's filesystem it is a rename (or, for
 	// a file replaced by an OpPut, a hard link, so the replacement is one
@@ -54,8 +65,9 @@ type Op struct {
 	// made before Path is touched.
 	Backup     string `json:"backup,omitempty"`
 	BackupCopy bool   `json:"backup_copy,omitempty"`
-	// Mode is the mode OpMkdir creates and OpChmod sets; ModeBefore is the
-	// mode OpChmod found. Four-digit octal, as in plans.
+	// Mode is the mode OpMkdir creates, OpChmod sets and an OpPut's
+	// verified copy (SHA256) gets; ModeBefore is the mode OpChmod found.
+	// Four-digit octal, as in plans.
 	Mode       string `json:"mode,omitempty"`
 	ModeBefore string `json:"mode_before,omitempty"`
 	// Owner, when act runs as root, is who OpPut's and OpMkdir's entry

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/internal/treesnap"
@@ -107,7 +108,20 @@ func (f *fixture) op(kind OpKind, name string) Op {
 	}
 	if kind == OpPut {
 		o.Src = filepath.Join(f.layer, name)
-		if f.cross {
+		// A file or link of the layer is copied as the plan recorded it
+		// (Op.stageVerified), on one filesystem as across two; a
+		// directory (a backup, rolling back) only across two.
+		fi, err := os.Lstat(o.Src)
+		switch {
+		case err == nil && fi.Mode().IsRegular():
+			b, err := os.ReadFile(o.Src)
+			ok(f.t, err)
+			o.SHA256, o.Size, o.Mode = sha(b), int64(len(b)), diff.FormatMode(fi.Mode())
+		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+			o.Target, err = os.Readlink(o.Src)
+			ok(f.t, err)
+		}
+		if f.cross || o.SHA256 != "" || o.Target != "" {
 			o.Stage = stageName(o.Path, "0123456789abcdef", EventApply, f.n)
 		}
 	}
@@ -607,10 +621,8 @@ func TestExecuteRevertsReadOnly(t *testing.T) {
 			f := newFixture(t, cross, map[string]string{"file.txt": "old\n", "gone.txt": "g\n", "ro/x": "x\n"},
 				map[string]string{"file.txt": "new\n", "new.txt": "n\n", "ro/y": "y\n"})
 			ops := []Op{f.op(OpPut, "file.txt"), f.op(OpPut, "new.txt"), f.op(OpRemove, "gone.txt"), f.op(OpPut, "ro/y")}
-			if cross {
-				// The stage of ro/y cannot be made in ro: put it beside.
-				ops[3].Stage = filepath.Join(f.tree, ".act-ro-y")
-			}
+			// The stage of ro/y cannot be made in ro: put it beside.
+			ops[3].Stage = filepath.Join(f.tree, ".act-ro-y")
 			ro := filepath.Join(f.tree, "ro")
 			ok(t, os.Chmod(ro, 0o555))
 			t.Cleanup(func() { os.Chmod(ro, 0o755) })

@@ -151,12 +151,14 @@ func hookAdopt(ctx context.Context, host Host, in *hookInput, wsFlag string) (*p
 			copies[i] = c
 		}
 	}
-	// The yes was given at Claude Code's prompt, which act asked for only
-	// where the policy counts a flag as a person's confirmation.
+	// Where the plan needs a person, the yes was asked at Claude Code's
+	// prompt, which act does only where the policy counts a flag as a
+	// person's confirmation; act does not see it, and the record says so
+	// (gate.Adopt).
 	out, err := g.Adopt(ctx, e, gate.NewApproval(gate.ViaFlag), copies)
 	if why, ok := doors.ProblemsText(err); ok {
 		return &postToolOutput{Decision: "block", Reason: clipReason(fmt.Sprintf(
-			"act could not record this %s as the change a person allowed (plan %s): %s. act rollback cannot undo it; tell the person.", in.ToolName, id, why))}, nil
+			"act could not record this %s as the change it asked about (plan %s): %s. act rollback cannot undo it; tell the person.", in.ToolName, id, why))}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -165,7 +167,7 @@ func hookAdopt(ctx context.Context, host Host, in *hookInput, wsFlag string) (*p
 	os.RemoveAll(home.Adopt(id))
 	actionID, undo := door.Action(&gate.Decision{Verdict: gate.Promoted, Outcome: out}, e.Plan)
 	return &postToolOutput{HookSpecificOutput: &postToolSpecific{HookEventName: "PostToolUse", AdditionalContext: fmt.Sprintf(
-		"act recorded this %s, which a person allowed, as action %s (plan %s); undo: %s", in.ToolName, actionID, id, undo)}}, nil
+		"act recorded this %s as action %s (plan %s): it wrote exactly the change act asked about; undo: %s", in.ToolName, actionID, id, undo)}}, nil
 }
 
 // planWrites reports whether plan p changes the file a Write or Edit
