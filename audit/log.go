@@ -51,6 +51,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/internal/atomicfile"
+	"github.com/act-project/act/internal/timings"
 )
 
 // The files of a log directory.
@@ -869,12 +870,16 @@ func (l *Log) AppendBatch(ctx context.Context, evs []Event, opts *BatchOptions) 
 	if len(evs) == 0 {
 		return nil, nil
 	}
+	end := timings.Start(ctx, "lock and refresh")
 	unlock, err := l.lock()
 	if err != nil {
+		end()
 		return nil, err
 	}
 	defer unlock()
-	if err := l.refresh(); err != nil {
+	err = l.refresh()
+	end()
+	if err != nil {
 		return nil, err
 	}
 	return l.appendLocked(ctx, evs, opts != nil && opts.SyncFS)
@@ -918,6 +923,7 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 		return hs, nil
 	})
 	var lastCP string
+	end := timings.Start(ctx, "sign")
 	for _, ev := range evs {
 		payload, err := l.statement(ev, n, last, root)
 		if err != nil {
@@ -952,8 +958,12 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 		seqs = append(seqs, uint64(n))
 		n, last, lastCP = n+1, sha256.Sum256(enc[:len(enc)-1]), cp
 	}
+	end()
 	// One write(2) of whole lines, then the one durable round.
-	if _, err := l.f.Write(out); err != nil {
+	end = timings.Start(ctx, "write")
+	_, err := l.f.Write(out)
+	end()
+	if err != nil {
 		// A short write (ENOSPC) must not leave part of a line for the
 		// next append to follow: cut the file back to its last whole line.
 		l.f.Truncate(l.size)
@@ -961,12 +971,14 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 		return nil, fmt.Errorf("audit: append: %w", err)
 	}
 	if syncfs {
+		end := timings.Start(ctx, "syncfs")
 		err := unix.Syncfs(int(l.f.Fd()))
+		end()
 		if err != nil {
 			l.size = -1
 			return nil, fmt.Errorf("audit: syncfs: %w", err)
 		}
-	} else if err := unix.Fdatasync(int(l.f.Fd())); err != nil {
+	} else if err := fdatasync(ctx, l.f); err != nil {
 		l.size = -1
 		return nil, fmt.Errorf("audit: sync: %w", err)
 	}
@@ -984,6 +996,12 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 	l.size += int64(len(out))
 	l.n, l.last, l.root = n, last, root
 	return seqs, nil
+}
+
+// fdatasync makes f's data durable, timed (docs/timings.md).
+func fdatasync(ctx context.Context, f *os.File) error {
+	defer timings.Start(ctx, "fdatasync")()
+	return unix.Fdatasync(int(f.Fd()))
 }
 
 // writeCheckpointCache rewrites the checkpoint file in place, under the

@@ -16,6 +16,7 @@ import (
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 )
@@ -60,6 +61,8 @@ func Record(ctx context.Context, home state.Dir, via string, ev audit.Event) err
 }
 
 func record(ctx context.Context, home state.Dir, via string, ev audit.Event, opts *audit.BatchOptions) error {
+	ctx, end := timings.Begin(ctx, "record", ev.Name)
+	defer end()
 	l, err := auditLog(home)
 	if err != nil {
 		return err

@@ -324,6 +324,7 @@ void act_setup_mounts(void) {
 		if (!premounted)
 			mount_host_views();
 		stage_mounts();
+		act_mark("mounts/idmapped");
 	} else {
 		// What builds need under the homes, cloned before they are
 		// masked.
@@ -334,6 +335,7 @@ void act_setup_mounts(void) {
 		for (int i = 0; i < act_sp.ncaches; i++)
 			if ((cachefd[i] = open_tree(AT_FDCWD, act_sp.cachedirs[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW)) < 0)
 				act_fail("clone the cache %s", act_sp.cachedirs[i]);
+		act_mark("mounts/clone-binds-caches");
 	}
 	// Everything that a later mount may hide is opened first: the scope's
 	// lower, upper and work dirs (they may sit under /tmp, or, without
@@ -359,6 +361,7 @@ void act_setup_mounts(void) {
 		} else if ((s->workfd = open(s->work, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 			act_fail("open work dir %s", s->work);
 	}
+	act_mark("mounts/open-layers");
 	if (!premounted && !act_idmap)
 		mount_host_views();
 
@@ -378,7 +381,9 @@ void act_setup_mounts(void) {
 	} else if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
 		act_fail("mount tmpfs on /dev/shm");
 
+	act_mark("mounts/views-tmp");
 	mask_homes();
+	act_mark("mounts/homes-binds-caches");
 
 	// Scopes: overlays at their real paths, after /tmp and the masked
 	// homes so that a scope under them shows. The paths are given as
@@ -411,9 +416,11 @@ void act_setup_mounts(void) {
 			close(s->workfd);
 	}
 
+	act_mark("mounts/overlays");
 	if (act_idmap)
 		unstage();
 	hide_paths();
+	act_mark("mounts/hide");
 
 	// Then everything read-only, recursively (a remount would not be),
 	// and writable again only what is the sandbox's own. The overlays keep
@@ -438,4 +445,5 @@ void act_setup_mounts(void) {
 		make_writable(act_sp.scopes[k].path);
 	for (int i = 0; i < act_sp.ncaches; i++)
 		make_writable(act_sp.caches[i]);
+	act_mark("mounts/read-only");
 }

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/act-project/act/internal/timings"
 )
 
 // The environment of the sandbox's first process: the spec socket's
@@ -45,6 +47,7 @@ const (
 	msgWrotePath   = 'w' // init: a path a run that discards its layers wrote, in hex (the first MaxWrote)
 	msgWrote       = 'W' // init: how many paths a run that discards its layers wrote
 	msgListener    = 'L' // init: the egress proxy's listener (SCM_RIGHTS)
+	msgTimes       = 'T' // init, the command's process: the set-up's phases (marks.go)
 )
 
 // filterArchs are the architectures nsexec_seccomp.c has a seccomp filter
@@ -98,6 +101,9 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if timings.Enabled(ctx) {
+		parts.command = put(parts.command, "timings", "1") // marks.go
+	}
 	l := spec.Limits
 	procs := procsOf(l)
 
@@ -143,7 +149,9 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		}
 	}
 	defer sb.parent.Close()
+	end := timings.Start(ctx, "sandbox: cgroups (parent)")
 	cg = <-cgReady
+	end()
 	enf, rl, err := enforcement(l, procs, cg, os.Getuid())
 	if err != nil {
 		sb.abort(initProc)
@@ -157,7 +165,10 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	parts = rl.add(parts, l.DiskMB<<20)
 	var mounts []*os.File
 	if sb.identity {
-		if mounts, err = identityMounts(initProc.Pid, spec); err != nil {
+		end := timings.Start(ctx, "sandbox: idmapped mounts (parent)")
+		mounts, err = identityMounts(initProc.Pid, spec)
+		end()
+		if err != nil {
 			sb.abort(initProc)
 			return nil, err
 		}
@@ -173,14 +184,19 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	if spec.Before != nil {
 		// init mounts meanwhile; it runs nothing before the command's
 		// part of the spec.
-		if err := spec.Before(); err != nil {
+		end := timings.Start(ctx, "sandbox: wait for the gate's check")
+		err := spec.Before()
+		end()
+		if err != nil {
 			sb.abort(initProc)
 			return nil, err
 		}
 		sb.start = time.Now() // the wall clock starts with the command
 	}
 	sb.sendCommand(parts.command)
+	end = timings.Start(ctx, "sandbox: the run, seen from the parent")
 	w = watch(ctx, sb, initProc, l, cg, enf)
+	end()
 	return collect(ctx, spec, w, sb, procs, cg, rl, enf)
 }
 
@@ -226,6 +242,7 @@ type started struct {
 	parent         *os.File
 	parentFD       int
 	start          time.Time
+	launched       time.Time // when the first process was started (start moves to the command's start)
 	stdout, stderr *capped
 	copies         sync.WaitGroup // the output copies, done at EOF
 	firstDone      chan *os.ProcessState
@@ -280,6 +297,7 @@ func start(spec Spec, early bool) (*started, error) {
 		sb.identity = true
 	}
 	sb.start = time.Now()
+	sb.launched = sb.start
 	sb.first, err = os.StartProcess("/proc/self/exe", []string{"act-sandbox"}, &os.ProcAttr{
 		Env:   env,
 		Files: []*os.File{files.in, files.outW, files.errW, child},
@@ -628,8 +646,19 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, procs int6
 	var usage *Usage
 	var wrote []string
 	wroteCount := int64(-1)
+	var marks []markLine
+	defer func() {
+		if marksSeen != nil {
+			marksSeen(len(marks))
+		}
+		recordMarks(ctx, sb.launched, marks)
+	}()
 	for _, m := range w.lines {
 		switch kind, text := message(m); kind {
+		case msgTimes:
+			if ml, ok := parseMarks(text); ok && len(marks) < maxMarkLines {
+				marks = append(marks, ml)
+			}
 		case msgUnavailable: // no seccomp filter here (nsexec_seccomp.c)
 			return nil, fmt.Errorf("%w: %s", ErrUnavailable, text)
 		case msgSetup:
