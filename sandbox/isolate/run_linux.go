@@ -777,10 +777,15 @@ const diskFullSlack = 16 << 10
 func diskMechanism(mb int64) string { return fmt.Sprintf("a tmpfs of %d MiB", mb) }
 
 // allocFailure matches the ways programs report a refused allocation.
-var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory|failed to map segment`)
+// (Compiled on first use, not in every act process's start-up.)
+var allocFailure = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory|failed to map segment`)
+})
 
 // forkFailure matches what shells and runtimes print when fork fails.
-var forkFailure = regexp.MustCompile(`(?i)cannot fork|fork: (retry: )?resource temporarily unavailable|can't fork|BlockingIOError|EAGAIN`)
+var forkFailure = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)cannot fork|fork: (retry: )?resource temporarily unavailable|can't fork|BlockingIOError|EAGAIN`)
+})
 
 func tail(b []byte, n int) []byte {
 	if len(b) > n {
@@ -797,7 +802,7 @@ func capHitAfter(res *Result, l Limits, procs int64, cg *cgroups, rl rlimits, en
 	switch {
 	case l.MemoryMB > 0 && cg.oomKills() > 0:
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: enf[CapMemory]}
-	case rl.as > 0 && res.ExitCode != 0 && allocFailure.Match(tail(res.Stderr, 4096)):
+	case rl.as > 0 && res.ExitCode != 0 && allocFailure().Match(tail(res.Stderr, 4096)):
 		// RLIMIT_AS refuses an allocation rather than killing: the
 		// command fails, saying so in its own words.
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: MemoryPerProcess + ", the command reported a failed allocation"}
@@ -818,7 +823,7 @@ func capHitAfter(res *Result, l Limits, procs int64, cg *cgroups, rl rlimits, en
 		return &CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: "layer size measured after the run"}
 	case cg.pidsMaxHits() > 0:
 		return &CapHit{Cap: CapProcs, Limit: procs, Unit: "processes", Mechanism: enf[CapProcs]}
-	case procs > 0 && cg.pids == "" && res.ExitCode != 0 && forkFailure.Match(tail(res.Stderr, 4096)):
+	case procs > 0 && cg.pids == "" && res.ExitCode != 0 && forkFailure().Match(tail(res.Stderr, 4096)):
 		// RLIMIT_NPROC refuses a fork (EAGAIN) rather than killing: the
 		// command may give up on its own, saying so in its own words.
 		return &CapHit{Cap: CapProcs, Limit: procs, Unit: "processes", Mechanism: "RLIMIT_NPROC (the command reported a failed fork)"}
