@@ -60,7 +60,20 @@ func Record(ctx context.Context, home state.Dir, via string, ev audit.Event) err
 	return record(ctx, home, via, ev, nil)
 }
 
+// changedNothing are the events of decisions that changed nothing on the
+// tree: their records become durable with the log's next fsync rather
+// than their own (docs/audit.md, "Durability"). A promotion's, a
+// rollback's, a recovery's and act gc's are durable before act returns.
+var changedNothing = map[string]bool{
+	audit.EventValidateBlocked: true, audit.EventPlanned: true, audit.EventRejected: true,
+	audit.EventQueued: true, audit.EventDenied: true, audit.EventExpired: true,
+	audit.EventApplyRefused: true, audit.EventRollbackRefused: true,
+}
+
 func record(ctx context.Context, home state.Dir, via string, ev audit.Event, opts *audit.BatchOptions) error {
+	if opts == nil && changedNothing[ev.Name] {
+		opts = &audit.BatchOptions{Deferred: true}
+	}
 	ctx, end := timings.Begin(ctx, "record", ev.Name)
 	defer end()
 	l, err := auditLog(home)
