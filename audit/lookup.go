@@ -76,7 +76,7 @@ func safeID(id string) bool {
 
 // An idsLine is one record in the index.
 type idsLine struct {
-	seq, off, n          int64 // its sequence number; its line's offset and length (without '\n')
+	seq, off, n         int64 // its sequence number; its line's offset and length (without '\n')
 	event, action, plan string
 }
 
