@@ -18,7 +18,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/act-project/act/cmd"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
@@ -357,21 +356,6 @@ func TestAutorunDoc(t *testing.T) {
 	}
 }
 
-// TestManPage keeps docs/act.1 in step with the CLI's help: it is what
-// act man prints; -update rewrites it.
-func TestManPage(t *testing.T) {
-	got, err := cmd.ManPage(cmd.NewApp())
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGenerated(t, "docs/act.1", []byte(got), "TestManPage")
-	for _, c := range []string{"validate", "plan", "apply", "rollback", "pending", "deny", "history", "mcp"} {
-		if !strings.Contains(got, ".SH "+c+"\n") {
-			t.Errorf("the manual page does not describe %s", c)
-		}
-	}
-}
-
 // TestRulesDoc keeps docs/rules.md in step with the rule registries, and
 // checks that no rule id is registered twice; -update rewrites the file.
 func TestRulesDoc(t *testing.T) {
@@ -414,10 +398,10 @@ func TestDeps(t *testing.T) {
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
 		"":                      {"cmd", "sandbox/isolate"},
-		"cmd":                   {"audit", "descriptors", "diff", "doors", "doors/hook", "doors/mcpserver", "doors/report", "doors/run", "gate", "internal/agentsetup", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "internal/document", "internal/problem", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss"},
+		"cmd":                   {"audit", "descriptors", "diff", "doors", "doors/hook", "doors/mcpserver", "doors/report", "doors/run", "gate", "internal/agentsetup", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "internal/document", "internal/problem", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "internal/timings"},
 		"doors":                 {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "review", "golang.org/x/sys/unix"},
-		"doors/report":          {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy"},
-		"doors/mcpserver":       {"diff", "doors", "doors/report", "gate", "internal/document", "internal/lifecycle", "internal/outcome", "internal/problem", "internal/redact", "internal/state", "policy", "review", "schema", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema"},
+		"doors/report":          {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "internal/timings"},
+		"doors/mcpserver":       {"diff", "doors", "doors/report", "gate", "internal/document", "internal/lifecycle", "internal/outcome", "internal/problem", "internal/redact", "internal/state", "policy", "review", "schema", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema", "internal/timings"},
 		"doors/hook":            {"descriptors", "diff", "doors", "gate", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/pathglob", "internal/state", "policy", "review"},
 		"doors/run":             {"doors", "gate", "internal/pathglob"},
 		"internal/treesnap":     {"internal/digest"},
@@ -425,10 +409,10 @@ func TestDeps(t *testing.T) {
 		"internal/cgrouptest":   {"internal/cgroupfs"},
 		"internal/cgroupfs":     {},
 		"internal/sshsig":       {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
-		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema"},
+		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema", "internal/timings"},
 		"policy":                {"audit", "descriptors", "internal/document", "internal/problem", "internal/pathglob", "internal/state", "schema", "go.yaml.in/yaml/v3", "golang.org/x/sys/unix"},
 		"bench/internal/runner": {},
-		"schema":                {"cuelang.org/go/cue", "cuelang.org/go/cue/cuecontext", "cuelang.org/go/cue/errors", "cuelang.org/go/cue/ast", "cuelang.org/go/cue/token", "cuelang.org/go/encoding/jsonschema", "cuelang.org/go/encoding/json"},
+		"schema":                {"cuelang.org/go/cue", "cuelang.org/go/pkg/list", "cuelang.org/go/pkg/strings", "cuelang.org/go/cue/errors", "cuelang.org/go/cue/ast", "cuelang.org/go/cue/token", "cuelang.org/go/encoding/jsonschema", "cuelang.org/go/encoding/json"},
 		"internal/document":     {"internal/problem", "go.yaml.in/yaml/v3"},
 		"internal/problem":      {},
 		"internal/outcome":      {"internal/problem"},
@@ -436,21 +420,22 @@ func TestDeps(t *testing.T) {
 		"internal/digest":       {"golang.org/x/sys/unix"},
 		"internal/egress":       {},
 		"internal/parallel":     {},
-		"sandbox/isolate":       {"internal/cgroupfs", "internal/rmtree", "golang.org/x/sys/unix"},
+		"sandbox/isolate":       {"internal/cgroupfs", "internal/rmtree", "golang.org/x/sys/unix", "internal/timings"},
 		"internal/rmtree":       {},
+		"internal/timings":      {"golang.org/x/sys/unix"},
 		"internal/redact":       {},
 		"internal/overlay":      {"golang.org/x/sys/unix"},
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},
 		"internal/agentsetup":   {"internal/atomicfile", "internal/configedit", "internal/outcome", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 		"sandbox":               {"descriptors", "internal/overlay", "internal/rmtree", "golang.org/x/sys/unix"},
 		"diff":                  {"internal/digest", "internal/overlay", "internal/parallel", "internal/pathglob", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
-		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/digest", "internal/configedit", "internal/egress", "internal/lifecycle", "internal/state", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix"},
+		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/digest", "internal/configedit", "internal/egress", "internal/lifecycle", "internal/state", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix", "internal/timings"},
 		"internal/pathglob":     {},
 		"internal/applypatch":   {},
 		"internal/lifecycle":    {},
 		"internal/state":        {"github.com/gofrs/flock"},
-		"audit":                 {"internal/atomicfile", "internal/redact", "github.com/secure-systems-lab/go-securesystemslib/dsse", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog", "golang.org/x/sys/unix"},
-		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/document", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/problem", "internal/rmtree", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox"},
+		"audit":                 {"internal/atomicfile", "internal/redact", "github.com/secure-systems-lab/go-securesystemslib/dsse", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog", "golang.org/x/sys/unix", "internal/timings"},
+		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/document", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/problem", "internal/rmtree", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox", "internal/timings"},
 		"review":                {"descriptors", "diff", "internal/lifecycle", "internal/pathglob", "plan"},
 		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 

@@ -335,7 +335,9 @@ func TestHelperWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		for j := 0; j < 3 && (n <= 0 || i < n); j++ {
-			if _, err := l.Append(context.Background(), testEvent(i)); err != nil {
+			// Every other record deferred (BatchOptions.Deferred), as a
+			// decision that changed nothing is recorded.
+			if _, err := l.AppendBatch(context.Background(), []Event{testEvent(i)}, &BatchOptions{Deferred: i%2 == 1}); err != nil {
 				t.Fatal(err)
 			}
 			if j < 2 {

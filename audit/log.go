@@ -51,6 +51,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/internal/atomicfile"
+	"github.com/act-project/act/internal/timings"
 )
 
 // The files of a log directory.
@@ -138,7 +139,7 @@ func Open(dir, origin string) (*Log, error) {
 	if repaired > 0 {
 		ev := Event{Name: EventRecovered, Status: "repaired", Rules: []string{"audit.torn_tail"},
 			Reason: fmt.Sprintf("trimmed a torn last record (%d bytes) left by an interrupted append", repaired)}
-		if _, err := l.appendLocked(context.Background(), []Event{ev}, false); err != nil {
+		if _, err := l.appendLocked(context.Background(), []Event{ev}, nil); err != nil {
 			l.Close()
 			return nil, err
 		}
@@ -300,6 +301,12 @@ func (l *Log) load(origin string) (trimmed int, err error) {
 			return 0, fmt.Errorf("%w: checkpoint says %d records, the log holds %d: truncated", ErrDamaged, cp.N, l.n)
 		}
 		if l.n > 0 && (err != nil || cp.N < l.n) {
+			// Behind: a crash between an append and the cache's
+			// rewrite, or deferred records (BatchOptions.Deferred),
+			// made durable first.
+			if err := syncData(l.f); err != nil {
+				return 0, err
+			}
 			if err := l.writeCheckpointCache(last.Checkpoint); err != nil {
 				return 0, err
 			}
@@ -860,6 +867,16 @@ type BatchOptions struct {
 	// before the call to files on the same filesystem (an action record,
 	// written but not synced) become durable in the same round.
 	SyncFS bool
+	// Deferred writes the records without making them durable: the next
+	// durable append makes them durable with its own (an fdatasync or
+	// syncfs flushes every earlier line), as does any reader that hands
+	// out a checkpoint (readLog, readTail) and Open when the checkpoint
+	// cache is behind. Until then a power cut — not a killed process, whose
+	// writes the kernel keeps — may lose them, or cut the last of them
+	// short, and only them: they are the log's last lines. The checkpoint
+	// cache is not advanced past what is durable. For the records of
+	// decisions that changed nothing (docs/audit.md, "Durability").
+	Deferred bool
 }
 
 // AppendBatch records evs in order with one durable write and returns their
@@ -869,18 +886,26 @@ func (l *Log) AppendBatch(ctx context.Context, evs []Event, opts *BatchOptions) 
 	if len(evs) == 0 {
 		return nil, nil
 	}
+	end := timings.Start(ctx, "lock and refresh")
 	unlock, err := l.lock()
 	if err != nil {
+		end()
 		return nil, err
 	}
 	defer unlock()
-	if err := l.refresh(); err != nil {
+	err = l.refresh()
+	end()
+	if err != nil {
 		return nil, err
 	}
-	return l.appendLocked(ctx, evs, opts != nil && opts.SyncFS)
+	return l.appendLocked(ctx, evs, opts)
 }
 
-func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uint64, error) {
+func (l *Log) appendLocked(ctx context.Context, evs []Event, opts *BatchOptions) ([]uint64, error) {
+	syncfs := opts != nil && opts.SyncFS
+	// A log without its checkpoint cache yet (its first records) makes
+	// them durable: verify reads a missing cache as a truncation.
+	deferred := opts != nil && opts.Deferred && !syncfs && l.cpf != nil
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -918,6 +943,7 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 		return hs, nil
 	})
 	var lastCP string
+	end := timings.Start(ctx, "sign")
 	for _, ev := range evs {
 		payload, err := l.statement(ev, n, last, root)
 		if err != nil {
@@ -952,21 +978,29 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 		seqs = append(seqs, uint64(n))
 		n, last, lastCP = n+1, sha256.Sum256(enc[:len(enc)-1]), cp
 	}
+	end()
 	// One write(2) of whole lines, then the one durable round.
-	if _, err := l.f.Write(out); err != nil {
+	end = timings.Start(ctx, "write")
+	_, err := l.f.Write(out)
+	end()
+	if err != nil {
 		// A short write (ENOSPC) must not leave part of a line for the
 		// next append to follow: cut the file back to its last whole line.
 		l.f.Truncate(l.size)
 		l.size = -1 // unknown: refresh rereads
 		return nil, fmt.Errorf("audit: append: %w", err)
 	}
-	if syncfs {
+	if deferred {
+		// Durable with the next durable append (BatchOptions.Deferred).
+	} else if syncfs {
+		end := timings.Start(ctx, "syncfs")
 		err := unix.Syncfs(int(l.f.Fd()))
+		end()
 		if err != nil {
 			l.size = -1
 			return nil, fmt.Errorf("audit: syncfs: %w", err)
 		}
-	} else if err := unix.Fdatasync(int(l.f.Fd())); err != nil {
+	} else if err := fdatasync(ctx, l.f); err != nil {
 		l.size = -1
 		return nil, fmt.Errorf("audit: sync: %w", err)
 	}
@@ -978,12 +1012,38 @@ func (l *Log) appendLocked(ctx context.Context, evs []Event, syncfs bool) ([]uin
 	if _, err := l.tree.WriteAt(buf, base*tlog.HashSize); err != nil {
 		return nil, err
 	}
-	if err := l.writeCheckpointCache(lastCP); err != nil {
-		return nil, err
+	// The checkpoint cache never says more than is durable: after a power
+	// cut it must not claim records the log lost (that reads as a
+	// truncation).
+	if !deferred {
+		if err := l.writeCheckpointCache(lastCP); err != nil {
+			return nil, err
+		}
 	}
 	l.size += int64(len(out))
 	l.n, l.last, l.root = n, last, root
 	return seqs, nil
+}
+
+// syncData makes the data of f — the log, open for reading or writing —
+// durable: what a checkpoint handed out covers must not be lost to a power
+// cut (BatchOptions.Deferred). A filesystem that cannot sync (EINVAL,
+// EROFS) has nothing to make durable.
+func syncData(f *os.File) error {
+	err := unix.Fdatasync(int(f.Fd()))
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EROFS) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("audit: sync: %w", err)
+	}
+	return nil
+}
+
+// fdatasync makes f's data durable, timed (docs/timings.md).
+func fdatasync(ctx context.Context, f *os.File) error {
+	defer timings.Start(ctx, "fdatasync")()
+	return unix.Fdatasync(int(f.Fd()))
 }
 
 // writeCheckpointCache rewrites the checkpoint file in place, under the

@@ -29,7 +29,7 @@ func (l *Log) PruneBefore(ctx context.Context, t time.Time) (PruneInfo, error) {
 		return info, err
 	}
 	_, err = l.appendLocked(ctx, []Event{{Name: EventGC, Status: "pruned", Pruned: &info,
-		Reason: fmt.Sprintf("pruned %d audit record bodies through record %d (before %s)", info.Count, info.Through, t.UTC().Format(time.RFC3339))}}, false)
+		Reason: fmt.Sprintf("pruned %d audit record bodies through record %d (before %s)", info.Count, info.Through, t.UTC().Format(time.RFC3339))}}, nil)
 	return info, err
 }
 
@@ -50,7 +50,7 @@ func (l *Log) GC(ctx context.Context, t time.Time, ev Event) (PruneInfo, error) 
 		return info, err
 	}
 	ev.Pruned = &info
-	_, err = l.appendLocked(ctx, []Event{ev}, false)
+	_, err = l.appendLocked(ctx, []Event{ev}, nil)
 	return info, err
 }
 

@@ -389,6 +389,11 @@ func readLog(dir string) (data, cp []byte, cpErr, err error) {
 	if err == nil {
 		cp, cpErr = os.ReadFile(filepath.Join(dir, CheckpointFile))
 	}
+	if err == nil && f != nil {
+		// What is read here may be handed out (a checkpoint, a proof):
+		// durable first (BatchOptions.Deferred).
+		err = syncData(f)
+	}
 	unlock()
 	if f == nil || err != nil {
 		if f != nil {

@@ -422,6 +422,9 @@ func readTail(dir string) (last, tree []byte, err error) {
 	if last, err = readLastLine(f, fi.Size()); err != nil {
 		return nil, nil, err
 	}
+	if err = syncData(f); err != nil { // a witness cosigns only what is durable (BatchOptions.Deferred)
+		return nil, nil, err
+	}
 	tree, err = os.ReadFile(filepath.Join(dir, TreeFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		err = nil

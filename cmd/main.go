@@ -22,6 +22,7 @@ import (
 
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/review"
 )
 
@@ -92,6 +93,9 @@ type Env struct {
 	home       string
 	policyFile string
 	json       bool
+	// timings, with --timings, records the phases of this process's
+	// decision (docs/timings.md); nil without.
+	timings *timings.Recorder
 	// recovered lists the crashed promotions recovered by this process.
 	recovered []gate.Recovery
 }
@@ -127,8 +131,17 @@ func MainEnv(args []string, env *Env) (code int) {
 			code = outcome.Fail.Code
 		}
 	}()
+	ctx := context.Background()
+	if wantsTimings(args) {
+		env.timings = timings.New(timings.ProcessStart())
+		ctx = timings.With(ctx, env.timings)
+		timings.Span(ctx, "start-up (exec, runtime, package init)", env.timings.Origin(), time.Now())
+		defer env.printTimings()
+	}
+	endCLI := timings.Start(ctx, "command line")
 	app := newApp(env)
 	argv, err := normalizeArgs(app, args)
+	endCLI()
 	if err != nil {
 		env.json = wantsJSON(args)
 		return env.fail(err)
@@ -156,7 +169,7 @@ func MainEnv(args []string, env *Env) (code int) {
 			argv = []string{argv[0], "--help"}
 		}
 	}
-	if err := app.RunContext(context.Background(), argv); err != nil {
+	if err := app.RunContext(ctx, argv); err != nil {
 		return env.fail(err)
 	}
 	return outcome.OK.Code
@@ -171,6 +184,7 @@ func newApp(env *Env) *cli.App {
 			&cli.StringFlag{Name: "home", Usage: "state directory (default $ACT_HOME, else $XDG_STATE_HOME/act)"},
 			&cli.StringFlag{Name: "policy", Usage: "host policy file (default $ACT_POLICY, else <home>/policy.yaml, else built in)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"},
+			&cli.BoolFlag{Name: "timings", Usage: "time each phase: a table on stderr, or timings in --json (docs/timings.md)"},
 		},
 		Commands: []*cli.Command{
 			newNewCommand(env),
@@ -208,6 +222,7 @@ func newApp(env *Env) *cli.App {
 			env.home = c.String("home")
 			env.policyFile = c.String("policy")
 			env.json = c.Bool("json")
+			defer timings.Start(c.Context, "state dir: recovery check")()
 			env.recoverFirst()
 			return nil
 		},
@@ -349,6 +364,42 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	rest = append(rest, pos...)
 	out := append([]string{args[0]}, front...)
 	return append(out, rest...), nil
+}
+
+// wantsTimings reports whether args ask for --timings: among the flags
+// before the command word or after it, not past "--" nor in a command
+// line act run takes.
+func wantsTimings(args []string) bool {
+	argv := false // past act run's word: its command line starts at the first argument
+	for i, a := range args {
+		switch {
+		case i == 0:
+		case a == "--" || (argv && !isFlag(a)):
+			return false
+		case a == "--timings" || a == "-timings" || a == "--timings=true":
+			return true
+		case takesArgv[a]:
+			argv = true
+		}
+	}
+	return false
+}
+
+// ctx is a context carrying this process's recorder, for what times
+// itself outside a command's context (rendering).
+func (env *Env) ctx() context.Context {
+	if env.timings == nil {
+		return context.Background()
+	}
+	return timings.With(context.Background(), env.timings)
+}
+
+// printTimings prints the phases recorded, as a table on standard error,
+// unless --json carried them.
+func (env *Env) printTimings() {
+	if env.timings != nil && !env.json {
+		timings.WriteTable(env.Stdio.Err, env.timings.Phases(), time.Since(env.timings.Origin()))
+	}
 }
 
 // wantsJSON reports whether args ask for --json, for errors found before the

@@ -1,14 +1,21 @@
 package cmd
 
 import (
-	"fmt"
+	_ "embed"
 	"io"
-	"strings"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/act-project/act/internal/outcome"
 )
+
+// manPage is the manual page, act.1 (docs/act.1 links to it), which
+// ManPage renders from the CLI's help (TestManPage keeps it in step). It
+// is printed as it is, so that a binary built with the tag
+// urfave_cli_no_docs — without urfave/cli's Markdown and roff renderers,
+// whose package initialisation every act process would otherwise pay
+// (docs/timings.md) — prints it too.
+//
+//go:embed act.1
+var manPage string
 
 func newManCommand(env *Env) *cli.Command {
 	return &cli.Command{
@@ -24,54 +31,10 @@ EXAMPLES:
 
 ` + endsWith("success", 1, 2).help(),
 		Action: func(c *cli.Context) error {
-			page, err := ManPage(c.App)
-			if err != nil {
-				return err
-			}
-			_, err = io.WriteString(env.Stdio.Out, page)
+			_, err := io.WriteString(env.Stdio.Out, manPage)
 			return err
 		},
 	}
-}
-
-// ManPage renders the manual page of app, with an EXIT STATUS section
-// made from the table and each command's help.
-func ManPage(app *cli.App) (string, error) {
-	page, err := app.ToManWithSection(1)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	b.WriteString(page)
-	b.WriteString("\n.SH EXIT STATUS\n")
-	for _, o := range outcome.Codes() {
-		fmt.Fprintf(&b, ".TP\n\\fB%d\\fP\n%s\n", o.Code, roffLine(o.Meaning))
-	}
-	for _, o := range outcome.Own() {
-		code := fmt.Sprintf("\\fB%d\\fP", o.Code)
-		if o.Code == outcome.CommandCode {
-			code = "\\fIthe command's\\fP"
-		}
-		fmt.Fprintf(&b, ".TP\n%s\n%s\n", code, roffLine(o.Meaning))
-	}
-	b.WriteString(".PP\nEach command ends with:\n")
-	for _, c := range app.VisibleCommands() {
-		_, sec, ok := strings.Cut(c.Description, "EXIT STATUS:\n")
-		if !ok {
-			continue
-		}
-		fmt.Fprintf(&b, ".TP\n\\fB%s\\fP\n%s\n", c.Name, roffLine(strings.Join(strings.Fields(sec), " ")))
-	}
-	return b.String(), nil
-}
-
-// roffLine is text as one line of roff: no request, no escape.
-func roffLine(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\e`)
-	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
-		s = `\&` + s
-	}
-	return s
 }
 
 // NewApp returns act's command tree, for documentation made from it.

@@ -13,6 +13,7 @@ import (
 	"github.com/act-project/act/doors/mcpserver"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/internal/timings"
 )
 
 // act mcp: the command that starts the MCP door (doors/mcpserver,
@@ -68,7 +69,7 @@ EXAMPLES:
 			if out == nil {
 				out = env.Stdio.Out
 			}
-			if err := mcpserver.Serve(c.Context, newMCPHost(env), env.Stdio.In, out, mcpserver.Options{Version: Version, Log: env.Stdio.Err}); err != nil {
+			if err := mcpserver.Serve(c.Context, newMCPHost(env), env.Stdio.In, out, mcpserver.Options{Version: Version, Log: env.Stdio.Err, Timings: env.timings != nil}); err != nil {
 				return fmt.Errorf("mcp: %w", err)
 			}
 			return nil
@@ -100,7 +101,9 @@ func newMCPHost(env *Env) *mcpHost {
 func (h *mcpHost) Door(ctx context.Context) (*doors.Door, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	end := timings.Start(ctx, "policy: load")
 	pol, err := h.env.loadPolicy(&result{})
+	end()
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,10 @@ type mcpFixture struct {
 	home, proj string // HOME and a project directory in it
 }
 
-func newMCPFixture(t *testing.T) *mcpFixture {
+func newMCPFixture(t *testing.T) *mcpFixture { return newMCPFixtureWith(t, false) }
+
+// newMCPFixtureWith is newMCPFixture, with timed calls (act --timings mcp).
+func newMCPFixtureWith(t *testing.T, timed bool) *mcpFixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &mcpFixture{t: t, home: filepath.Join(dir, "home")}
@@ -41,7 +44,7 @@ func newMCPFixture(t *testing.T) *mcpFixture {
 	f.env.Getenv = func(k string) string { return vars[k] }
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := mcpserver.New(newMCPHost(f.env), mcpserver.Options{Version: Version}).Connect(ctx, st, nil)
+	ss, err := mcpserver.New(newMCPHost(f.env), mcpserver.Options{Version: Version, Timings: timed}).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/review"
 )
@@ -83,8 +84,12 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 		}
 	}
 	if env.json {
+		if env.timings != nil && res.Timings == nil {
+			res.Timings = env.timings.Phases()
+		}
 		writeJSON(env.Stdio.Out, res)
 	} else {
+		defer timings.Start(env.ctx(), "render")()
 		if human != nil && code == outcome.OK.Code && env.page {
 			// Where a person reads: through the pager when longer
 			// than the terminal.

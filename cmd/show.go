@@ -60,7 +60,7 @@ EXAMPLES:
 			fillPlan(res, p)
 			saved := *p
 			saved.Changes = nil // they are the result's changes[]
-			records, aerr := audit.Find(state.Dir{Root: stateDir}.Audit(), "", p.ID)
+			records, aerr := audit.Lookup(state.Dir{Root: stateDir}.Audit(), "", p.ID, audit.VerifyOptions{})
 			res.Data = map[string]any{"state": status, "plan": &saved, "digest": gate.PlanDigest(p), "audit": nonNil(records)}
 			return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, st styles) {
 				renderPlan(w, st, env, p, status)
@@ -125,7 +125,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 			data["intent_summary"] = intent
 		}
 	}
-	records, aerr := audit.Find(home.Audit(), a.ActionID, "")
+	records, aerr := audit.Lookup(home.Audit(), a.ActionID, "", audit.VerifyOptions{})
 	data["audit"] = nonNil(records)
 	res.Data = data
 	return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, st styles) {

@@ -12,6 +12,7 @@ import (
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/policy"
 )
 
@@ -105,7 +106,9 @@ func (env *Env) check(ctx context.Context, res *result, arg string) (*checked, e
 // checkFor is check; acting is false for validate, which only looks at
 // the descriptor (a stale intent is then a warning).
 func (env *Env) checkFor(ctx context.Context, res *result, arg string, acting bool) (*checked, error) {
+	end := timings.Start(ctx, "policy: load")
 	pol, err := env.loadPolicy(res)
+	end()
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +127,8 @@ func (env *Env) checkData(ctx context.Context, res *result, pol *policy.Policy, 
 	if _, err := env.stateDir(); err != nil {
 		return nil, err
 	}
+	ctx, end := timings.Begin(ctx, "check")
+	defer end()
 	ck, err := env.gate(pol).Check(ctx, name, data, acting)
 	return env.checkedInto(res, pol, ck, err)
 }
@@ -134,6 +139,8 @@ func (env *Env) checkBuilt(ctx context.Context, res *result, pol *policy.Policy,
 	if _, err := env.stateDir(); err != nil {
 		return nil, err
 	}
+	ctx, end := timings.Begin(ctx, "check")
+	defer end()
 	ck, err := env.gate(pol).CheckBuilt(ctx, d)
 	return env.checkedInto(res, pol, ck, err)
 }

@@ -1,6 +1,7 @@
 package descriptors
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/schema"
 )
 
@@ -29,14 +31,26 @@ func Load(name string, data []byte) (*Descriptor, *document.Document, problem.Li
 // LoadStamped is [Load] with the stamp a short descriptor is expanded
 // with.
 func LoadStamped(name string, data []byte, st Stamp) (*Descriptor, *document.Document, problem.List) {
+	return LoadStampedContext(context.Background(), name, data, st)
+}
+
+// LoadStampedContext is LoadStamped, timing its parse, schema and decode
+// where ctx carries a recorder (docs/timings.md).
+func LoadStampedContext(ctx context.Context, name string, data []byte, st Stamp) (*Descriptor, *document.Document, problem.List) {
+	end := timings.Start(ctx, "parse")
 	doc, probs := document.Parse(name, data)
+	end()
 	if probs != nil {
 		return nil, nil, probs
 	}
 	Expand(doc, st)
-	if probs := SchemaProblems(doc, schema.ValidateDescriptor(doc.Value())); probs != nil {
+	end = timings.Start(ctx, "schema (CUE)")
+	vs := schema.ValidateDescriptor(doc.Value())
+	end()
+	if probs := SchemaProblems(doc, vs); probs != nil {
 		return nil, doc, probs
 	}
+	defer timings.Start(ctx, "decode")()
 	d, err := decode(doc)
 	if err != nil {
 		// The schema accepted what the Go types cannot hold: a bug, but

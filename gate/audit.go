@@ -16,6 +16,7 @@ import (
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 )
@@ -59,7 +60,22 @@ func Record(ctx context.Context, home state.Dir, via string, ev audit.Event) err
 	return record(ctx, home, via, ev, nil)
 }
 
+// changedNothing are the events of decisions that changed nothing on the
+// tree: their records become durable with the log's next fsync rather
+// than their own (docs/audit.md, "Durability"). A promotion's, a
+// rollback's, a recovery's and act gc's are durable before act returns.
+var changedNothing = map[string]bool{
+	audit.EventValidateBlocked: true, audit.EventPlanned: true, audit.EventRejected: true,
+	audit.EventQueued: true, audit.EventDenied: true, audit.EventExpired: true,
+	audit.EventApplyRefused: true, audit.EventRollbackRefused: true,
+}
+
 func record(ctx context.Context, home state.Dir, via string, ev audit.Event, opts *audit.BatchOptions) error {
+	if opts == nil && changedNothing[ev.Name] {
+		opts = &audit.BatchOptions{Deferred: true}
+	}
+	ctx, end := timings.Begin(ctx, "record", ev.Name)
+	defer end()
 	l, err := auditLog(home)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/internal/document"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 )
@@ -86,7 +87,7 @@ func (g *Gate) Check(ctx context.Context, name string, data []byte, acting bool)
 	}
 	// A short descriptor is stamped with act's clock (docs/descriptor.md,
 	// "Short form"): over MCP and from a file alike.
-	d, doc, probs := descriptors.LoadStamped(name, data, descriptors.Stamp{Now: g.Now()})
+	d, doc, probs := descriptors.LoadStampedContext(ctx, name, data, descriptors.Stamp{Now: g.Now()})
 	if probs != nil {
 		return nil, g.unreadable(ctx, doc, data, probs)
 	}
@@ -117,15 +118,20 @@ func (g *Gate) CheckBuilt(ctx context.Context, d *descriptors.Descriptor) (_ *Ch
 // decision on ck, each refusal recorded.
 func (g *Gate) checkRules(ctx context.Context, ck *Checked, acting bool) error {
 	d := ck.Descriptor
-	if probs := descriptors.Check(d, ck.Doc, descriptors.CheckOptions{
+	end := timings.Start(ctx, "rules")
+	probs := descriptors.Check(d, ck.Doc, descriptors.CheckOptions{
 		Now:      g.Now(),
 		Home:     g.EnvHome,
 		UserHome: g.UserHome,
 		StateDir: g.Home.Root,
-	}); len(probs) > 0 {
+	})
+	end()
+	if len(probs) > 0 {
 		return g.blocked(ctx, ck, probs, nil)
 	}
+	end = timings.Start(ctx, "policy")
 	dec := g.Policy.Decide(d, g.Now())
+	end()
 	if !acting {
 		// A stale intent stops a plan or an apply, not a look at the
 		// descriptor: validate warns (so an old example still validates).
@@ -198,7 +204,9 @@ type PlanOptions struct {
 // directory) as its overlap. Its problems are placed in the descriptor's
 // file.
 func (g *Gate) PlanChecked(ctx context.Context, ck *Checked, o PlanOptions) (*plan.Plan, *PrePlan, error) {
+	end := timings.Start(ctx, "canonical form")
 	canon, digest, err := ck.Canonical()
+	end()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -274,7 +274,7 @@ func (g *Gate) actions() ([]*rollback.Action, error) {
 	var out []*rollback.Action
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !e.Type().IsRegular() || !idRE.MatchString(id) {
+		if !ok || !e.Type().IsRegular() || !fileID(id) {
 			continue
 		}
 		a, err := rollback.LoadAction(g.Home, id)

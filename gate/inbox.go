@@ -29,27 +29,18 @@ func (g *Gate) maxPending() int {
 	return DefaultMaxPending
 }
 
-// Plans returns every saved plan with its state now, newest first.
+// Plans returns every saved plan with its state now, newest first: each
+// plan read (act history is linear in the plans kept).
 func (g *Gate) Plans() ([]Entry, error) {
-	ids, err := plan.List(g.Home.Root)
-	if err != nil {
-		return nil, err
-	}
-	var out []Entry
-	for _, id := range ids {
-		e, err := g.Load(id)
-		if err != nil {
-			continue // a torn plan is gc's, not the inbox's
-		}
-		out = append(out, *e)
-	}
-	slices.SortFunc(out, func(a, b Entry) int { return b.Plan.CreatedAt.Compare(a.Plan.CreatedAt) })
-	return out, nil
+	return g.scan(false)
 }
 
-// Pending returns the plans waiting for a person, newest first.
+// Pending returns the plans waiting for a person, newest first. It reads
+// only the plans the plans index does not list as done (index.go): the
+// plans that wait, and those expired or never queued until act gc removes
+// them, however many actions were applied before.
 func (g *Gate) Pending() ([]Entry, error) {
-	all, err := g.Plans()
+	all, err := g.scan(true)
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +50,35 @@ func (g *Gate) Pending() ([]Entry, error) {
 			out = append(out, e)
 		}
 	}
+	return out, nil
+}
+
+// scan loads the saved plans, newest first; with skipDone, not those the
+// plans index lists as done. Those it finds done are added to the index.
+func (g *Gate) scan(skipDone bool) ([]Entry, error) {
+	ids, err := plan.List(g.Home.Root)
+	if err != nil {
+		return nil, err
+	}
+	indexed, lines := g.readIndex()
+	var out []Entry
+	var found []*Entry
+	for _, id := range ids {
+		_, listed := indexed[id]
+		if skipDone && listed {
+			continue
+		}
+		e, err := g.Load(id)
+		if err != nil {
+			continue // a torn plan is gc's, not the inbox's
+		}
+		if done(e.State) && !listed {
+			found = append(found, e)
+		}
+		out = append(out, *e)
+	}
+	g.noteDone(found, indexed, lines, ids)
+	slices.SortFunc(out, func(a, b Entry) int { return b.Plan.CreatedAt.Compare(a.Plan.CreatedAt) })
 	return out, nil
 }
 

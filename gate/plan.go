@@ -8,6 +8,7 @@ import (
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/plan"
 )
 
@@ -30,6 +31,7 @@ import (
 func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Options, reuse bool) (*plan.Plan, *PrePlan, error) {
 	var pre *PrePlan
 	before := func() (err error) {
+		defer timings.Start(ctx, "gate: promote once, cooldown, max_runs")()
 		pre, err = g.BeforePlan(ctx, d, opts.Digest, reuse)
 		return err
 	}
@@ -48,7 +50,9 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 	opts.ByProducts = g.byProducts(d)
 	var started atomic.Bool
 	opts.Ahead.Started = func() { started.Store(true) }
-	dr, err := plan.DryRun(ctx, d, opts)
+	dctx, end := timings.Begin(ctx, "dry run")
+	dr, err := plan.DryRun(dctx, d, opts)
+	end()
 	cerr := opts.Ahead.Check.Wait() // done by now, or nil: with reuse it ran first
 	switch {
 	case errors.Is(cerr, errReused):
@@ -82,7 +86,9 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 	if err != nil {
 		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
 	}
+	end = timings.Start(ctx, "risk and policy on the changes")
 	a, err := g.assess(d, dr.Changes, dr.Reads(), dr.UpperDir())
+	end()
 	if err == nil {
 		err = g.layersLimit(dr.LayerBytes())
 	}
@@ -90,7 +96,9 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 		dr.Discard()
 		return nil, pre, g.refusedPlan(ctx, d, opts.Digest, err)
 	}
-	p, err := dr.Save(a, func(p *plan.Plan) error { return g.Planned(ctx, p) })
+	sctx, end := timings.Begin(ctx, "save the plan, beside its record")
+	defer end()
+	p, err := dr.Save(a, func(p *plan.Plan) error { return g.Planned(sctx, p) })
 	return p, pre, err
 }
 
@@ -118,6 +126,7 @@ func (g *Gate) Planned(ctx context.Context, p *plan.Plan) error {
 	if err := g.record(ctx, planEvent(audit.EventPlanned, p)); err != nil {
 		return err
 	}
+	defer timings.Start(ctx, "attempts file")()
 	return updateAttempts(ctx, g.Home, p.ActionID, func(at *attempts) error {
 		at.Plans = append(at.Plans, p.ID)
 		if n := len(at.Plans); n > maxKeptPlans {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"regexp"
 
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/descriptors"
@@ -74,7 +73,7 @@ func (g *Gate) Unreadable(ctx context.Context, actionID string, data []byte, pro
 	sum := sha256.Sum256(data)
 	ev := audit.Event{Name: audit.EventValidateBlocked, DescriptorSHA256: hex.EncodeToString(sum[:]),
 		ExitCode: outcome.Invalid.Code, Status: outcome.Invalid.Status, LogLevel: audit.LevelSummary}
-	if len(actionID) <= 64 && idLike.MatchString(actionID) {
+	if len(actionID) <= 64 && idLike(actionID) {
 		ev.ActionID = actionID
 	}
 	for _, p := range probs {
@@ -88,7 +87,14 @@ func (g *Gate) Unreadable(ctx context.Context, actionID string, data []byte, pro
 
 // idLike is what an action id recorded from an unreadable descriptor may
 // look like: letters, digits and dashes (a UUID, or close to one).
-var idLike = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
+func idLike(id string) bool {
+	for i := 0; i < len(id); i++ {
+		if !alnum(id[i]) && id[i] != '-' {
+			return false
+		}
+	}
+	return id != ""
+}
 
 // refused records err, a refusal (a problem.List, or a confirmation a
 // forced rollback lacks), as event name on ev, and returns err; any other

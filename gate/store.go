@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"regexp"
 	"syscall"
 	"time"
 
@@ -38,12 +37,27 @@ type attempts struct {
 	Plans []string `json:"plans,omitempty"`
 }
 
-// idRE is what an action id must look like to name a file: the schema
-// makes it a UUID; this guards the path on its own.
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// fileID reports whether an action id may name a file: a letter or digit,
+// then at most 127 letters, digits, dots, underscores and dashes. The
+// schema makes it a UUID; this guards the path on its own. (Checked by
+// hand: the regular expression's 127-fold repetition cost every act
+// process half a millisecond to compile at start-up.)
+func fileID(id string) bool {
+	if id == "" || len(id) > 128 || !alnum(id[0]) {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if c := id[i]; !alnum(c) && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func alnum(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
 
 func attemptsFile(home state.Dir, id string) (string, error) {
-	if !idRE.MatchString(id) {
+	if !fileID(id) {
 		return "", fmt.Errorf("action id %q cannot name a file", id)
 	}
 	return home.AttemptsFile(id), nil

@@ -2,7 +2,9 @@ package gate
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -119,5 +121,33 @@ func TestAttemptsLog(t *testing.T) {
 	}
 	if got, _ := loadAttempts(home, id); got.Runs != 3 || len(got.Plans) != 1 {
 		t.Errorf("old form: %+v", got)
+	}
+}
+
+// TestFileIDAsRegexp: fileID and idLike accept exactly what the regular
+// expressions they replace accepted (they are hand-written to spare every
+// act process the expressions' compilation at start-up).
+func TestFileIDAsRegexp(t *testing.T) {
+	fileRE := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	likeRE := regexp.MustCompile(`^[A-Za-z0-9-]+$`)
+	cases := []string{"", "a", "-a", ".a", "a.b_c-d", "a/b", "a b", "5c4b3a29-1807-4f6e-9d5c-000000000001", "é", "a\x00", "A\n",
+		strings.Repeat("a", 128), strings.Repeat("a", 129), "..", "a..", "_x"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, alphabet := range []string{"aZ09._-/ \x00\xff", "aZ09._-", "aZ09-"} {
+		for range 1000 {
+			b := make([]byte, r.IntN(140))
+			for i := range b {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			cases = append(cases, string(b))
+		}
+	}
+	for _, c := range cases {
+		if got, want := fileID(c), fileRE.MatchString(c); got != want {
+			t.Errorf("fileID(%q) = %v, the expression %v", c, got, want)
+		}
+		if got, want := idLike(c), likeRE.MatchString(c); got != want {
+			t.Errorf("idLike(%q) = %v, the expression %v", c, got, want)
+		}
 	}
 }

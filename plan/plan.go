@@ -29,6 +29,7 @@ import (
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
 )
@@ -303,7 +304,10 @@ func Build(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Plan,
 // or Rejected (exit 6), or an ordinary error; nothing is left behind then.
 func DryRun(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Draft, error) {
 	dr := &Draft{d: d, opts: opts, now: opts.Now()}
-	if probs := CheckPreconditions(d, opts.Host, dr.now, opts.Policy.IdlePeriod); len(probs) > 0 {
+	end := timings.Start(ctx, "preconditions")
+	probs := CheckPreconditions(d, opts.Host, dr.now, opts.Policy.IdlePeriod)
+	end()
+	if len(probs) > 0 {
 		return nil, probs
 	}
 	if probs := CheckScopeSecrets(d, opts.Homes, opts.UserHome); len(probs) > 0 {
@@ -317,13 +321,20 @@ func DryRun(ctx context.Context, d *descriptors.Descriptor, opts Options) (*Draf
 		}
 	}
 	dr.id = newID(opts.NewID)
-	if err := dr.makeDir(); err != nil {
+	end = timings.Start(ctx, "plan directory")
+	err := dr.makeDir()
+	end()
+	if err != nil {
 		return nil, err
 	}
-	if err := dr.run(ctx); err != nil {
+	rctx, end := timings.Begin(ctx, "operations")
+	err = dr.run(rctx)
+	end()
+	if err != nil {
 		dr.Discard()
 		return nil, err
 	}
+	defer timings.Start(ctx, "read-back: diff and checks of the changes")()
 	if err := dr.diff(); err != nil {
 		dr.Discard()
 		return nil, err

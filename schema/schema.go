@@ -30,7 +30,12 @@ import (
 	"sync"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/cuecontext"
+	// The builtins the schemas import, and no others: cuecontext
+	// registers every builtin of cuelang.org/go/pkg (protobuf, TOML, HTTP
+	// and the rest), whose package initialisation every act process would
+	// pay (see Context).
+	_ "cuelang.org/go/pkg/list"
+	_ "cuelang.org/go/pkg/strings"
 )
 
 // A Violation is one schema failure: the path of the field in the validated
@@ -72,7 +77,22 @@ var (
 )
 
 // Context returns the process-wide CUE context all schemas are compiled in.
+//
+// It is made without cuecontext, whose import links and initialises all
+// of CUE's builtin packages — protobuf's descriptors among them — in every
+// act process, at start-up, whether it validates anything or not
+// (docs/timings.md). A cue.Runtime is the same runtime, initialised on its
+// first compile; the context of what it compiles is the runtime itself.
+// The schemas may import only the builtins registered above
+// (TestSchemaBuiltins).
 func Context() *cue.Context {
-	ctxOnce.Do(func() { ctx = cuecontext.New() })
+	ctxOnce.Do(func() {
+		rt := new(cue.Runtime)
+		inst, err := rt.Compile("empty.cue", "")
+		if err != nil {
+			panic("schema: the CUE runtime: " + err.Error())
+		}
+		ctx = inst.Value().Context()
+	})
 	return ctx
 }

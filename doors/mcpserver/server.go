@@ -34,6 +34,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,6 +46,7 @@ import (
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/review"
 	"github.com/act-project/act/schema"
@@ -76,6 +78,9 @@ type Options struct {
 	// one line per call, and each message the framing refused. Nil
 	// discards them.
 	Log io.Writer
+	// Timings adds to every tool's answer the phases of its call with
+	// their wall times (act --timings mcp; docs/timings.md).
+	Timings bool
 }
 
 // maxFrame bounds one inbound JSON-RPC message of `act mcp`: a
@@ -114,8 +119,9 @@ func isEOF(err error) bool {
 
 // server serves act's tools over one host.
 type server struct {
-	host Host
-	log  io.Writer
+	host    Host
+	log     io.Writer
+	timings bool
 }
 
 // door is the host's door for one call, naming this door in its records.
@@ -131,7 +137,7 @@ func (s *server) door(ctx context.Context) (*doors.Door, error) {
 // New returns the MCP server of act's tools over host, its tools
 // registered, for a transport of the caller's (NewTransport on stdio).
 func New(host Host, o Options) *mcp.Server {
-	s := &server{host: host, log: o.Log}
+	s := &server{host: host, log: o.Log, timings: o.Timings}
 	if s.log == nil {
 		s.log = io.Discard
 	}
@@ -149,31 +155,31 @@ func New(host Host, o Options) *mcp.Server {
 		Title:       "Validate a descriptor",
 		Description: "Checks an action descriptor (a JSON object, or its YAML or JSON text) against the schema, act's rules and this host's policy, without side effects. Answers status (valid, invalid, blocked), the policy mode (allow, confirm, deny) and why, and every problem with its rule id, field, line, column and message: fix them and validate again.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f},
-	}, s.validate)
+	}, timed(s, s.validate))
 	addTool(srv, &mcp.Tool{
 		Name:        "act_plan",
 		Title:       "Dry-run a descriptor",
 		Description: "Validates the descriptor, then dry-runs it into a copy-on-write layer (commands run in a sandbox): the real tree is not touched. Answers the plan id, every change with its mode, size and hash, a unified diff (capped), the command output (capped and redacted), the policy mode and why. A change the descriptor did not declare rejects the plan. Pass the plan id to act_apply. Each action_id may be planned max_runs times when it runs commands: give a new action a new action_id.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: &f, IdempotentHint: false, OpenWorldHint: &f},
-	}, s.plan)
+	}, timed(s, s.plan))
 	addTool(srv, &mcp.Tool{
 		Name:        "act_apply",
 		Title:       "Apply a plan",
 		Description: "Promotes a plan made by act_plan onto the real tree, all or nothing, if the host's policy, decided now, allows it without a person's confirmation. Otherwise nothing changes, the plan stays pending, and the answer is status \"queued\" with the plan id and the reasons: a person must confirm it at their terminal (act apply PLAN_ID --confirm); you cannot. Check later with act_status.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: &t, IdempotentHint: true, OpenWorldHint: &f},
-	}, s.apply)
+	}, timed(s, s.apply))
 	addTool(srv, &mcp.Tool{
 		Name:        "act_status",
 		Title:       "Where a plan or action stands",
 		Description: "Given a plan id (16 hex digits) or an action id (a UUID): its state (planned, pending, applied, rolled_back, expired), its changes and, for a plan not yet applied, what would still need a person's confirmation.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f},
-	}, s.status)
+	}, timed(s, s.status))
 	addTool(srv, &mcp.Tool{
 		Name:        "act_rollback",
 		Title:       "Roll back an applied action",
 		Description: "Restores what an applied action changed, all or nothing. It refuses, changing nothing, if any of those paths changed since the apply; then only a person can force it.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: &t, IdempotentHint: false, OpenWorldHint: &f},
-	}, s.rollback)
+	}, timed(s, s.rollback))
 	srv.AddReceivingMiddleware(publishDescriptorSchema, escapeToolText)
 	return srv
 }
@@ -258,6 +264,20 @@ func descriptorInputSchema() (map[string]any, error) {
 
 const instructions = `act checks and carries out actions on this machine for you. Write an action descriptor (act_schema has the schema and a guide), check it with act_validate and fix every problem it names, dry-run it with act_plan, then promote the plan with act_apply. When the host's policy wants a person to confirm, act_apply answers "queued": tell the user the plan id and the reason; they confirm it at their terminal with "act apply PLAN_ID --confirm". You cannot confirm, deny or force anything.`
 
+// timed is h, with Options.Timings its call timed: its phases, from the
+// call's start, in the answer's timings.
+func timed[In any](s *server, h mcp.ToolHandlerFor[In, toolOutput]) mcp.ToolHandlerFor[In, toolOutput] {
+	if !s.timings {
+		return h
+	}
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, toolOutput, error) {
+		r := timings.New(time.Now())
+		res, out, err := h(timings.With(ctx, r), req, in)
+		out.Timings = r.Phases()
+		return res, out, err
+	}
+}
+
 // addTool registers a typed tool whose input schema is inferred from In,
 // then tightened: the descriptor is an object or a string, ids have their
 // form.
@@ -332,6 +352,8 @@ type toolOutput struct {
 	Errors     []problem.Problem `json:"errors"`
 	Warnings   []problem.Problem `json:"warnings"`
 	Next       string            `json:"next,omitempty" jsonschema:"what to do next"`
+	// Timings are the call's phases, with act --timings mcp.
+	Timings []timings.Phase `json:"timings,omitempty" jsonschema:"the call's phases and their wall times in ms (act --timings mcp only)"`
 }
 
 // toolCommand is a command the dry run ran in the sandbox, its output

@@ -18,6 +18,7 @@ import (
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/policy"
 )
 
@@ -52,6 +53,9 @@ type Result struct {
 	Data     any                  `json:"data,omitempty"`
 	// Recovered lists crashed promotions this command recovered first.
 	Recovered []gate.Recovery `json:"recovered,omitempty"`
+	// Timings are the phases of the decision with their wall times, with
+	// --timings (docs/timings.md).
+	Timings []timings.Phase `json:"timings,omitempty"`
 }
 
 // Summary counts changes by kind.

@@ -18,6 +18,7 @@
 //	caches/      act's own caches (sandbox.persistent_caches), one directory each
 //	hooks/       the plan act hook asked a person about, per tool call
 //	audit/       the signed audit log (its own layout: audit's package doc)
+//	plans.index  which saved plans are done, a cache for act pending (never trusted)
 //	policy.yaml  the user's policy layer, if any
 //	lock         the lock file; its content is empty and never read
 //
@@ -174,6 +175,12 @@ func (d Dir) Backup(actionID, sub string) string {
 
 // Audit is the directory of the audit log.
 func (d Dir) Audit() string { return filepath.Join(d.Root, "audit") }
+
+// PlansIndex is the plans index: which saved plans are done (applied,
+// rolled back or denied), so that act pending reads only the others. A
+// cache the agent can write like the rest: never trusted (docs/state.md,
+// "The plans index").
+func (d Dir) PlansIndex() string { return filepath.Join(d.Root, "plans.index") }
 
 // LockFile is the file [Dir.Lock] locks.
 func (d Dir) LockFile() string { return filepath.Join(d.Root, "lock") }

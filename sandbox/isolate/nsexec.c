@@ -24,6 +24,8 @@
 //     execs it, reaps every process, and reports the command's status.
 //   - nsexec_seccomp.c: the command's seccomp filters.
 //   - nsexec_landlock.c: where the command may open files (Landlock).
+//   - nsexec_times.c: the set-up's phases, stamped and, for --timings,
+//     reported (MSG_TIMES).
 //
 // Rules for the child:
 //   - Without the marker, or when it does not name a socket, the constructor
@@ -319,6 +321,7 @@ static void join_cgroups(void) {
 }
 
 __attribute__((constructor)) static void act_nsexec(void) {
+	act_start_ns = act_now_ns(); // every act process: the start --timings counts from
 	const char *m = getenv(MARKER);
 	if (!m)
 		return;
@@ -354,6 +357,7 @@ __attribute__((constructor)) static void act_nsexec(void) {
 		act_fail("bad %s", MARKER_IDMAP);
 	}
 	enter_namespaces(keep_net);
+	act_mark("namespaces");
 	if (getpid() != 1) {
 		errno = 0;
 		act_fail("init is not PID 1");
@@ -364,18 +368,26 @@ __attribute__((constructor)) static void act_nsexec(void) {
 	// and, in a sandbox started ahead, the mounts that depend on none.
 	if (!keep_net)
 		loopback_up();
-	if (ahead)
+	act_mark("loopback");
+	if (ahead) {
 		act_premount();
+		act_mark("premount");
+	}
 	act_read_spec(act_sock, MOUNT_PART);
+	act_mark("wait-mount-spec");
 	if (act_sp.net != keep_net) {
 		errno = 0;
 		act_fail("spec: the network setting differs from the namespaces'");
 	}
-	if (act_sp.proxy)
+	if (act_sp.proxy) {
 		send_listener();
+		act_mark("proxy-listener");
+	}
 	join_cgroups();
+	act_mark("cgroups");
 	act_setup_mounts();
 	act_read_spec(act_sock, COMMAND_PART);
+	act_mark("wait-command-spec");
 	if (act_sp.hostname && sethostname(act_sp.hostname, strlen(act_sp.hostname)) < 0)
 		act_fail("sethostname");
 	act_init();

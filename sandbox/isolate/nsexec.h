@@ -69,6 +69,7 @@
 #define MSG_LISTENER 'L'    // init: the egress proxy's listener in the sandbox's network namespace (SCM_RIGHTS)
 #define MSG_HOME_PATH 'h'   // init: a path the command made in the throwaway home, in hex (the first MAX_WROTE_NAMED)
 #define MSG_HOME 'H'        // init: how many paths the command made in the throwaway home
+#define MSG_TIMES 'T'       // init, the command's process: the set-up's phases (act_send_marks), when the spec asks
 
 // What one spec holds at most.
 #define MAX_RIGHTS (MAX_CGROUPS + 2 * 256 + 4 * MAX_BINDS)
@@ -98,6 +99,7 @@ struct spec {
 	int net, loopback, probe;
 	int proxy; // the port of the egress proxy's listener on the sandbox's own loopback (0: none)
 	int discard; // the tmpfs uppers are not copied back: what changed is reported (act_report_writes)
+	int timings; // the set-up's phases are reported (act_send_marks)
 	int rights[MAX_RIGHTS]; // descriptors received with the spec: the cgroups' tasks files, then (as root) the mounts
 	int nrights;
 	int cgroups[MAX_CGROUPS]; // tasks files received with the spec
@@ -173,6 +175,13 @@ void act_install_inet_filter(void);
 
 // nsexec_landlock.c: where the command may open files.
 void act_restrict_access(void);
+
+// nsexec_times.c: the set-up's phases, stamped and reported (docs/timings.md).
+extern long long act_start_ns; // the constructor's first act, in every act process
+long long act_now_ns(void);
+void act_mark(const char *phase); // the phase that ended now
+void act_marks_forked(void);      // in the command's process: only its own marks are its to send
+void act_send_marks(const char *who);
 
 // close_range(2), for close_inherited (nsexec.c) and cloexec_all
 // (nsexec_init.c), where the headers lack it.

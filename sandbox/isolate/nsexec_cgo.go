@@ -8,7 +8,14 @@
 
 package isolate
 
+// extern long long act_start_ns;
 import "C"
+
+import "github.com/act-project/act/internal/timings"
 
 // childLinked reports that the sandbox child (nsexec*.c) is in this binary.
 const childLinked = true
+
+// The constructor stamps every act process's start, before the Go
+// runtime: --timings counts its start-up from there (docs/timings.md).
+func init() { timings.SetProcessStart(int64(C.act_start_ns)) }

@@ -706,15 +706,17 @@ static void home_wrote(const char *path, ssize_t len) {
 }
 
 // home_mount reports how path relates to what act mounted over the home
-// or below it: 2, one of them (a bind, a cache or a scope) or below one (a
-// scope that holds the home: the command never saw h); 1, above one; 0,
-// neither.
+// or below it: 2, one of them (a bind, a generated file, a cache or a
+// scope) or below one (a scope that holds the home: the command never saw
+// h); 1, above one; 0, neither.
 static int home_mount(const char *path, size_t len) {
 	int above = 0;
-	for (int j = 0; j < 3; j++) {
-		int n = j == 0 ? act_sp.nbinds : j == 1 ? act_sp.ncaches : act_sp.nscopes;
+	for (int j = 0; j < 4; j++) {
+		int n = j == 0 ? act_sp.nbinds : j == 1 ? act_sp.ncaches : j == 2 ? act_sp.nscopes : act_sp.nfiles;
 		for (int i = 0; i < n; i++) {
-			const char *m = j == 0 ? act_sp.binds[i] : j == 1 ? act_sp.caches[i] : act_sp.scopes[i].path;
+			const char *m = j == 0 ? act_sp.binds[i] : j == 1 ? act_sp.caches[i] : j == 2 ? act_sp.scopes[i].path : act_sp.files[i];
+			if (!m)
+				continue; // a file show_files found no place for
 			size_t ml = strlen(m);
 			if (ml <= len && !strncmp(m, path, ml) && (path[ml] == 0 || path[ml] == '/' || ml == 1))
 				return 2;

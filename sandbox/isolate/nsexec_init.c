@@ -88,13 +88,19 @@ __attribute__((noreturn)) static void run_command(void) {
 
 	if (act_sp.dir && chdir(act_sp.dir) < 0)
 		act_fail("chdir %s", act_sp.dir);
+	act_mark("limits");
 	cloexec_all();
 	join_session_keyring();
+	act_mark("descriptors-keyring");
 	drop_privileges();
+	act_mark("privileges");
 	act_restrict_access();
+	act_mark("landlock");
 	act_install_seccomp();
 	if (!act_sp.net && !act_sp.loopback && !act_sp.proxy)
 		act_install_inet_filter();
+	act_mark("seccomp");
+	act_send_marks("command");
 	if (act_sp.probe)
 		_exit(0);
 
@@ -113,11 +119,14 @@ __attribute__((noreturn)) void act_init(void) {
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
+	act_mark("fork");
 	pid_t cmd = fork();
 	if (cmd < 0)
 		act_fail("fork");
-	if (cmd == 0)
+	if (cmd == 0) {
+		act_marks_forked();
 		run_command();
+	}
 
 	for (;;) {
 		int st;
@@ -129,6 +138,7 @@ __attribute__((noreturn)) void act_init(void) {
 		}
 		if (p != cmd)
 			continue;
+		act_mark("run");
 		char msg[128];
 		ssize_t r;
 		if (act_sp.disk_bytes) {
@@ -138,6 +148,7 @@ __attribute__((noreturn)) void act_init(void) {
 			kill(-1, SIGKILL);
 			while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
 				;
+			act_mark("reap");
 			struct statfs fs;
 			if (fstatfs(act_diskfd, &fs) < 0)
 				act_fail("statfs the tmpfs");
@@ -149,6 +160,8 @@ __attribute__((noreturn)) void act_init(void) {
 			}
 			if (act_sp.home)
 				act_report_home();
+			act_mark(act_sp.discard ? "report-writes" : "copy-out");
+			act_send_marks("init");
 			int n = snprintf(msg, sizeof msg, "%c%lld %lld %lld %d\n", MSG_DISK, (long long)fs.f_bfree * fs.f_bsize,
 					 (long long)fs.f_ffree, act_out_bytes, act_out_over);
 			r = write(act_sock, msg, n);
@@ -165,6 +178,8 @@ __attribute__((noreturn)) void act_init(void) {
 			n = snprintf(msg, sizeof msg, "%c%lld %ld\n", MSG_USAGE, us, rss);
 			r = write(act_sock, msg, n);
 		}
+		if (!act_sp.disk_bytes)
+			act_send_marks("init");
 		int n = snprintf(msg, sizeof msg, "%c%d\n", MSG_STATUS, st);
 		r = write(act_sock, msg, n);
 		(void)r;

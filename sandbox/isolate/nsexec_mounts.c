@@ -512,6 +512,7 @@ void act_setup_mounts(void) {
 		if (!premounted)
 			mount_host_views();
 		stage_mounts();
+		act_mark("mounts/idmapped");
 	} else {
 		// What builds need under the homes, cloned before they are
 		// masked.
@@ -526,6 +527,7 @@ void act_setup_mounts(void) {
 				if ((*fd[j] = p[j] ? clone_nofollow(p[j]) : -1) < 0 && p[j])
 					act_fail("clone the cache %s (no symbolic link followed)", p[j]);
 		}
+		act_mark("mounts/clone-binds-caches");
 	}
 	// Everything that a later mount may hide is opened first: the scope's
 	// lower, upper and work dirs (they may sit under /tmp, or, without
@@ -551,6 +553,7 @@ void act_setup_mounts(void) {
 		} else if ((s->workfd = open(s->work, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 			act_fail("open work dir %s", s->work);
 	}
+	act_mark("mounts/open-layers");
 	if (!premounted && !act_idmap)
 		mount_host_views();
 
@@ -568,7 +571,9 @@ void act_setup_mounts(void) {
 	} else if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
 		act_fail("mount tmpfs on /dev/shm");
 
+	act_mark("mounts/views-tmp");
 	mask_homes();
+	act_mark("mounts/homes-binds-caches");
 
 	// Scopes: overlays at their real paths, after /tmp and the masked
 	// homes so that a scope under them shows. The paths are given as
@@ -601,10 +606,12 @@ void act_setup_mounts(void) {
 			close(s->workfd);
 	}
 
+	act_mark("mounts/overlays");
 	if (act_idmap)
 		unstage();
 	hide_paths();
 	show_files();
+	act_mark("mounts/hide");
 
 	// Then everything read-only, recursively (a remount would not be),
 	// and writable again only what is the sandbox's own. The overlays keep
@@ -634,4 +641,5 @@ void act_setup_mounts(void) {
 	for (int i = 0; i < act_sp.ncaches; i++)
 		if (!under_scope(act_sp.caches[i]))
 			make_writable(act_sp.caches[i]);
+	act_mark("mounts/read-only");
 }

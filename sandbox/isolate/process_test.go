@@ -62,7 +62,7 @@ func TestProtocolAgrees(t *testing.T) {
 	goSide := map[string]byte{
 		"PID": msgPID, "UNAVAILABLE": msgUnavailable, "SETUP": msgSetup,
 		"COPY": msgCopy, "DISK": msgDisk, "STATUS": msgStatus, "USAGE": msgUsage,
-		"WROTE_PATH": msgWrotePath, "WROTE": msgWrote, "LISTENER": msgListener,
+		"WROTE_PATH": msgWrotePath, "WROTE": msgWrote, "LISTENER": msgListener, "TIMES": msgTimes,
 		"HOME_PATH": msgHomePath, "HOME": msgHome,
 	}
 	if len(c) != len(goSide) {
@@ -123,6 +123,7 @@ func TestSpecKeysAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = rlimits{cpuS: 1, nproc: 1, as: 1}.add(p, 1)
+	p.command = put(p.command, "timings", "1") // run's, where ctx carries a recorder (marks.go)
 	mount := read(p.mount)
 	pp, err := encode(Spec{Argv: []string{"a"}, Proxy: func(context.Context, net.Listener) {}}, false)
 	if err != nil {
@@ -681,7 +682,7 @@ func TestProcessAsNobody(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, f), c, 0o644)
 		}
 	}
-	run := "^(TestProtocolAgrees|TestFailMessageWhole|TestInheritedDescriptorsClosed|TestSeccompFilter|TestIoUringSocketBypass|TestDatagramPairSendto|TestSessionKeyring|TestCopyOutDepthLimit|TestDiscard|TestDiscardBounded)$"
+	run := "^(TestProtocolAgrees|TestFailMessageWhole|TestInheritedDescriptorsClosed|TestSeccompFilter|TestIoUringSocketBypass|TestDatagramPairSendto|TestSessionKeyring|TestCopyOutDepthLimit|TestDiscard|TestDiscardBounded|TestTimingsMarks)$"
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+run, "-test.v")
 	cmd.Env = []string{"ACT_ISOLATE_TEST_NOBODY=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
 	cmd.Dir = dir

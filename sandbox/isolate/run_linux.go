@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/act-project/act/internal/timings"
 )
 
 // The environment of the sandbox's first process: the spec socket's
@@ -47,6 +49,7 @@ const (
 	msgListener    = 'L' // init: the egress proxy's listener (SCM_RIGHTS)
 	msgHomePath    = 'h' // init: a path the command made in the throwaway home, in hex (the first MaxWrote)
 	msgHome        = 'H' // init: how many paths the command made in the throwaway home
+	msgTimes       = 'T' // init, the command's process: the set-up's phases (marks.go)
 )
 
 // filterArchs are the architectures nsexec_seccomp.c has a seccomp filter
@@ -100,6 +103,9 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if timings.Enabled(ctx) {
+		parts.command = put(parts.command, "timings", "1") // marks.go
+	}
 	l := spec.Limits
 	procs := procsOf(l)
 
@@ -145,7 +151,9 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		}
 	}
 	defer sb.parent.Close()
+	end := timings.Start(ctx, "sandbox: cgroups (parent)")
 	cg = <-cgReady
+	end()
 	enf, rl, err := enforcement(l, procs, cg, os.Getuid())
 	if err != nil {
 		sb.abort(initProc)
@@ -159,7 +167,10 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	parts = rl.add(parts, l.DiskMB<<20)
 	var mounts []*os.File
 	if sb.identity {
-		if mounts, err = identityMounts(initProc.Pid, spec); err != nil {
+		end := timings.Start(ctx, "sandbox: idmapped mounts (parent)")
+		mounts, err = identityMounts(initProc.Pid, spec)
+		end()
+		if err != nil {
 			sb.abort(initProc)
 			return nil, err
 		}
@@ -175,14 +186,19 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	if spec.Before != nil {
 		// init mounts meanwhile; it runs nothing before the command's
 		// part of the spec.
-		if err := spec.Before(); err != nil {
+		end := timings.Start(ctx, "sandbox: wait for the gate's check")
+		err := spec.Before()
+		end()
+		if err != nil {
 			sb.abort(initProc)
 			return nil, err
 		}
 		sb.start = time.Now() // the wall clock starts with the command
 	}
 	sb.sendCommand(parts.command)
+	end = timings.Start(ctx, "sandbox: the run, seen from the parent")
 	w = watch(ctx, sb, initProc, l, cg, enf)
+	end()
 	return collect(ctx, spec, w, sb, procs, cg, rl, enf)
 }
 
@@ -228,6 +244,7 @@ type started struct {
 	parent         *os.File
 	parentFD       int
 	start          time.Time
+	launched       time.Time // when the first process was started (start moves to the command's start)
 	stdout, stderr *capped
 	copies         sync.WaitGroup // the output copies, done at EOF
 	firstDone      chan *os.ProcessState
@@ -282,6 +299,7 @@ func start(spec Spec, early bool) (*started, error) {
 		sb.identity = true
 	}
 	sb.start = time.Now()
+	sb.launched = sb.start
 	sb.first, err = os.StartProcess("/proc/self/exe", []string{"act-sandbox"}, &os.ProcAttr{
 		Env:   env,
 		Files: []*os.File{files.in, files.outW, files.errW, child},
@@ -630,8 +648,19 @@ func collect(ctx context.Context, spec Spec, w *watched, sb *started, procs int6
 	var usage *Usage
 	var wrote, home []string
 	wroteCount, homeCount := int64(-1), int64(-1)
+	var marks []markLine
+	defer func() {
+		if marksSeen != nil {
+			marksSeen(len(marks))
+		}
+		recordMarks(ctx, sb.launched, marks)
+	}()
 	for _, m := range w.lines {
 		switch kind, text := message(m); kind {
+		case msgTimes:
+			if ml, ok := parseMarks(text); ok && len(marks) < maxMarkLines {
+				marks = append(marks, ml)
+			}
 		case msgUnavailable: // no seccomp filter here (nsexec_seccomp.c)
 			return nil, fmt.Errorf("%w: %s", ErrUnavailable, text)
 		case msgSetup:
@@ -770,10 +799,15 @@ const diskFullSlack = 16 << 10
 func diskMechanism(mb int64) string { return fmt.Sprintf("a tmpfs of %d MiB", mb) }
 
 // allocFailure matches the ways programs report a refused allocation.
-var allocFailure = regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory|failed to map segment`)
+// (Compiled on first use, not in every act process's start-up.)
+var allocFailure = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory|failed to map segment`)
+})
 
 // forkFailure matches what shells and runtimes print when fork fails.
-var forkFailure = regexp.MustCompile(`(?i)cannot fork|fork: (retry: )?resource temporarily unavailable|can't fork|BlockingIOError|EAGAIN`)
+var forkFailure = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)cannot fork|fork: (retry: )?resource temporarily unavailable|can't fork|BlockingIOError|EAGAIN`)
+})
 
 func tail(b []byte, n int) []byte {
 	if len(b) > n {
@@ -790,7 +824,7 @@ func capHitAfter(res *Result, l Limits, procs int64, cg *cgroups, rl rlimits, en
 	switch {
 	case l.MemoryMB > 0 && cg.oomKills() > 0:
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: enf[CapMemory]}
-	case rl.as > 0 && res.ExitCode != 0 && allocFailure.Match(tail(res.Stderr, 4096)):
+	case rl.as > 0 && res.ExitCode != 0 && allocFailure().Match(tail(res.Stderr, 4096)):
 		// RLIMIT_AS refuses an allocation rather than killing: the
 		// command fails, saying so in its own words.
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: MemoryPerProcess + ", the command reported a failed allocation"}
@@ -811,7 +845,7 @@ func capHitAfter(res *Result, l Limits, procs int64, cg *cgroups, rl rlimits, en
 		return &CapHit{Cap: CapDisk, Limit: l.DiskMB, Unit: "MiB", Mechanism: "layer size measured after the run"}
 	case cg.pidsMaxHits() > 0:
 		return &CapHit{Cap: CapProcs, Limit: procs, Unit: "processes", Mechanism: enf[CapProcs]}
-	case procs > 0 && cg.pids == "" && res.ExitCode != 0 && forkFailure.Match(tail(res.Stderr, 4096)):
+	case procs > 0 && cg.pids == "" && res.ExitCode != 0 && forkFailure().Match(tail(res.Stderr, 4096)):
 		// RLIMIT_NPROC refuses a fork (EAGAIN) rather than killing: the
 		// command may give up on its own, saying so in its own words.
 		return &CapHit{Cap: CapProcs, Limit: procs, Unit: "processes", Mechanism: "RLIMIT_NPROC (the command reported a failed fork)"}
