@@ -120,3 +120,29 @@ func (g *Gate) rewriteIndex(text string) {
 		os.Remove(tmp.Name())
 	}
 }
+
+// notDone lists the saved plans the plans index does not list as done,
+// first reading (and adding to the index) those it does not list at all:
+// so each plan is read once after it is done, and the rest are the plans
+// that may still be applied.
+func (g *Gate) notDone() ([]string, error) {
+	ids, err := plan.List(g.Home.Root)
+	if err != nil {
+		return nil, err
+	}
+	indexed, lines := g.readIndex()
+	var out []string
+	var found []*Entry
+	for _, id := range ids {
+		if _, ok := indexed[id]; ok {
+			continue
+		}
+		if e, err := g.Load(id); err == nil && done(e.State) {
+			found = append(found, e)
+			continue
+		}
+		out = append(out, id) // waiting, expired, or unreadable: its layer may hold anything
+	}
+	g.noteDone(found, indexed, lines, ids)
+	return out, nil
+}
