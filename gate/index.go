@@ -108,6 +108,14 @@ func (g *Gate) noteDone(found []*Entry, indexed map[string]lifecycle.State, line
 	_, _ = f.WriteString(b.String())
 }
 
+// indexDone adds e, just done, to the index (transition: a promotion, a
+// rollback, a denial).
+func (g *Gate) indexDone(e *Entry) {
+	if done(e.State) {
+		g.noteDone([]*Entry{e}, nil, 0, nil)
+	}
+}
+
 // rewriteIndex replaces the index with text (a new file renamed over it).
 func (g *Gate) rewriteIndex(text string) {
 	tmp, err := os.CreateTemp(g.Home.Root, ".plans.index-*")
@@ -121,28 +129,23 @@ func (g *Gate) rewriteIndex(text string) {
 	}
 }
 
-// notDone lists the saved plans the plans index does not list as done,
-// first reading (and adding to the index) those it does not list at all:
-// so each plan is read once after it is done, and the rest are the plans
-// that may still be applied.
+// notDone lists the saved plans the plans index does not list as done:
+// the plans that may still be applied, and those done but not yet listed
+// (each added by the next pending scan, or when layersHeld reads it).
 func (g *Gate) notDone() ([]string, error) {
 	ids, err := plan.List(g.Home.Root)
 	if err != nil {
 		return nil, err
 	}
-	indexed, lines := g.readIndex()
-	var out []string
-	var found []*Entry
-	for _, id := range ids {
-		if _, ok := indexed[id]; ok {
-			continue
-		}
-		if e, err := g.Load(id); err == nil && done(e.State) {
-			found = append(found, e)
-			continue
-		}
-		out = append(out, id) // waiting, expired, or unreadable: its layer may hold anything
+	indexed, _ := g.readIndex()
+	if len(indexed) == 0 {
+		return ids, nil
 	}
-	g.noteDone(found, indexed, lines, ids)
+	out := ids[:0:0]
+	for _, id := range ids {
+		if _, ok := indexed[id]; !ok {
+			out = append(out, id)
+		}
+	}
 	return out, nil
 }

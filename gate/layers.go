@@ -33,11 +33,12 @@ const DefaultMaxLayersMB = 2048
 // not yet applied is planned, pending or expired (its layer stays until
 // act gc or act deny removes it); the plans the plans index lists as done
 // are left out (index.go: at 2,000 applied actions, measuring their
-// emptied layers cost every plan tens of milliseconds), and of the others
-// the states are read (each plan.json loaded) only when every layer there
-// is would pass the bound, to leave out the plans applied, rolled back or
-// denied. A forged index can leave a waiting plan's layer out of the count,
-// as a forged action record naming that plan can.
+// emptied layers cost every plan tens of milliseconds; a promotion lists
+// its plan), and of the others the states are read (each plan.json
+// loaded) only when every layer there is would pass the bound, to leave
+// out the plans applied, rolled back or denied. A forged index can leave a
+// waiting plan's layer out of the count, as a forged action record naming
+// that plan can.
 func (g *Gate) layersLimit(bytes int64) error {
 	mb := g.Policy.MaxLayersMB
 	if mb <= 0 {
@@ -109,6 +110,7 @@ func (g *Gate) applied(id string) bool {
 	if err != nil {
 		return false
 	}
+	g.indexDone(e)
 	switch e.State {
 	case lifecycle.Planned, lifecycle.Pending, lifecycle.Expired:
 		return false
