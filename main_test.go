@@ -437,7 +437,7 @@ func TestDeps(t *testing.T) {
 		"audit":                 {"internal/atomicfile", "internal/redact", "github.com/secure-systems-lab/go-securesystemslib/dsse", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog", "golang.org/x/sys/unix", "internal/timings"},
 		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/document", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/problem", "internal/rmtree", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox", "internal/timings"},
 		"review":                {"descriptors", "diff", "internal/lifecycle", "internal/pathglob", "plan"},
-		"rollback":              {"diff", "plan", "internal/atomicfile", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
+		"rollback":              {"diff", "plan", "internal/timings", "internal/atomicfile", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/parallel", "internal/pathglob", "internal/problem", "internal/state", "golang.org/x/sys/unix"},
 
 		// Rows 8 and 9's in-process timer.
 		"bench/internal/auditbench": {"audit", "golang.org/x/sys/unix"},

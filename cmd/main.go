@@ -94,8 +94,10 @@ type Env struct {
 	policyFile string
 	json       bool
 	// timings, with --timings, records the phases of this process's
-	// decision (docs/timings.md); nil without.
-	timings *timings.Recorder
+	// decision (docs/timings.md); nil without. timingsInJSON: the --json
+	// document carried them (no table then).
+	timings       *timings.Recorder
+	timingsInJSON bool
 	// recovered lists the crashed promotions recovered by this process.
 	recovered []gate.Recovery
 }
@@ -395,9 +397,10 @@ func (env *Env) ctx() context.Context {
 }
 
 // printTimings prints the phases recorded, as a table on standard error,
-// unless --json carried them.
+// unless the --json document carried them (a hook's answer, say, does
+// not).
 func (env *Env) printTimings() {
-	if env.timings != nil && !env.json {
+	if env.timings != nil && !env.timingsInJSON {
 		timings.WriteTable(env.Stdio.Err, env.timings.Phases(), time.Since(env.timings.Origin()))
 	}
 }

@@ -85,7 +85,7 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 	}
 	if env.json {
 		if env.timings != nil && res.Timings == nil {
-			res.Timings = env.timings.Phases()
+			res.Timings, env.timingsInJSON = env.timings.Phases(), true
 		}
 		writeJSON(env.Stdio.Out, res)
 	} else {

@@ -108,6 +108,14 @@ func (g *Gate) noteDone(found []*Entry, indexed map[string]lifecycle.State, line
 	_, _ = f.WriteString(b.String())
 }
 
+// indexDone adds e, just done, to the index (transition: a promotion, a
+// rollback, a denial).
+func (g *Gate) indexDone(e *Entry) {
+	if done(e.State) {
+		g.noteDone([]*Entry{e}, nil, 0, nil)
+	}
+}
+
 // rewriteIndex replaces the index with text (a new file renamed over it).
 func (g *Gate) rewriteIndex(text string) {
 	tmp, err := os.CreateTemp(g.Home.Root, ".plans.index-*")
@@ -119,4 +127,25 @@ func (g *Gate) rewriteIndex(text string) {
 	if werr != nil || cerr != nil || os.Rename(tmp.Name(), g.Home.PlansIndex()) != nil {
 		os.Remove(tmp.Name())
 	}
+}
+
+// notDone lists the saved plans the plans index does not list as done:
+// the plans that may still be applied, and those done but not yet listed
+// (each added by the next pending scan, or when layersHeld reads it).
+func (g *Gate) notDone() ([]string, error) {
+	ids, err := plan.List(g.Home.Root)
+	if err != nil {
+		return nil, err
+	}
+	indexed, _ := g.readIndex()
+	if len(indexed) == 0 {
+		return ids, nil
+	}
+	out := ids[:0:0]
+	for _, id := range ids {
+		if _, ok := indexed[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }

@@ -56,7 +56,9 @@ func indexWorld(t *testing.T, n int) (w *world, pending string) {
 	for i := range n {
 		id, aid := fmt.Sprintf("%016x", 0xa000000000000000+uint64(i)), testID(1000+i)
 		r := strings.NewReplacer(applied.Plan.ID, id, applied.Plan.ActionID, aid)
-		if err := os.Mkdir(home.Plan(id), 0o700); err != nil {
+		// The plan's directory as a promotion leaves it: its record and
+		// its emptied layer.
+		if err := os.MkdirAll(filepath.Join(home.Upper(id), "proj"), 0o700); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(home.PlanRecord(id), []byte(r.Replace(string(planJSON))), 0o600); err != nil {
@@ -110,9 +112,24 @@ func TestPendingScale(t *testing.T) {
 	if err != nil || len(all) != n+3 || *loads != n+3 {
 		t.Errorf("Plans() = %d plans, %v, reading %d; want all %d read", len(all), err, *loads, n+3)
 	}
-	// A plan done since is read once more, then left out too.
+	// A plan made now measures the layers of the plans not done, and
+	// reads none of the done ones: 2,000 emptied layers are not walked.
+	measured := 0
+	origSize := layerSize
+	layerSize = func(dir string, limit int64) (int64, bool, error) {
+		measured++
+		return origSize(dir, limit)
+	}
+	t.Cleanup(func() { layerSize = origSize })
+	*loads = 0
+	w.plan(spec{id: testID(4), body: writeBody("a.txt", "AA\n", false)})
+	if measured > 1 || *loads > 3 {
+		t.Errorf("a plan at %d applied actions measured %d layers and read %d plans; want the pending plan's layer, and its own plan and the pending one read", n, measured, *loads)
+	}
+	// A plan applied since was listed by its promotion: not read again;
+	// the plan just made, not done, is read each time.
 	w.mustApply(pending)
-	for round, want := range []int{1, 0} {
+	for round, want := range []int{1, 1} {
 		*loads = 0
 		if got, _ := w.g.Pending(); len(got) != 0 || *loads != want {
 			t.Errorf("after the apply, round %d: Pending() = %d plans, reading %d; want none, reading %d", round, len(got), *loads, want)

@@ -84,6 +84,7 @@ func (g *Gate) transition(ctx context.Context, e *Entry, ev lifecycle.Event, rul
 		}
 	}
 	e.State = to
+	g.indexDone(e) // the plans index: act pending and the layers limit need not read it again
 	if rec != nil {
 		return g.record(ctx, *rec)
 	}

@@ -90,7 +90,9 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 	a, err := g.assess(d, dr.Changes, dr.Reads(), dr.UpperDir())
 	end()
 	if err == nil {
+		end := timings.Start(ctx, "layers limit (max_layers_mb)")
 		err = g.layersLimit(dr.LayerBytes())
+		end()
 	}
 	if err != nil {
 		dr.Discard()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/policy"
@@ -23,6 +24,7 @@ import (
 // recorded by Admit as expired. A nil error means the plan may go on: to
 // a person (Admission.Confirm) or to promotion.
 func (g *Gate) Decide(ctx context.Context, e *Entry) (*Admission, error) {
+	defer timings.Start(ctx, "admit: expiry, denial, changes, risk, policy now")()
 	adm, err := g.Admit(e)
 	var expired *ExpiredError
 	if err == nil || errors.As(err, &expired) {

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/lifecycle"
@@ -250,7 +251,11 @@ func lockAndRecover(ctx context.Context, home state.Dir, now func() time.Time) (
 // (exit 8; nothing changed) or Precondition, a *RevertedError (a failure
 // part-way, undone), or an ordinary error.
 func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Outcome, error) {
+	ctx, endApply := timings.Begin(ctx, "promote")
+	defer endApply()
+	end := timings.Start(ctx, "lock and recovery")
 	out, unlock, err := lockAndRecover(ctx, home, opts.Now)
+	end()
 	if err != nil {
 		return out, err
 	}
@@ -265,6 +270,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 	defer flushed()
 	var probs problem.List
 	retype := retyped(p.Changes)
+	end = timings.Start(ctx, "stale check: the tree as the plan saw it")
 	stale := checkAll(len(p.Changes), func(i int) (string, error) {
 		c := p.Changes[i]
 		if c.Kind == diff.Create && retype[c.Path] {
@@ -296,22 +302,31 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 			probs = append(probs, pr)
 		}
 	}
+	end()
 	if len(probs) > 0 {
 		return out, probs
 	}
+	end = timings.Start(ctx, "layer check: its recorded hashes")
 	ops, probs, err := applyOps(home, p)
+	end()
 	if err != nil {
 		return out, err
 	}
 	if len(probs) > 0 {
 		return out, probs
 	}
-	if err := flushed(); err != nil {
+	end = timings.Start(ctx, "the layer made durable")
+	err = flushed()
+	end()
+	if err != nil {
 		return out, err
 	}
 	b := Begin{Event: EventApply, ActionID: p.ActionID, PlanID: p.ID, Steps: ops, Approval: opts.Approval, Pins: p.ScopeRoots}
 	jpath := home.JournalFile(p.ActionID)
-	if err := execute(jpath, b, opts.Progress, plan.Dir(home.Root, p.ID)); err != nil {
+	end = timings.Start(ctx, "journal: write, sync, commit")
+	err = execute(jpath, b, opts.Progress, plan.Dir(home.Root, p.ID))
+	end()
+	if err != nil {
 		var rev *RevertedError
 		if errors.As(err, &rev) {
 			removeJournal(jpath)
@@ -324,7 +339,10 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 		return out, err
 	}
 	durable := opts.Record == nil
-	if out.Action, err = finishPlan(home, b, p, opts.Now(), durable); err != nil {
+	end = timings.Start(ctx, "action record")
+	out.Action, err = finishPlan(home, b, p, opts.Now(), durable)
+	end()
+	if err != nil {
 		return out, err
 	}
 	if opts.Record != nil {
@@ -333,6 +351,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 		}
 		crashPoint()
 	}
+	defer timings.Start(ctx, "journal removed")()
 	return out, removeJournal(jpath)
 }
 
