@@ -316,7 +316,9 @@ next ` + "`python3`" + `, the next ` + "`git commit`" + `. act keeps one list of
 
 - **Refused**: a descriptor may not declare a create or modify effect on one
   (` + "`forbidden.persistence-outside-scope`" + `, exit 3) — these are the host's and the
-  user's start-up, whatever the scope.
+  user's start-up — unless a scope path names that very file (as the short
+  form scopes ` + "`~/.bashrc`" + `): the action then says what it is for, and its
+  plan, graded HIGH, waits for a person under the default policy.
 - **Asked about**: a plan whose real diff creates or changes one is graded
   HIGH by act itself ([risk.md](risk.md)), whatever risk the agent declared,
   so under the default policy a person must confirm it.

@@ -84,7 +84,7 @@ var rules = []Rule{
 	{"forbidden.background-execution", "a command runs something in the background or later (`nohup`, `setsid`, `&`, `at`, `crontab`, …)"},
 	{"forbidden.home-root", "a scope takes in a home directory itself (`$HOME`, the passwd home, `/root`, `/home/NAME`)"},
 	{"forbidden.host-access", "a scope takes in a host system directory (`/`, `/etc`, `/usr`, …) or a command asks for host privileges (`sudo`, `systemctl`, …)"},
-	{"forbidden.persistence-outside-scope", "an effect creates or modifies a file that runs something later (shell rc, autostart, systemd, cron, …)"},
+	{"forbidden.persistence-outside-scope", "an effect creates or modifies a file that runs something later (shell rc, autostart, systemd, cron, …) that no scope path names itself"},
 	{"forbidden.state-dir", "a scope reaches into act's own state directory"},
 	{"glob.invalid", "a glob is malformed: `**` is not a whole path element"},
 	{"glob.too-many", "the descriptor holds more than 256 paths with wildcards"},

@@ -121,22 +121,19 @@ func TestViolations(t *testing.T) {
 		// msgs, when set, pins the messages too (same order as want).
 		msgs []string
 	}{
-		{file: "invalid_missing_audit.json", want: []rp{{RuleMissingField, "audit"}},
-			msgs: []string{"required field is missing"}},
+		// effects are the agent's whole claim or none: never completed
+		{file: "invalid_partial_effects.json", want: []rp{{RuleMissingField, "effects.filesystem.delete"}, {RuleMissingField, "effects.filesystem.modify"}},
+			msgs: []string{"required field is missing", "required field is missing"}},
 		{file: "invalid_missing_action_type.json", want: []rp{{RuleMissingField, "action_type"}}},
 		{file: "invalid_missing_scope_recursive.json", want: []rp{{RuleMissingField, "scope.filesystem.recursive"}}},
 		{file: "invalid_missing_operation.json", want: []rp{{RuleMissingField, "operation"}}},
 		{file: "invalid_missing_operation_path.json", want: []rp{{RuleMissingField, "operation.path"}}},
 		{file: "invalid_missing_steps.json", want: []rp{{RuleMissingField, "steps"}}},
-		{file: "invalid_missing_step_effects.json", want: []rp{{RuleMissingField, "steps.0.effects"}}},
 		{file: "invalid_missing_step_operation.json", want: []rp{{RuleMissingField, "steps.0.operation"}}},
 		{file: "invalid_missing_many.json", want: []rp{
-			// action_id, created_at, created_by and FILE_READ's effects
-			// may be left out (the short form): act fills them in.
-			{RuleMissingField, "audit"}, {RuleMissingField, "confirmation"},
-			{RuleMissingField, "intent_summary"}, {RuleMissingField, "operation"}, {RuleMissingField, "preconditions"},
-			{RuleMissingField, "resources"}, {RuleMissingField, "risk_level"}, {RuleMissingField, "rollback"},
-			{RuleMissingField, "sandbox"}, {RuleMissingField, "scope"},
+			// all but the intent, the type and the operation may be
+			// left out (the short form): act fills them in.
+			{RuleMissingField, "intent_summary"}, {RuleMissingField, "operation"},
 		}},
 		{file: "invalid_unknown_top_field.json", want: []rp{{RuleUnknownField, "force"}}},
 		{file: "invalid_unknown_scope_field.json", want: []rp{{RuleUnknownField, "scope.hosts"}},
@@ -201,7 +198,7 @@ func TestViolations(t *testing.T) {
 		{file: "invalid_top_level_array.json", want: []rp{{RuleType, ""}},
 			msgs: []string{"must be an object, not an array"}},
 		{file: "invalid_several_errors.json", want: []rp{
-			{RuleMissingField, "audit"}, {RuleUnknownField, "extra"}, {RuleUnknownField, "operation.cwd"},
+			{RuleUnknownField, "extra"}, {RuleUnknownField, "operation.cwd"},
 			{RuleType, "resources.max_cpu_ms"}, {RuleEnum, "risk_level"}}},
 	}
 	for _, tt := range tests {
