@@ -21,6 +21,7 @@ import (
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
 	"github.com/act-project/act/sandbox/isolate"
+	"golang.org/x/sys/unix"
 )
 
 // MaxCommandOutput caps each captured output stream of a command.
@@ -229,7 +230,9 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	}
 	mu.Unlock()
 	if res.Signal != 0 {
-		out.Signal = res.Signal.String()
+		// SIGKILL, not "killed": the name a person and
+		// doors.CommandFailed read.
+		out.Signal = unix.SignalName(res.Signal)
 	}
 	if res.CapHit != nil {
 		out.CapHit = res.CapHit.String()

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/act-project/act/internal/cgrouptest"
 )
@@ -269,5 +271,24 @@ func TestMemoryFirst(t *testing.T) {
 	}
 	if h := memoryFirst(nil, l, &cgroups{memory: v1}, enf); h != nil {
 		t.Errorf("no hit: %v", h)
+	}
+}
+
+// TestCPUCapNamedFromRLIMIT: a command the kernel killed at RLIMIT_CPU is
+// named as the CPU cap though the rusage reports a little less than the
+// limit (the kernel samples by ticks: a spinner killed at 1 s reported
+// 0.91 s), never "killed by killed"; one killed far below it is not.
+func TestCPUCapNamedFromRLIMIT(t *testing.T) {
+	l := Limits{CPUMs: 1000}
+	rl := rlimits{cpuS: 1}
+	for _, tc := range []struct {
+		cpu  time.Duration
+		want bool
+	}{{912 * time.Millisecond, true}, {1000 * time.Millisecond, true}, {100 * time.Millisecond, false}} {
+		res := &Result{ExitCode: -1, Signal: syscall.SIGKILL, Usage: Usage{CPU: tc.cpu}}
+		h := capHitAfter(res, l, 0, &cgroups{}, rl, map[Cap]string{}, nil)
+		if got := h != nil && h.Cap == CapCPU; got != tc.want {
+			t.Errorf("killed after %v of CPU: cap %v, want the CPU cap %v", tc.cpu, h, tc.want)
+		}
 	}
 }
