@@ -369,8 +369,8 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 	r.res.Commands = append(r.res.Commands, *res)
 	if res.Caps[string(isolate.CapMemory)] == isolate.MemoryPerProcess && !slices.ContainsFunc(r.res.Notes, func(n Note) bool { return n.Rule == "op.memory-per-process" }) {
 		// The plan says, once, that the memory cap is no total here.
-		r.note("op.memory-per-process", f, "", "memory cap: %s: no memory cgroup is writable for this user, so each process of the command may map up to resources.max_memory_mb, "+
-			"and the kernel's buffers, page cache and tmpfs pages are not counted (a delegated cgroup bounds them together; policy resources.memory_enforcement: total refuses instead)", isolate.MemoryPerProcess)
+		r.note("op.memory-per-process", f, "", "memory cap: %s: no memory cgroup is writable for this user, so each process may map up to resources.max_memory_mb "+
+			"(act says this once; policy resources.memory_enforcement: total refuses instead)", isolate.MemoryPerProcess)
 	}
 	switch {
 	case res.CapHit != "":

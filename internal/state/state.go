@@ -17,6 +17,7 @@
 //	cooldowns/   when the same action was last rolled back, for cooldown_on_repeat
 //	caches/      the sandbox's caches (sandbox.caches), one directory each
 //	hooks/       the plan act hook asked a person about, per tool call
+//	told/        one empty file per warning act shows a person only once
 //	audit/       the signed audit log (its own layout: audit's package doc)
 //	policy.yaml  the user's policy layer, if any
 //	lock         the lock file; its content is empty and never read
@@ -142,6 +143,10 @@ func (d Dir) Hooks() string { return filepath.Join(d.Root, "hooks") }
 // HookNote is the note of one tool call; key is a hex digest, so nothing
 // of the hook's input reaches a path.
 func (d Dir) HookNote(key string) string { return filepath.Join(d.Hooks(), key) }
+
+// Told is the file that says a person was shown the warning of rule once
+// (rule is one of act's rule ids, never input).
+func (d Dir) Told(rule string) string { return filepath.Join(d.Root, "told", rule) }
 
 // PolicyFileName is the name of the user's policy layer in the state
 // directory.

@@ -292,3 +292,21 @@ func TestCPUCapNamedFromRLIMIT(t *testing.T) {
 		}
 	}
 }
+
+// TestGoCrashNamesMemoryCap: a Go program that cannot start under the
+// per-process memory cap crashes with a runtime fatal error at the head of
+// a long stack dump: the memory cap is named, not a bare exit status 2.
+func TestGoCrashNamesMemoryCap(t *testing.T) {
+	dump := "fatal error: failed to reserve page summary memory\n\nruntime stack:\n" +
+		strings.Repeat("runtime.throw({0x58b47f?, 0x20000000?})\n\truntime/panic.go:1229 +0x48 fp=0x7ffd866d7fa0\n", 200)
+	l := Limits{MemoryMB: 256}
+	res := &Result{ExitCode: 2, Stderr: []byte(dump)}
+	h := capHitAfter(res, l, 0, &cgroups{}, rlimits{as: 256 << 20}, map[Cap]string{}, nil)
+	if h == nil || h.Cap != CapMemory {
+		t.Fatalf("cap %v, want the memory cap", h)
+	}
+	// Without the per-process cap, the same crash is the program's own.
+	if h := capHitAfter(res, l, 0, &cgroups{}, rlimits{}, map[Cap]string{}, nil); h != nil {
+		t.Errorf("cap %v without RLIMIT_AS", h)
+	}
+}
