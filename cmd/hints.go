@@ -56,7 +56,7 @@ func (env *Env) problemHint(p problem.Problem) string {
 	case p.Rule == "schema.type" && (p.Field == "mode" || strings.HasSuffix(p.Field, ".mode")):
 		return `quote the mode: mode: "0644" (unquoted, YAML reads 0644 as a number)`
 	case p.Rule == "schema.missing-field":
-		return "act new TYPE prints a complete descriptor to start from"
+		return "act new TYPE prints a short descriptor to start from; act validate --expand FILE shows what act fills in"
 	case p.Rule == "policy.outside-allowed-roots":
 		return env.actLine("policy") + " shows the roots the host allows; a scope must lie under one of them"
 	case p.Rule == "policy.stale-intent":

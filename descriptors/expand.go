@@ -473,6 +473,11 @@ func expandTail(root *document.Node, p Defaults, net *bool) *shape {
 	def := nodeOf(tail)
 	if fs := get(def, "scope", "filesystem"); fs != nil {
 		place(fs, opPos(root))
+	} else if _, _, ok := root.Get("scope"); !ok {
+		// An operation that does not decode: the schema says why, and
+		// no scope is made up without its paths.
+		i := slices.Index(def.Keys, "scope")
+		def.Keys, def.Values, def.KeyPos = slices.Delete(def.Keys, i, i+1), slices.Delete(def.Values, i, i+1), slices.Delete(def.KeyPos, i, i+1)
 	}
 	fill(root, def, topOrder, nil)
 	// A verification without workdir runs in the first scope path: a

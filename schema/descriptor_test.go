@@ -321,3 +321,29 @@ func TestJSONSchemaClosed(t *testing.T) {
 	}
 	compileJSONSchema(t)
 }
+
+// TestDidYouMean: an unknown field close to an allowed one (a typo) is
+// answered with that name, in the descriptor and in the policy; one close
+// to none, or as close to two, with the list alone.
+func TestDidYouMean(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"intent_sumary", "intent_summary"}, {"contnet", "content"}, {"Path", "path"},
+		{"workdri", "workdir"}, {"force", ""}, {"x", ""},
+	} {
+		if got := didYouMean(tc.name, []string{"intent_summary", "content", "path", "workdir", "mode", "edits"}); got != tc.want {
+			t.Errorf("didYouMean(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := didYouMean("mod", []string{"mode", "mods"}); got != "" {
+		t.Errorf("two as close: %q", got)
+	}
+	vs := ValidateDescriptor(map[string]any{"action_type": "FILE_WRITE", "intent_summary": "x",
+		"operation": map[string]any{"path": "/a", "contnet": "x"}})
+	if len(vs) == 0 || !strings.Contains(vs[0].Message, "did you mean content? (allowed fields are path, content,") {
+		t.Errorf("descriptor: %v", vs)
+	}
+	pv := ValidatePolicy(map[string]any{"modes": map[string]any{"rsk": map[string]any{"LOW": "allow"}}})
+	if len(pv) == 0 || !strings.Contains(pv[0].Message, "did you mean risk?") {
+		t.Errorf("policy: %v", pv)
+	}
+}
