@@ -52,7 +52,7 @@ var newTypes = map[descriptors.ActionType]string{
                       # only the scopes and what builds need)`,
 	descriptors.PackageInstall: `operation:
   manager: npm        # npm, pip (into the workdir's .venv) or go
-  packages: [left-pad@1.3.0]   # -D (npm) or --dev: development dependencies
+  packages: [left-pad@1.3.0]   # dev: true (or -D) for development dependencies
   workdir: $P         # needs the host policy to allow the sandbox network`,
 	descriptors.PackageRemove: `operation:
   manager: npm        # npm, pip (into the workdir's .venv) or go

@@ -221,7 +221,18 @@ func (c *checker) checkOperation(n node) {
 		}
 	case PackageOp:
 		paths = append(paths, opPath{field: opf("workdir"), path: op.Workdir})
+		pkgs, dev := op.Split()
+		if len(pkgs) == 0 {
+			c.add("package.invalid-name", opf("packages"), "the packages name no package, only the flag of development dependencies")
+		}
+		if dev && devFlags[op.Manager] == nil {
+			c.add("package.dev-unsupported", opf("dev"),
+				"%s has no development dependencies (a requirements file of them is a project's own convention): install them as packages", op.Manager)
+		}
 		for i, p := range op.Packages {
+			if slices.Contains(devFlags[op.Manager], p) {
+				continue
+			}
 			if why := packageNameProblem(p); why != "" {
 				c.add("package.invalid-name", opf("packages", idx(i)),
 					"the package name %q %s", p, why)

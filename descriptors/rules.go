@@ -100,6 +100,7 @@ var rules = []Rule{
 	{"network.not-allowed-for-type", "network is asked for by an action type that cannot use it"},
 	{"network.required-for-type", "network is not declared by an action type that needs it"},
 	{"network.url-credentials", "a NETWORK_REQUEST url carries a user or password"},
+	{"package.dev-unsupported", "development dependencies (dev, -D) asked of a manager that has none (pip)"},
 	{"package.invalid-name", "a package name is empty, starts with `-`, or holds spaces or control characters"},
 	{"path.not-absolute", "a path is not absolute"},
 	{"path.not-clean", "a path has a `..`, `.` or empty element, a trailing slash or a NUL byte"},

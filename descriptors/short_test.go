@@ -180,3 +180,34 @@ func TestShortFormHomeFile(t *testing.T) {
 		t.Errorf("a command in the home: %v, want %s…", probs, want)
 	}
 }
+
+// TestPackageDev: a PACKAGE_INSTALL of development dependencies passes
+// the rules, by dev: true or the manager's own flag among the packages
+// (npm -D, --save-dev; go -tool); any other option is still refused, and
+// pip, which has none, says so.
+func TestPackageDev(t *testing.T) {
+	pkg := func(op string) []string {
+		_, probs := loadShort(t, "action_type: PACKAGE_INSTALL\nintent_summary: x\noperation: "+op+"\n")
+		return probs
+	}
+	for _, op := range []string{
+		"{manager: npm, packages: [-D, kleur], workdir: /home/tester/proj}",
+		"{manager: npm, packages: [kleur, --save-dev], workdir: /home/tester/proj}",
+		"{manager: npm, packages: [kleur], dev: true, workdir: /home/tester/proj}",
+		"{manager: go, packages: [-tool, golang.org/x/tools/cmd/stringer], workdir: /home/tester/proj}",
+	} {
+		if probs := pkg(op); len(probs) > 0 {
+			t.Errorf("%s: %v", op, probs)
+		}
+	}
+	for op, rule := range map[string]string{
+		"{manager: npm, packages: [--registry=http://x, kleur], workdir: /home/tester/proj}": "package.invalid-name",
+		"{manager: npm, packages: [-D], workdir: /home/tester/proj}":                         "package.invalid-name",
+		"{manager: pip, packages: [pytest], dev: true, workdir: /home/tester/proj}":          "package.dev-unsupported",
+		"{manager: pip, packages: [-D, pytest], workdir: /home/tester/proj}":                 "package.invalid-name",
+	} {
+		if probs := pkg(op); len(probs) == 0 || !strings.Contains(strings.Join(probs, "\n"), ": "+rule+": ") {
+			t.Errorf("%s: %v, want %s", op, probs, rule)
+		}
+	}
+}

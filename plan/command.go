@@ -445,14 +445,21 @@ var sourceVars = map[string][]string{
 }
 
 // packageArgv is the command a package operation runs.
+// A development dependency is npm's --save-dev (uninstall removes a
+// package from every list) and go's -tool (a go.mod tool directive);
+// pip has none, which the rules refuse (package.dev-unsupported).
 func packageArgv(t descriptors.ActionType, op descriptors.PackageOp) []string {
 	install := t == descriptors.PackageInstall
+	pkgs, dev := op.Split()
 	var argv []string
 	switch op.Manager {
 	case "npm":
 		argv = []string{"npm", "uninstall"}
 		if install {
 			argv = []string{"npm", "install", "--no-audit", "--no-fund"}
+			if dev {
+				argv = append(argv, "--save-dev")
+			}
 		}
 	case "pip":
 		argv = []string{"pip", "uninstall", "--yes"}
@@ -461,15 +468,18 @@ func packageArgv(t descriptors.ActionType, op descriptors.PackageOp) []string {
 		}
 	case "go":
 		argv = []string{"go", "get"}
+		if dev {
+			argv = append(argv, "-tool")
+		}
 		if !install {
-			pkgs := make([]string, len(op.Packages))
-			for i, p := range op.Packages {
-				pkgs[i] = p + "@none"
+			none := make([]string, len(pkgs))
+			for i, p := range pkgs {
+				none[i] = p + "@none"
 			}
-			return append(argv, pkgs...)
+			return append(argv, none...)
 		}
 	}
-	return append(argv, op.Packages...)
+	return append(argv, pkgs...)
 }
 
 // redactedArgv is argv as the plan records and shows it: each argument
