@@ -316,7 +316,9 @@ next ` + "`python3`" + `, the next ` + "`git commit`" + `. act keeps one list of
 
 - **Refused**: a descriptor may not declare a create or modify effect on one
   (` + "`forbidden.persistence-outside-scope`" + `, exit 3) — these are the host's and the
-  user's start-up, whatever the scope.
+  user's start-up — unless a scope path names that very file (as the short
+  form scopes ` + "`~/.bashrc`" + `): the action then says what it is for, and its
+  plan, graded HIGH, waits for a person under the default policy.
 - **Asked about**: a plan whose real diff creates or changes one is graded
   HIGH by act itself ([risk.md](risk.md)), whatever risk the agent declared,
   so under the default policy a person must confirm it.
@@ -398,7 +400,7 @@ func TestDeps(t *testing.T) {
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
 		"":                      {"cmd", "sandbox/isolate"},
-		"cmd":                   {"audit", "descriptors", "diff", "doors", "doors/hook", "doors/mcpserver", "doors/report", "doors/run", "gate", "internal/agentsetup", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "internal/document", "internal/problem", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "internal/timings"},
+		"cmd":                   {"audit", "descriptors", "diff", "doors", "doors/hook", "doors/mcpserver", "doors/report", "doors/run", "gate", "internal/agentsetup", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "internal/document", "internal/problem", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "internal/timings", "github.com/cpuguy83/go-md2man/v2/md2man"},
 		"doors":                 {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "review", "golang.org/x/sys/unix"},
 		"doors/report":          {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "internal/timings"},
 		"doors/mcpserver":       {"diff", "doors", "doors/report", "gate", "internal/document", "internal/lifecycle", "internal/outcome", "internal/problem", "internal/redact", "internal/state", "policy", "review", "schema", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema", "internal/timings"},
@@ -409,7 +411,7 @@ func TestDeps(t *testing.T) {
 		"internal/cgrouptest":   {"internal/cgroupfs"},
 		"internal/cgroupfs":     {},
 		"internal/sshsig":       {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
-		"descriptors":           {"internal/document", "internal/problem", "internal/pathglob", "schema", "internal/timings"},
+		"descriptors":           {"internal/credstore", "internal/document", "internal/problem", "internal/pathglob", "schema", "internal/timings"},
 		"policy":                {"audit", "descriptors", "internal/document", "internal/problem", "internal/pathglob", "internal/state", "schema", "go.yaml.in/yaml/v3", "golang.org/x/sys/unix"},
 		"bench/internal/runner": {},
 		"schema":                {"cuelang.org/go/cue", "cuelang.org/go/pkg/list", "cuelang.org/go/pkg/strings", "cuelang.org/go/cue/errors", "cuelang.org/go/cue/ast", "cuelang.org/go/cue/token", "cuelang.org/go/encoding/jsonschema", "cuelang.org/go/encoding/json"},
@@ -419,6 +421,7 @@ func TestDeps(t *testing.T) {
 		"internal/atomicfile":   {},
 		"internal/digest":       {"golang.org/x/sys/unix"},
 		"internal/egress":       {},
+		"internal/credstore":    {"internal/pathglob", "internal/redact"},
 		"internal/parallel":     {},
 		"sandbox/isolate":       {"internal/cgroupfs", "internal/rmtree", "golang.org/x/sys/unix", "internal/timings"},
 		"internal/rmtree":       {},
@@ -428,8 +431,8 @@ func TestDeps(t *testing.T) {
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},
 		"internal/agentsetup":   {"internal/atomicfile", "internal/configedit", "internal/outcome", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 		"sandbox":               {"descriptors", "internal/overlay", "internal/rmtree", "golang.org/x/sys/unix"},
-		"diff":                  {"internal/digest", "internal/overlay", "internal/parallel", "internal/pathglob", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs"},
-		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/digest", "internal/configedit", "internal/egress", "internal/lifecycle", "internal/state", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix", "internal/timings"},
+		"diff":                  {"internal/digest", "internal/overlay", "internal/parallel", "internal/pathglob", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs", "golang.org/x/sys/unix"},
+		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/digest", "internal/configedit", "internal/egress", "internal/lifecycle", "internal/state", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix", "internal/timings", "internal/credstore", "golang.org/x/mod/module", "golang.org/x/mod/sumdb/dirhash"},
 		"internal/pathglob":     {},
 		"internal/applypatch":   {},
 		"internal/lifecycle":    {},

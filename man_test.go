@@ -18,6 +18,10 @@ func TestManPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGenerated(t, "cmd/act.1", []byte(got), "TestManPage")
+	// The help's <home> is text, not a tag markdown would drop.
+	if !strings.Contains(got, "else <home>/policy.yaml") {
+		t.Errorf("the manual page drops <home>")
+	}
 	for _, c := range []string{"validate", "plan", "apply", "rollback", "pending", "deny", "history", "mcp"} {
 		if !strings.Contains(got, ".SH "+c+"\n") {
 			t.Errorf("the manual page does not describe %s", c)

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -124,4 +126,57 @@ func linesMatch(want, got []string) bool {
 		}
 	}
 	return true
+}
+
+// TestREADMEInstall runs the README's install lines as a reader would,
+// into a GOPATH of the test's own, and checks that act is then on the
+// PATH: the tutorial that follows needs it there.
+func TestREADMEInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds act (-short)")
+	}
+	t.Parallel()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "<!-- install -->")
+	end := strings.Index(text, "<!-- /install -->")
+	if start < 0 || end < start {
+		t.Fatal("README.md has no <!-- install --> … <!-- /install --> section")
+	}
+	var lines []string
+	for _, l := range strings.Split(text[start:end], "\n") {
+		if l != "" && !strings.HasPrefix(l, "```") && !strings.HasPrefix(l, "<!--") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 || lines[len(lines)-1] != "act --version" {
+		t.Fatalf("the install section does not end with act --version: %q", lines)
+	}
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gopath := t.TempDir()
+	cmd := exec.Command("bash", "-euc", strings.Join(lines, "\n"))
+	// A PATH without any act: only what the lines install is found.
+	cmd.Env = append(os.Environ(), "GOPATH="+gopath, "GOMODCACHE="+strings.TrimSpace(string(modcache)),
+		"GOBIN=", "PATH="+filepath.Dir(goTool(t))+":/usr/bin:/bin")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "act version ") {
+		t.Fatalf("the README's install lines: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(gopath, "bin", "act")); err != nil {
+		t.Errorf("act is not where the README says: %v", err)
+	}
+}
+
+// goTool is the go command that runs the tests.
+func goTool(t *testing.T) string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }

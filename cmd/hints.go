@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
 
 	"github.com/act-project/act/gate"
@@ -56,7 +57,7 @@ func (env *Env) problemHint(p problem.Problem) string {
 	case p.Rule == "schema.type" && (p.Field == "mode" || strings.HasSuffix(p.Field, ".mode")):
 		return `quote the mode: mode: "0644" (unquoted, YAML reads 0644 as a number)`
 	case p.Rule == "schema.missing-field":
-		return "act new TYPE prints a complete descriptor to start from"
+		return "act new TYPE prints a short descriptor to start from; act validate --expand FILE shows what act fills in"
 	case p.Rule == "policy.outside-allowed-roots":
 		return env.actLine("policy") + " shows the roots the host allows; a scope must lie under one of them"
 	case p.Rule == "policy.stale-intent":
@@ -71,6 +72,14 @@ func (env *Env) problemHint(p problem.Problem) string {
 		return "a precondition is checked on the real machine; make it hold, or change the descriptor's preconditions"
 	case p.Rule == "sandbox.max-runs":
 		return "a new action gets a new action_id (act new prints one)"
+	case (p.Rule == "op.command-failed" || p.Rule == "op.verification-failed") && networkFailure.MatchString(p.Message):
+		return "the command had no network: the sandbox gives commands none unless the policy's network.sandbox_network is true (" +
+			env.actLine("policy") + " shows it); fetch dependencies with a PACKAGE_INSTALL (npm, pip or go: act new PACKAGE_INSTALL), which the policy lets reach the network"
 	}
 	return ""
 }
+
+// networkFailure matches what programs print when the sandbox refuses
+// them the network: the socket itself refused (seccomp), no name
+// resolution, no route.
+var networkFailure = regexp.MustCompile(`(?i)socket: (permission denied|operation not permitted)|temporary failure in name resolution|could not resolve (host|proxy)|name or service not known|getaddrinfo (EAI_AGAIN|ENOTFOUND)|network is unreachable|connect (EACCES|ENETUNREACH)|failed to establish a new connection|dial tcp: lookup `)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cpuguy83/go-md2man/v2/md2man"
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/internal/outcome"
@@ -18,12 +19,26 @@ import (
 // ManPage renders the manual page of app, with an EXIT STATUS section
 // made from the table and each command's help.
 func ManPage(app *cli.App) (string, error) {
-	page, err := app.ToManWithSection(1)
+	md, err := app.ToMarkdown()
 	if err != nil {
 		return "", err
 	}
+	// The help's own words hold <home>, <name>: markdown would take them
+	// for HTML tags and drop them. Outside code blocks each "<" is
+	// escaped, to stay a "<".
+	var esc strings.Builder
+	esc.WriteString("% " + app.Name + " 1\n\n")
+	code := false
+	for _, l := range strings.SplitAfter(md, "\n") {
+		if strings.HasPrefix(l, "```") {
+			code = !code
+		} else if !code {
+			l = strings.ReplaceAll(l, "<", `\<`)
+		}
+		esc.WriteString(l)
+	}
 	var b strings.Builder
-	b.WriteString(page)
+	b.Write(md2man.Render([]byte(esc.String())))
 	b.WriteString("\n.SH EXIT STATUS\n")
 	for _, o := range outcome.Codes() {
 		fmt.Fprintf(&b, ".TP\n\\fB%d\\fP\n%s\n", o.Code, roffLine(o.Meaning))

@@ -1,102 +1,77 @@
 package cmd
 
 import (
+	"bytes"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/pathglob"
 )
 
 // newTypes are the action types act new writes, with the operation of
-// each and, where act cannot derive them from it (commands, packages, UI),
-// the effects; $S is the scope, $P the path, $FORMAT CONFIG_CHANGE's
-// format (from $P's extension).
-var newTypes = map[descriptors.ActionType]struct {
-	risk, effects, operation string
-	sandbox, network, ui     bool
-}{
-	descriptors.FileWrite: {risk: "LOW", operation: `operation:
+// each: the short form (docs/descriptor.md, "Short form") leaves the rest
+// to act. $P is the path (a command's or a package manager's workdir),
+// $FORMAT CONFIG_CHANGE's format (from $P's extension).
+var newTypes = map[descriptors.ActionType]string{
+	descriptors.FileWrite: `operation:
   path: $P            # the file to write; its directory must exist
   content: |          # the whole new content; or content_base64, or edits: [{old, new}]
-    Hello.
-  mode: "0644"        # quoted: an octal string
-  create_only: false  # true: refuse if the file exists`},
-	descriptors.FileRead: {risk: "LOW", operation: `operation:
-  path: $P            # apply prints its content`},
-	descriptors.FileDelete: {risk: "MEDIUM", sandbox: true, operation: `operation:
-  paths: [$P]         # files or globs ("$S/*.log")`},
-	descriptors.FileMove: {risk: "LOW", operation: `operation:
+    Hello.`,
+	descriptors.FileRead: `operation:
+  path: $P            # apply prints its content`,
+	descriptors.FileDelete: `operation:
+  paths: [$P]         # files or globs ("/abs/dir/*.log")`,
+	descriptors.FileMove: `operation:
   from: $P
-  to: $P.moved
-  overwrite: false    # true: replace an existing target`},
-	descriptors.DirectoryCreate: {risk: "LOW", operation: `operation:
-  path: $P
-  parents: false      # true: make missing parents too (declare them: effects.filesystem.create)
-  mode: "0755"`},
-	descriptors.DirectoryDelete: {risk: "MEDIUM", sandbox: true, operation: `operation:
-  path: $P            # removed with everything in it`},
-	descriptors.ConfigChange: {risk: "LOW", operation: `operation:
+  to: $P.moved        # overwrite: true replaces an existing target`,
+	descriptors.DirectoryCreate: `operation:
+  path: $P            # parents: true makes missing parents too (declare them in effects)`,
+	descriptors.DirectoryDelete: `operation:
+  path: $P            # removed with everything in it`,
+	descriptors.ConfigChange: `operation:
   path: $P            # a JSON or YAML file; keys keep their order and comments
   format: $FORMAT       # json or yaml
-  set: {"server.port": 8080}   # dotted keys
-  unset: []`},
-	descriptors.CommandExecution: {risk: "MEDIUM", sandbox: true, effects: `effects:               # every change the command makes must be declared here
-  filesystem:
-    create: [$P]
-    modify: []
-    delete: []
-  network: false
-  system_state_change: false`, operation: `operation:
-  argv: [sh, -c, "echo hello > $P"]   # no shell unless you name one
-  workdir: $S
-  env: {}             # added to what the command gets anyway: your PATH, and
-                      # HOME, your real home as the sandbox shows it (read-only,
-                      # only the scopes and what builds need)`},
-	descriptors.PackageInstall: {risk: "MEDIUM", sandbox: true, network: true, effects: `effects:               # what the package manager changes in the workdir
-  filesystem:
-    create: ["$S/**"]
-    modify: ["$S/**"]
-    delete: []
-  network: true
-  system_state_change: false`, operation: `operation:
+  set: {"server.port": 8080}   # dotted keys; unset: [keys] removes`,
+	descriptors.CommandExecution: `operation:
+  argv: [sh, -c, "echo hello > out.txt"]   # no shell unless you name one
+  workdir: $P         # its scope: it may change anything below (the diff is reviewed)
+                      # env: {} adds to what the command gets anyway: your PATH,
+                      # and HOME, your real home as the sandbox shows it (read-only,
+                      # only the scopes and what builds need)`,
+	descriptors.PackageInstall: `operation:
   manager: npm        # npm, pip (into the workdir's .venv) or go
-  packages: [left-pad@1.3.0]
-  workdir: $S         # needs the host policy to allow the sandbox network`},
-	descriptors.PackageRemove: {risk: "MEDIUM", sandbox: true, network: true, effects: `effects:               # what the package manager changes in the workdir
-  filesystem:
-    create: ["$S/**"]
-    modify: ["$S/**"]
-    delete: ["$S/**"]
-  network: true
-  system_state_change: false`, operation: `operation:
+  packages: [left-pad@1.3.0]   # dev: true (or -D) for development dependencies
+  workdir: $P         # needs the host policy to allow the sandbox network`,
+	descriptors.PackageRemove: `operation:
   manager: npm        # npm, pip (into the workdir's .venv) or go
   packages: [left-pad]
-  workdir: $S`},
-	descriptors.NetworkRequest: {risk: "LOW", network: true, operation: `operation:
+  workdir: $P`,
+	descriptors.NetworkRequest: `operation:
   method: GET         # GET or HEAD only
   url: https://example.com/   # its host must be on the policy's network.allowed_hosts
-  headers: {}
-  save_to: $P         # optional: where the body goes`},
-	descriptors.UIAutomation: {risk: "HIGH", sandbox: true, ui: true, effects: `effects:
-  filesystem: {create: [], modify: [], delete: []}
-  network: false
-  system_state_change: false`, operation: `operation: {}       # any object: act always blocks UI_AUTOMATION (no UI actuator here)`},
-	descriptors.MultiStepComposite: {risk: "LOW", operation: `steps:                 # run in order, all or nothing; each inherits scope,
-                       # resources, sandbox and rollback
+  save_to: $P         # optional: where the body goes`,
+	descriptors.UIAutomation: `operation: {}       # any object: act always blocks UI_AUTOMATION (no UI actuator here)`,
+	descriptors.MultiStepComposite: `steps:                 # run in order, all or nothing
   - action_type: DIRECTORY_CREATE
     operation: {path: $P}
   - action_type: FILE_WRITE
-    operation: {path: $P/README.md, content: "Hello.\n"}`},
+    operation: {path: $P/README.md, content: "Hello.\n"}`,
 }
+
+// workdirTypes are the action types whose path is a directory they run in.
+var workdirTypes = []descriptors.ActionType{descriptors.CommandExecution, descriptors.PackageInstall, descriptors.PackageRemove}
 
 func newNewCommand(env *Env) *cli.Command {
 	var types []string
@@ -106,29 +81,38 @@ func newNewCommand(env *Env) *cli.Command {
 	slices.Sort(types)
 	return &cli.Command{
 		Name:      "new",
-		Usage:     "print a complete, valid descriptor to start from",
-		UsageText: "act new [--scope DIR] [--path PATH] TYPE",
-		Description: `Prints a descriptor of action type TYPE with a fresh action_id and
-   created_at, every field filled in and explained in a comment. It validates
-   as it is; edit the operation and effects, then act validate it.
+		Usage:     "print a short descriptor to start from",
+		UsageText: "act new [--path PATH] [--scope DIR] TYPE",
+		Description: `Prints a descriptor of action type TYPE in the short form: its type, its
+   intent and its operation, with a fresh action_id and created_at (keep
+   them: act plan then act apply of the file are then one action). act
+   fills in the rest (scope, effects, resources, sandbox, rollback, audit)
+   from the operation and the host policy; act validate --expand prints the
+   whole descriptor. It validates as it is: edit the intent and the
+   operation, then act validate it. With --json, the same descriptor as
+   data.descriptor.
 
    TYPE is one of: ` + strings.Join(types, ", ") + `.
 
+   --path is the file or directory the action works on (a command's or a
+   package manager's: the directory it runs in, its scope); the default is
+   one in the current directory. --scope writes a scope of its own.
+
 EXAMPLES:
    act new FILE_WRITE --path ~/proj/NOTES.md > d.yaml && act validate d.yaml
-   act new COMMAND_EXECUTION --scope ~/proj > build.yaml
+   act new COMMAND_EXECUTION --path ~/proj > build.yaml
 
 ` + endsWith("success", 1, 2).note(2, "usage (an unknown TYPE)").help(),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "scope", Usage: "the directory the action may touch (default: the current directory)"},
-			&cli.StringFlag{Name: "path", Usage: "the file or directory it works on (default: one in the scope)"},
+			&cli.StringFlag{Name: "path", Usage: "the file or directory it works on; a command's workdir (default: one in the current directory)"},
+			&cli.StringFlag{Name: "scope", Usage: "write this directory as the scope (default: left to act, from the operation)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("new takes exactly one action type (%s), got %d arguments", strings.Join(types, ", "), c.NArg())
 			}
 			typ := descriptors.ActionType(strings.ToUpper(c.Args().First()))
-			t, ok := newTypes[typ]
+			op, ok := newTypes[typ]
 			if !ok {
 				return usagef("act new does not know action type %q; it knows %s", c.Args().First(), strings.Join(types, ", "))
 			}
@@ -144,35 +128,109 @@ EXAMPLES:
 			if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
 				format = "yaml"
 			}
-			effects := t.effects
-			if effects == "" {
-				effects = "# effects: left out, act derives them from the operation (act validate --expand shows them)"
+			scopeText := ""
+			if scope != "" {
+				scopeText = "scope:                 # written by --scope; left out, act scopes what the operation names\n" +
+					"  filesystem: {paths: [" + scope + "], recursive: true}\n"
 			}
 			text := newTemplate
 			for _, kv := range [][2]string{
-				{"$OPERATION", t.operation}, {"$EFFECTS", effects}, {"$TYPE", string(typ)}, {"$RISK", t.risk},
-				{"$SANDBOX", strconv.FormatBool(t.sandbox)}, {"$NETWORK", strconv.FormatBool(t.network)}, {"$UI", strconv.FormatBool(t.ui)},
+				{"$OPERATION", op}, {"$SCOPE", scopeText}, {"$TYPE", string(typ)},
 				{"$ID", id}, {"$NOW", env.Now().UTC().Format(time.RFC3339)}, {"$FORMAT", format},
 			} {
 				text = strings.ReplaceAll(text, kv[0], kv[1])
 			}
-			text = strings.ReplaceAll(strings.ReplaceAll(text, "$P", path), "$S", scope)
-			_, err = fmt.Fprint(env.Stdio.Out, text)
-			return err
+			text = withPath(text, path)
+			res := &result{ActionID: id, ActionType: string(typ)}
+			if env.json {
+				// The same descriptor as data, for a program: comments
+				// are for a person.
+				doc, probs := document.Parse("new.yaml", []byte(text))
+				if probs != nil {
+					return fmt.Errorf("act new made a descriptor it cannot read: %v", probs)
+				}
+				res.Data = map[string]any{"descriptor": orderedJSON(doc.Root)}
+			}
+			return env.finish(res, outcome.OK.Status, nil, func(w io.Writer, _ styles) { io.WriteString(w, text) })
 		},
 	}
 }
 
-// newPaths resolves --scope and --path: the scope defaults to the path's
-// directory or the current directory, the path to a name in the scope.
+// withPath puts path in text for $P, each line's trailing comment where
+// the template has it or, where the path pushed into it, right of the
+// code, and the comment lines that go on under it along.
+func withPath(text, path string) string {
+	lines := strings.Split(text, "\n")
+	col := 0
+	for i, l := range lines {
+		at := strings.Index(l, " # ")
+		l = strings.ReplaceAll(l, "$P", path)
+		lines[i] = l
+		code, comment, ok := strings.Cut(l, " # ")
+		switch {
+		case !ok:
+			col = 0
+		case strings.TrimSpace(code) == "":
+			if col > 0 {
+				lines[i] = strings.Repeat(" ", col) + "# " + comment
+			}
+		default:
+			code = strings.TrimRight(code, " ")
+			col = max(at+1, len(code)+2)
+			lines[i] = code + strings.Repeat(" ", col-len(code)) + "# " + comment
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// orderedJSON is n as JSON, its objects' keys in the document's order.
+func orderedJSON(n *document.Node) json.RawMessage {
+	var b bytes.Buffer
+	var enc func(n *document.Node)
+	enc = func(n *document.Node) {
+		switch n.Kind {
+		case document.Map:
+			b.WriteByte('{')
+			for i, k := range n.Keys {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				kb, _ := json.Marshal(k)
+				b.Write(kb)
+				b.WriteByte(':')
+				enc(n.Values[i])
+			}
+			b.WriteByte('}')
+		case document.List:
+			b.WriteByte('[')
+			for i, it := range n.Items {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				enc(it)
+			}
+			b.WriteByte(']')
+		default:
+			vb, _ := json.Marshal(n.Scalar)
+			b.Write(vb)
+		}
+	}
+	enc(n)
+	return b.Bytes()
+}
+
+// newPaths resolves --scope and --path: the path defaults to a name in
+// the current directory (for a command or a package manager, the
+// directory itself: its workdir); the scope is written only where given,
+// and the path must lie in it.
 func newPaths(scope, path string, typ descriptors.ActionType) (string, string, error) {
 	abs := func(p string) (string, error) {
-		if strings.HasPrefix(p, "~/") {
+		if p == "~" || strings.HasPrefix(p, "~/") {
 			h, err := os.UserHomeDir()
 			if err != nil {
 				return "", err
 			}
-			p = filepath.Join(h, p[2:])
+			p = filepath.Join(h, strings.TrimPrefix(p, "~"))
 		}
 		return filepath.Abs(p)
 	}
@@ -182,29 +240,32 @@ func newPaths(scope, path string, typ descriptors.ActionType) (string, string, e
 			return "", "", err
 		}
 	}
-	switch {
-	case scope != "":
-		scope, err = abs(scope)
-	case path != "":
-		scope = filepath.Dir(path)
-	default:
-		scope, err = os.Getwd()
-	}
-	if err != nil {
-		return "", "", err
+	if scope != "" {
+		if scope, err = abs(scope); err != nil {
+			return "", "", err
+		}
 	}
 	if path == "" {
+		dir := scope
+		if dir == "" {
+			if dir, err = os.Getwd(); err != nil {
+				return "", "", err
+			}
+		}
 		name := map[descriptors.ActionType]string{
 			descriptors.DirectoryCreate: "new-dir", descriptors.DirectoryDelete: "old-dir",
-			descriptors.ConfigChange: "config.json", descriptors.CommandExecution: "out.txt",
-			descriptors.MultiStepComposite: "new-dir", descriptors.NetworkRequest: "download.html",
+			descriptors.ConfigChange: "config.json", descriptors.MultiStepComposite: "new-dir",
+			descriptors.NetworkRequest: "download.html",
 		}[typ]
 		if name == "" {
 			name = "NOTES.md"
 		}
-		path = filepath.Join(scope, name)
+		path = filepath.Join(dir, name)
+		if slices.Contains(workdirTypes, typ) {
+			path = dir
+		}
 	}
-	if !pathglob.Within(path, scope) {
+	if scope != "" && !pathglob.Within(path, scope) {
 		return "", "", fmt.Errorf("--path %s is not inside --scope %s", path, scope)
 	}
 	return scope, path, nil
@@ -221,47 +282,16 @@ func newUUID() (string, error) {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]), nil
 }
 
-const newTemplate = `# A descriptor made by act new, in the short form: act fills in what is
-# left out (act validate --expand prints the whole descriptor). Edit the
-# operation, then run act validate on it. docs/descriptor.md in act's
-# repository describes every field.
-action_id: $ID      # keep it: act promotes an id once, and plan then apply
-created_at: "$NOW"  # of this file are then the same action; too old is refused
-intent_summary: Say in one sentence what this does and why.
+const newTemplate = `# A $TYPE in the short form, made by act new: act fills in what is
+# left out (scope, effects, resources, sandbox, rollback, audit) from the
+# operation and the host policy; act validate --expand prints the whole
+# descriptor; docs/descriptor.md in act's repository describes every field.
+# Keep action_id: act promotes an id once, so act plan then act apply of
+# this file are one action. A created_at older than the plan expiry is
+# refused.
+action_id: $ID
+created_at: "$NOW"
 action_type: $TYPE
-risk_level: $RISK      # your grading; act grades the plan too and uses the stricter
-scope:
-  filesystem:
-    paths: [$S]     # everything the action may touch lies under these
-    recursive: true
-  network:
-    required: $NETWORK
-  ui:
-    required: $UI
-resources:             # hard caps: a run past one is stopped and rejected (a test suite fits)
-  max_cpu_ms: 300000
-  max_memory_mb: 2048
-  max_disk_mb: 1024
-  max_duration_ms: 300000
-preconditions:         # checked on the real machine before anything runs
-  paths_exist: []
-  network_available: false
-  user_idle: false
-$EFFECTS
-sandbox:
-  required: $SANDBOX
-  allow_network: $NETWORK
-  max_runs: 1          # how often the sandbox may run this id's commands
-rollback:
-  supported: true
-  rollback_scope: declared_effects_only
-confirmation:
-  required: false      # true: always ask a person (say why in reason)
-  reason: ""
-  cooldown_on_repeat: false
-audit:
-  log: true
-  log_level: SUMMARY   # SUMMARY, DETAILED or FORENSIC
-  retain_days: 30
-$OPERATION
+intent_summary: Say in one sentence what this does and why.
+$SCOPE$OPERATION
 `

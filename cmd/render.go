@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/doors/report"
@@ -17,6 +20,7 @@ import (
 	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/review"
+	"golang.org/x/sys/unix"
 )
 
 // recoveryOutcome says in words where a recovery left the tree.
@@ -103,6 +107,9 @@ func (env *Env) finish(res *result, success string, err error, human func(w io.W
 		}
 		st := newStyles(env, env.Stdio.Err)
 		for _, w := range res.Warnings {
+			if env.toldBefore(w.Rule) {
+				continue
+			}
 			fmt.Fprintf(env.Stdio.Err, "act: %s %s\n", st.Warn.Render("warning:"), escapeLine(w.Error()))
 		}
 		defer func() {
@@ -167,4 +174,35 @@ func orCLI(caller string) string {
 		return "cli"
 	}
 	return caller
+}
+
+// onceRules are the warnings about the host, not the action, that a
+// person reads once: every plan of every command would repeat them. --json
+// output always carries them.
+var onceRules = []string{"op.memory-per-process"}
+
+// toldBefore reports whether a warning of rule is one shown once that a
+// person was shown already, and otherwise records that it is shown now.
+func (env *Env) toldBefore(rule string) bool {
+	if !slices.Contains(onceRules, rule) {
+		return false
+	}
+	dir, err := env.stateDir()
+	if err != nil {
+		return false
+	}
+	f := state.Dir{Root: dir}.Told(rule)
+	if _, err := os.Lstat(f); err == nil {
+		return true
+	}
+	// Only in a directory of act's own, never through a link: the note
+	// is an empty file, but not one to plant elsewhere.
+	told := filepath.Dir(f)
+	os.Mkdir(told, 0o700)
+	if fi, err := os.Lstat(told); err == nil && fi.IsDir() {
+		if fd, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY|unix.O_NOFOLLOW, 0o600); err == nil {
+			fd.Close()
+		}
+	}
+	return false
 }

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/doors"
@@ -42,8 +43,10 @@ func newRunCommand(env *Env) *cli.Command {
    or keep it pending (exit 7) for "act apply PLAN_ID --confirm". The
    descriptor is saved with the plan (act --json show PLAN_ID) and audited.
 
-   The workspace (--workspace, default the current directory) must lie
-   under an allowed root of the policy; it counts as a workspace for risk,
+   The workspace (--workspace; by default the project the current
+   directory is in: the top of its git work tree, never a home directory
+   or /, else the current directory itself) must lie under an allowed root
+   of the policy; it counts as a workspace for risk,
    as act mcp --workspace does: a plan that only changes plain files in it
    is LOW. The command runs in the current directory when that is inside
    the workspace, else in the workspace; its resources are the policy's
@@ -68,7 +71,7 @@ EXAMPLES:
 			note(7, "confirmation required (plan pending), or a no at the question (denied)").with(outcome.Interrupted).help() + `,
    or the command's own code when it exited non-zero (nothing promoted)`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "workspace", Usage: "the directory the command may change (default the current directory)"},
+			&cli.StringFlag{Name: "workspace", Usage: "the directory the command may change (default the project the current directory is in: its git work tree's top, else the current directory)"},
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -84,11 +87,19 @@ EXAMPLES:
 // directory) and makes it one of this session (addWorkspace); it returns
 // the workspace and the command's working directory (run.Workspace).
 func runWorkspace(env *Env, dir string) (ws, workdir string, err error) {
-	cwd, err := os.Getwd()
+	// The kernel's idea of the directory, not $PWD's: Go's os.Getwd
+	// takes $PWD where it names the same directory, by any path.
+	cwd, err := unix.Getwd()
 	if err != nil {
 		return "", "", err
 	}
-	ws, workdir, err = run.Workspace(cwd, dir, func(abs string) (string, error) {
+	var stops []string
+	for _, h := range []string{env.Getenv("HOME"), env.UserHome()} {
+		if h != "" && filepath.IsAbs(h) {
+			stops = append(stops, filepath.Clean(h))
+		}
+	}
+	ws, workdir, err = run.Workspace(cwd, dir, stops, func(abs string) (string, error) {
 		if err := env.addWorkspace(abs); err != nil {
 			return "", err
 		}

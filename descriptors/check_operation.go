@@ -24,6 +24,7 @@ import (
 	"encoding/base64"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/act-project/act/internal/pathglob"
@@ -119,7 +120,7 @@ func (c *checker) checkEffects(n node) {
 			if k.name == "delete" {
 				continue
 			}
-			if kind := c.persistenceKind(p); kind != "" {
+			if kind := c.persistenceKind(p); kind != "" && !c.scopeNames(p) {
 				verb := map[string]string{"create": "creating", "modify": "modifying"}[k.name]
 				c.add("forbidden.persistence-outside-scope", f,
 					"%s %q would change %s, which runs later, outside the action", verb, p, kind)
@@ -130,6 +131,14 @@ func (c *checker) checkEffects(n node) {
 		c.add("effects.system-state-change", field(n.path, "effects", "system_state_change"),
 			"effects.system_state_change is true; act can carry out and roll back only filesystem changes inside the scope")
 	}
+}
+
+// scopeNames reports whether a scope path is p itself, a plain path: an
+// action scoped to that one file (a short descriptor's scope of a file in
+// a home directory's root) may change it, and act grades the plan that
+// does HIGH, for a person to confirm (docs/persistence.md).
+func (c *checker) scopeNames(p string) bool {
+	return !pathglob.HasMeta(p) && slices.Contains(c.d.Scope.Filesystem.Paths, p)
 }
 
 // checkNodeNetwork applies the per-type network rules: the flag is
@@ -212,7 +221,18 @@ func (c *checker) checkOperation(n node) {
 		}
 	case PackageOp:
 		paths = append(paths, opPath{field: opf("workdir"), path: op.Workdir})
+		pkgs, dev := op.Split()
+		if len(pkgs) == 0 {
+			c.add("package.invalid-name", opf("packages"), "the packages name no package, only the flag of development dependencies")
+		}
+		if dev && devFlags[op.Manager] == nil {
+			c.add("package.dev-unsupported", opf("dev"),
+				"%s has no development dependencies (a requirements file of them is a project's own convention): install them as packages", op.Manager)
+		}
 		for i, p := range op.Packages {
+			if slices.Contains(devFlags[op.Manager], p) {
+				continue
+			}
 			if why := packageNameProblem(p); why != "" {
 				c.add("package.invalid-name", opf("packages", idx(i)),
 					"the package name %q %s", p, why)

@@ -1,18 +1,26 @@
 package descriptors
 
 // The short form (docs/descriptor.md, "Short form"): a descriptor may leave
-// out the fields that have one allowed value, created_at and action_id,
-// and a file operation's effects. [Expand] fills them in on the parsed
-// document, before the schema sees it, so that every field the user wrote
-// keeps its position in their file; a field act filled in has none.
+// out everything but its intent, its type and its operation — the fields
+// that have one allowed value, created_at and action_id, the effects, and
+// the scope, resources, preconditions, sandbox, rollback, confirmation and
+// audit, which default from the operation and the host policy. [Expand]
+// fills them in on the parsed document, before the schema sees it, so that
+// every field the user wrote keeps its position in their file; a scope or
+// effects act derived from the operation take the operation's position, and
+// a field it took from the policy has none.
 
 import (
+	"bytes"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/act-project/act/internal/document"
+	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/problem"
 )
 
@@ -26,6 +34,57 @@ type Stamp struct {
 	ActionID string
 	// CreatedAt, if set, is created_at as written (it wins over Now).
 	CreatedAt string
+	// Policy is what the host policy gives the fields left out.
+	Policy Defaults
+}
+
+// Defaults are what a short descriptor's left-out fields take from the
+// host: the policy's caps and retention, and the homes (a file directly in
+// a home directory is scoped to itself, as no scope may take in a home).
+type Defaults struct {
+	// Caps are the policy's resource caps (0: none); the resources of a
+	// short descriptor are its kind's defaults (DefaultResources) within
+	// them.
+	Caps Resources
+	// RetainDays is the policy's audit retention (0: 30 days).
+	RetainDays int64
+	// Homes are $HOME and the password database's home, as CheckOptions
+	// has them; /root and /home/* are always homes (HomeRoots).
+	Homes []string
+}
+
+// DefaultsOf are the defaults that expand a short descriptor into d again:
+// d's own resources (the defaults within caps that equal them) and
+// retention, with homes. For a plan's file read back (its saved descriptor
+// is d).
+func DefaultsOf(d *Descriptor, homes ...string) Defaults {
+	return Defaults{Caps: d.Resources, RetainDays: d.Audit.RetainDays, Homes: homes}
+}
+
+// The resources a short descriptor asks for (within the policy's caps):
+// a command's fit a test suite, a file operation's a file of the largest
+// size act edits, a request's a download.
+var (
+	commandResources = Resources{MaxCPUMs: 600000, MaxMemoryMB: 4096, MaxDiskMB: 1024, MaxDurationMs: 600000}
+	fileResources    = Resources{MaxCPUMs: 10000, MaxMemoryMB: 256, MaxDiskMB: 64, MaxDurationMs: 30000}
+	requestResources = Resources{MaxCPUMs: 30000, MaxMemoryMB: 512, MaxDiskMB: 1024, MaxDurationMs: 120000}
+)
+
+// Within is r with each resource lowered to the cap where c sets one (0:
+// no cap).
+func (r Resources) Within(c Resources) Resources {
+	lower := func(a, b int64) int64 {
+		if b > 0 && b < a {
+			return b
+		}
+		return a
+	}
+	return Resources{
+		MaxCPUMs:      lower(r.MaxCPUMs, c.MaxCPUMs),
+		MaxMemoryMB:   lower(r.MaxMemoryMB, c.MaxMemoryMB),
+		MaxDiskMB:     lower(r.MaxDiskMB, c.MaxDiskMB),
+		MaxDurationMs: lower(r.MaxDurationMs, c.MaxDurationMs),
+	}
 }
 
 // Single-valued fields and their one value: a short descriptor may leave
@@ -36,8 +95,6 @@ var singleValued = []struct {
 }{
 	{[]string{"descriptor_version"}, "1.0"},
 	{[]string{"created_by"}, "ai"},
-	{[]string{"sandbox", "sandbox_type"}, "container"},
-	{[]string{"rollback", "rollback_type"}, "filesystem_snapshot"},
 }
 
 // The order of the fields of each object act fills in, for a filled-in
@@ -47,39 +104,23 @@ var (
 		"action_type", "risk_level", "scope", "resources", "preconditions", "effects", "sandbox",
 		"rollback", "confirmation", "audit", "verification", "operation", "steps"}
 	stepOrder     = []string{"action_type", "intent_summary", "risk_level", "effects", "operation", "steps"}
-	fieldOrders   = map[string][]string{"sandbox": {"required", "sandbox_type", "allow_network", "max_runs"}, "rollback": {"supported", "rollback_type", "rollback_scope"}}
 	effectsFields = []string{"create", "modify", "delete"}
 )
 
-// DerivedEffects are the action types whose effects act derives from the
-// operation when a descriptor (or a step) leaves them out.
-var DerivedEffects = []ActionType{FileRead, FileWrite, FileDelete, FileMove, DirectoryCreate,
-	DirectoryDelete, ConfigChange, NetworkRequest, MultiStepComposite}
-
 // Expand turns a short descriptor into the full one in place: it fills in
-// the single-valued fields, action_id and created_at (from st), and the
-// effects of a file operation (and of each such step of a composite, the
-// composite's own being the union of its steps') that leaves them out.
-// It changes nothing that is there, and leaves what it cannot derive (a
-// malformed operation, a command's effects) for the schema to report.
+// the single-valued fields, action_id and created_at (from st), the
+// effects of the operation (and of each step of a composite, the
+// composite's own being the union of its steps') and the rest of the
+// fields a descriptor may leave out (expandTail). It changes nothing that
+// is there, and leaves what it cannot derive (a malformed operation) for
+// the schema to report.
 func Expand(doc *document.Document, st Stamp) {
 	root := doc.Root
 	if root == nil || root.Kind != document.Map {
 		return
 	}
 	for _, f := range singleValued {
-		m := root
-		for _, k := range f.path[:len(f.path)-1] {
-			m, _, _ = m.Get(k)
-		}
-		if m != nil && m.Kind == document.Map {
-			key := f.path[len(f.path)-1]
-			order := topOrder
-			if len(f.path) > 1 {
-				order = fieldOrders[f.path[0]]
-			}
-			setDefault(m, key, str(f.value), order)
-		}
+		setDefault(root, f.path[0], str(f.value), topOrder)
 	}
 	if _, _, ok := root.Get("action_id"); !ok {
 		id := st.ActionID
@@ -99,7 +140,22 @@ func Expand(doc *document.Document, st Stamp) {
 		}
 		setDefault(root, "created_at", str(at), topOrder)
 	}
+	// The three network flags must agree: one the agent wrote sets the
+	// others.
+	var net *bool
+	for _, f := range [][]string{{"scope", "network", "required"}, {"effects", "network"}, {"sandbox", "allow_network"}} {
+		if v := get(root, f...); v != nil && v.Kind == document.Bool {
+			b := v.Scalar == true
+			net = &b
+			break
+		}
+	}
+	_, _, declared := root.Get("effects")
 	expandEffects(root, topOrder)
+	sh := expandTail(root, st.Policy, net)
+	if nw := get(root, "effects", "network"); !declared && nw != nil && sh != nil {
+		nw.Scalar = sh.net
+	}
 }
 
 // expandEffects fills in n's effects if it leaves them out and they can be
@@ -139,6 +195,7 @@ func expandEffects(n *document.Node, order []string) *document.Node {
 		return nil
 	}
 	e := derived.node()
+	place(e, opPos(n))
 	setDefault(n, "effects", e, order)
 	return e
 }
@@ -180,83 +237,43 @@ func (f *fileEffects) add(e *document.Node) bool {
 	return true
 }
 
-// operationEffects derives the effects of a file operation op of type t,
-// a document node (OpEffects on what it names), or nil where op does not
-// name what its effects need.
+// operationEffects derives the effects of operation op of type t, a
+// document node (OpEffects on its typed form), or nil where op does not
+// decode as t's operation (the schema then says why).
 func operationEffects(t ActionType, op *document.Node) *fileEffects {
-	if op == nil || op.Kind != document.Map {
+	typed := typedOp(t, op)
+	if typed == nil {
 		return nil
-	}
-	get := func(k string) (string, bool) {
-		v, _, _ := op.Get(k)
-		if v == nil || v.Kind != document.String {
-			return "", false
-		}
-		return v.Scalar.(string), true
-	}
-	flag := func(k string) bool {
-		v, _, _ := op.Get(k)
-		return v != nil && v.Scalar == true
-	}
-	var typed Operation
-	switch t {
-	case FileRead:
-		p, ok := get("path")
-		if !ok {
-			return nil
-		}
-		typed = FileReadOp{Path: p}
-	case FileWrite:
-		p, ok := get("path")
-		if !ok {
-			return nil
-		}
-		w := FileWriteOp{Path: p, CreateOnly: flag("create_only")}
-		if _, _, ok := op.Get("edits"); ok {
-			w.Edits = []Edit{}
-		}
-		typed = w
-	case FileDelete:
-		l, _, _ := op.Get("paths")
-		if l == nil || l.Kind != document.List {
-			return nil
-		}
-		d := FileDeleteOp{Paths: []string{}}
-		for _, it := range l.Items {
-			s, ok := it.Scalar.(string)
-			if !ok {
-				return nil
-			}
-			d.Paths = append(d.Paths, s)
-		}
-		typed = d
-	case FileMove:
-		from, ok1 := get("from")
-		to, ok2 := get("to")
-		if !ok1 || !ok2 {
-			return nil
-		}
-		typed = FileMoveOp{From: from, To: to, Overwrite: flag("overwrite")}
-	case DirectoryCreate, DirectoryDelete, ConfigChange:
-		p, ok := get("path")
-		if !ok {
-			return nil
-		}
-		typed = map[ActionType]Operation{DirectoryCreate: DirectoryCreateOp{Path: p}, DirectoryDelete: DirectoryDeleteOp{Path: p}, ConfigChange: ConfigChangeOp{Path: p}}[t]
-	case NetworkRequest:
-		p, _ := get("save_to")
-		typed = NetworkRequestOp{SaveTo: p}
 	}
 	return opEffects(typed)
 }
 
-// opEffects derives the effects of a file operation: what the operation
+// typedOp is the operation node op decoded as t's, or nil where it does
+// not decode.
+func typedOp(t ActionType, op *document.Node) Operation {
+	if op == nil || op.Kind != document.Map || t == MultiStepComposite {
+		return nil
+	}
+	b, err := json.Marshal(op.Value())
+	if err != nil {
+		return nil
+	}
+	typed, err := DecodeOperation(t, b)
+	if err != nil {
+		return nil
+	}
+	return typed
+}
+
+// opEffects derives the effects of an operation: what a file operation
 // names, by the kind of change it makes to it. A path that may exist or
 // not (FILE_WRITE's path, FILE_MOVE's to with overwrite, a
 // NETWORK_REQUEST's save_to) is declared both created and modified: which
 // one the plan finds depends on the tree, and validate does not look.
-// FILE_WRITE with create_only only creates, with edits only modifies. Nil
-// for an operation whose effects must be declared (a command's).
+// FILE_WRITE with create_only only creates, with edits only modifies. A
+// command or a package manager may create, modify and delete anything
+// below its workdir (the review of its diff is what decides, as for act
+// run's); UI_AUTOMATION changes no file.
 func opEffects(op Operation) *fileEffects {
 	f := &fileEffects{create: []string{}, modify: []string{}, delete: []string{}}
 	switch o := op.(type) {
@@ -286,6 +303,14 @@ func opEffects(op Operation) *fileEffects {
 		if o.SaveTo != "" {
 			f.create, f.modify = []string{o.SaveTo}, []string{o.SaveTo}
 		}
+	case CommandExecutionOp:
+		all := []string{pathglob.Join(o.Workdir, "**")}
+		f.create, f.modify, f.delete = all, slices.Clone(all), slices.Clone(all)
+	case PackageOp:
+		all := []string{pathglob.Join(o.Workdir, "**")}
+		f.create, f.modify, f.delete = all, slices.Clone(all), slices.Clone(all)
+		f.network = true
+	case UIAutomationOp:
 	default:
 		return nil
 	}
@@ -362,4 +387,339 @@ func NewUUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// expandTail fills in what a short descriptor root leaves out of the
+// fields every descriptor has (docs/descriptor.md, "Short form"), from its
+// operation and the policy's defaults p:
+//
+//   - risk_level LOW: act grades the plan and uses the stricter;
+//   - scope.filesystem: what the operation names — a file operation's
+//     path's directory (the path itself where that is a home directory or
+//     /), not recursive; a deleted directory's, recursive; a glob's
+//     literal directories, recursive; a command's or a package manager's
+//     workdir, recursive; a composite's steps' together;
+//   - scope.network.required and sandbox.allow_network (and derived
+//     effects' network): net, the one of the three the agent wrote, else
+//     true for a NETWORK_REQUEST and a package manager;
+//     scope.ui.required: true for UI_AUTOMATION;
+//   - resources: the kind's defaults within the policy's caps;
+//   - preconditions none; a sandbox where the rules require one, run at
+//     most once; rollback of the declared effects; no confirmation asked
+//     by the agent (the policy decides); audit at SUMMARY, kept the
+//     policy's retain_days.
+//
+// An object that is there is completed field by field, but for
+// scope.filesystem and effects: those are the agent's whole claim or
+// none, never widened. It returns what it found of the operations (nil
+// for no action type).
+func expandTail(root *document.Node, p Defaults, net *bool) *shape {
+	t, _, _ := root.Get("action_type")
+	if t == nil || t.Kind != document.String {
+		return nil
+	}
+	sh := &shape{homes: HomeRoots(p.Homes...)}
+	sh.walk(root, true)
+	if v, _, _ := root.Get("verification"); v != nil {
+		sh.command = true
+		sh.sandbox = true
+	}
+	if net != nil {
+		sh.net = *net
+	}
+	if r := get(root, "risk_level"); r != nil && (r.Scalar == string(RiskHigh) || r.Scalar == string(RiskCritical)) {
+		sh.sandbox = true
+	}
+	res := fileResources
+	switch {
+	case sh.command:
+		res = commandResources
+	case sh.request:
+		res = requestResources
+	}
+	retain := p.RetainDays
+	if retain <= 0 {
+		retain = 30
+	}
+	type scope struct {
+		Filesystem *FilesystemScope `json:"filesystem,omitempty"`
+		Network    Required         `json:"network"`
+		UI         Required         `json:"ui"`
+	}
+	tail := struct {
+		RiskLevel     RiskLevel     `json:"risk_level"`
+		Scope         scope         `json:"scope"`
+		Resources     Resources     `json:"resources"`
+		Preconditions Preconditions `json:"preconditions"`
+		Sandbox       Sandbox       `json:"sandbox"`
+		Rollback      Rollback      `json:"rollback"`
+		Confirmation  Confirmation  `json:"confirmation"`
+		Audit         Audit         `json:"audit"`
+	}{
+		RiskLevel:     RiskLow,
+		Scope:         scope{Network: Required{sh.net}, UI: Required{sh.ui}},
+		Resources:     res.Within(p.Caps),
+		Preconditions: Preconditions{PathsExist: []string{}},
+		Sandbox:       Sandbox{Required: sh.sandbox, SandboxType: "container", AllowNetwork: sh.net, MaxRuns: 1},
+		Rollback:      Rollback{Supported: true, RollbackType: "filesystem_snapshot", RollbackScope: "declared_effects_only"},
+		Audit:         Audit{Log: true, LogLevel: "SUMMARY", RetainDays: retain},
+	}
+	if sh.ok {
+		tail.Scope.Filesystem = &FilesystemScope{Paths: sh.paths, Recursive: sh.recursive}
+		if tail.Scope.Filesystem.Paths == nil {
+			tail.Scope.Filesystem.Paths = []string{}
+		}
+	}
+	def := nodeOf(tail)
+	if fs := get(def, "scope", "filesystem"); fs != nil {
+		place(fs, opPos(root))
+	} else if _, _, ok := root.Get("scope"); !ok {
+		// An operation that does not decode: the schema says why, and
+		// no scope is made up without its paths.
+		i := slices.Index(def.Keys, "scope")
+		def.Keys, def.Values, def.KeyPos = slices.Delete(def.Keys, i, i+1), slices.Delete(def.Values, i, i+1), slices.Delete(def.KeyPos, i, i+1)
+	}
+	fill(root, def, topOrder, nil)
+	// A verification without workdir runs in the first scope path: a
+	// directory, where act scoped a file.
+	if v, _, _ := root.Get("verification"); v != nil && v.Kind == document.Map && sh.ok && sh.fileScoped && len(sh.paths) > 0 {
+		setDefault(v, "workdir", str(filepath.Dir(sh.paths[0])), []string{"commands", "env", "workdir"})
+	}
+	return sh
+}
+
+// fill sets every field of def that m leaves out, in place, and completes
+// the objects both have, but for the whole-or-nothing scope.filesystem and
+// effects. order is the full form's order of m's fields (nil: def's).
+func fill(m, def *document.Node, order []string, path []string) {
+	if order == nil {
+		order = def.Keys
+	}
+	for i, k := range def.Keys {
+		v, _, ok := m.Get(k)
+		if !ok {
+			setDefault(m, k, def.Values[i], order)
+			continue
+		}
+		p := append(slices.Clone(path), k)
+		if v.Kind != document.Map || def.Values[i].Kind != document.Map || slices.Equal(p, []string{"scope", "filesystem"}) {
+			continue
+		}
+		fill(v, def.Values[i], nil, p)
+	}
+}
+
+// A shape is what expandTail needs to know of a descriptor's operations.
+type shape struct {
+	homes []string
+	// ok: the scope could be derived (every operation decodes); paths
+	// and recursive are it; fileScoped: some path is a file's own.
+	ok, recursive, fileScoped bool
+	paths                     []string
+	// net: the action needs the network; command, request: it runs a
+	// command (or a verification), makes a request; sandbox: the rules
+	// require one; ui: it is or holds UI_AUTOMATION.
+	net, command, request, sandbox, ui bool
+}
+
+// walk records n (the descriptor when top, else a step) and its steps.
+func (sh *shape) walk(n *document.Node, top bool) {
+	if top {
+		sh.ok = true
+	}
+	t, _, _ := n.Get("action_type")
+	if t == nil || t.Kind != document.String {
+		sh.ok = false
+		return
+	}
+	typ := ActionType(t.Scalar.(string))
+	if sandboxReason(typ, "") != "" {
+		sh.sandbox = true
+	}
+	switch typ {
+	case CommandExecution:
+		sh.command = true
+	case PackageInstall, PackageRemove:
+		sh.command = true
+		sh.net = true
+	case NetworkRequest:
+		sh.request = true
+		sh.net = true
+	case UIAutomation:
+		sh.ui = true
+	case MultiStepComposite:
+		steps, _, _ := n.Get("steps")
+		if steps == nil || steps.Kind != document.List {
+			sh.ok = false
+			return
+		}
+		for _, s := range steps.Items {
+			sh.walk(s, false)
+		}
+		return
+	}
+	op, _, _ := n.Get("operation")
+	typed := typedOp(typ, op)
+	if typed == nil {
+		sh.ok = false
+		return
+	}
+	switch o := typed.(type) {
+	case FileReadOp:
+		sh.file(o.Path)
+	case FileWriteOp:
+		sh.file(o.Path)
+	case ConfigChangeOp:
+		sh.file(o.Path)
+	case DirectoryCreateOp:
+		sh.file(o.Path)
+	case FileMoveOp:
+		sh.file(o.From)
+		sh.file(o.To)
+	case NetworkRequestOp:
+		if o.SaveTo != "" {
+			sh.file(o.SaveTo)
+		}
+	case FileDeleteOp:
+		for _, p := range o.Paths {
+			if pathglob.HasMeta(p) {
+				sh.tree(pathglob.Prefix(p))
+			} else {
+				sh.file(p)
+			}
+		}
+	case DirectoryDeleteOp:
+		sh.tree(filepath.Dir(o.Path))
+	case CommandExecutionOp:
+		sh.tree(o.Workdir)
+	case PackageOp:
+		sh.tree(o.Workdir)
+	}
+}
+
+// file scopes the directory of a path an operation names, or the path
+// itself where that directory is a home directory or /: no scope may take
+// those in.
+func (sh *shape) file(p string) {
+	dir := filepath.Dir(p)
+	if dir == p || dir == "/" || slices.ContainsFunc(sh.homes, func(h string) bool { return pathglob.Match(h, dir) }) {
+		sh.fileScoped = true
+		sh.add(p)
+		return
+	}
+	sh.add(dir)
+}
+
+// tree scopes the directory dir and everything below it.
+func (sh *shape) tree(dir string) {
+	sh.recursive = true
+	sh.add(dir)
+}
+
+func (sh *shape) add(p string) {
+	if !slices.Contains(sh.paths, p) {
+		sh.paths = append(sh.paths, p)
+	}
+}
+
+// get is the node at path below n, or nil.
+func get(n *document.Node, path ...string) *document.Node {
+	for _, k := range path {
+		n, _, _ = n.Get(k)
+		if n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+// opPos is where n's operation (or steps) is written: what a field act
+// derives from it points at.
+func opPos(n *document.Node) problem.Pos {
+	for _, k := range []string{"operation", "steps"} {
+		if _, pos, ok := n.Get(k); ok {
+			return pos
+		}
+	}
+	return problem.Pos{}
+}
+
+// place gives every field and value of n, a node act filled in, the
+// position pos (where what it derives from is written).
+func place(n *document.Node, pos problem.Pos) {
+	n.Pos = pos
+	for i := range n.KeyPos {
+		n.KeyPos[i] = pos
+	}
+	for _, v := range n.Values {
+		place(v, pos)
+	}
+	for _, it := range n.Items {
+		place(it, pos)
+	}
+}
+
+// nodeOf is v (a struct of the descriptor's types) as a document node of
+// no position, its objects' fields in v's order.
+func nodeOf(v any) *document.Node {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // plain structs of strings, bools and numbers
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	n, err := decodeNode(dec)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+func decodeNode(dec *json.Decoder) (*document.Node, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '{' {
+			m := mapNode()
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := decodeNode(dec)
+				if err != nil {
+					return nil, err
+				}
+				m.Keys = append(m.Keys, k.(string))
+				m.Values = append(m.Values, v)
+				m.KeyPos = append(m.KeyPos, problem.Pos{})
+			}
+			_, err := dec.Token()
+			return m, err
+		}
+		l := &document.Node{Kind: document.List, Items: []*document.Node{}}
+		for dec.More() {
+			v, err := decodeNode(dec)
+			if err != nil {
+				return nil, err
+			}
+			l.Items = append(l.Items, v)
+		}
+		_, err := dec.Token()
+		return l, err
+	case bool:
+		return &document.Node{Kind: document.Bool, Scalar: t}, nil
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return &document.Node{Kind: document.Int, Scalar: i}, nil
+		}
+		f, err := t.Float64()
+		return &document.Node{Kind: document.Float, Scalar: f}, err
+	case string:
+		return str(t), nil
+	}
+	return &document.Node{Kind: document.Null}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/act-project/act/internal/document"
@@ -51,6 +52,9 @@ func LoadStampedContext(ctx context.Context, name string, data []byte, st Stamp)
 		return nil, doc, probs
 	}
 	defer timings.Start(ctx, "decode")()
+	if probs := unexpanded(doc); probs != nil {
+		return nil, doc, probs
+	}
 	d, err := decode(doc)
 	if err != nil {
 		// The schema accepted what the Go types cannot hold: a bug, but
@@ -61,6 +65,41 @@ func LoadStampedContext(ctx context.Context, name string, data []byte, st Stamp)
 		}}
 	}
 	return d, doc, nil
+}
+
+// expandedFields are what every expanded descriptor holds, though the
+// schema lets a short one leave them out.
+var expandedFields = [][]string{{"risk_level"}, {"scope", "filesystem"}, {"scope", "network"}, {"scope", "ui"},
+	{"resources"}, {"preconditions"}, {"effects"}, {"sandbox"}, {"rollback"}, {"confirmation"}, {"audit"}}
+
+// unexpanded reports a field the schema accepted as left out but
+// expansion did not fill in: a second line behind Expand, so that no
+// check ever sees a zero value act did not choose.
+func unexpanded(doc *document.Document) problem.List {
+	var probs problem.List
+	for _, f := range expandedFields {
+		if get(doc.Root, f...) == nil {
+			probs = append(probs, At(doc, problem.Schema, "schema.missing-field", f,
+				"act could not derive %s from the operation; write it out", problem.FieldPath(f...)))
+		}
+	}
+	var steps func(n *document.Node, path []string)
+	steps = func(n *document.Node, path []string) {
+		l, _, _ := n.Get("steps")
+		if l == nil {
+			return
+		}
+		for i, s := range l.Items {
+			p := append(slices.Clone(path), "steps", strconv.Itoa(i))
+			if get(s, "effects") == nil {
+				probs = append(probs, At(doc, problem.Schema, "schema.missing-field", append(p, "effects"),
+					"act could not derive the step's effects from its operation; write them out"))
+			}
+			steps(s, p)
+		}
+	}
+	steps(doc.Root, nil)
+	return probs
 }
 
 // SchemaProblems turns schema violations into problems positioned in doc.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // An Operation is the typed "operation" object of one action type.
@@ -76,8 +77,29 @@ type PackageOp struct {
 	Manager  string   `json:"manager"`
 	Packages []string `json:"packages"`
 	Workdir  string   `json:"workdir"`
+	// Dev: development dependencies (npm's devDependencies, a go.mod
+	// tool directive); pip has none.
+	Dev bool `json:"dev,omitempty"`
 
 	actionType ActionType
+}
+
+// devFlags are the flags a manager's own command line takes for a
+// development dependency, which a package list may hold as Dev does.
+var devFlags = map[string][]string{"npm": {"-D", "--save-dev"}, "go": {"-tool"}}
+
+// Split is the operation's packages without the manager's dev flags, and
+// whether it is about development dependencies (Dev, or such a flag).
+func (o PackageOp) Split() (pkgs []string, dev bool) {
+	dev = o.Dev
+	for _, p := range o.Packages {
+		if slices.Contains(devFlags[o.Manager], p) {
+			dev = true
+			continue
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, dev
 }
 
 // NetworkRequestOp is a GET or HEAD performed by act itself.

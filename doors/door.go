@@ -16,7 +16,6 @@ import (
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/problem"
-	"github.com/act-project/act/plan"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/review"
 )
@@ -158,7 +157,7 @@ func NetworkNotes(err error) []string {
 	}
 	var out []string
 	for _, p := range probs {
-		if p.Rule == plan.RuleNetworkRefused {
+		if p.Rule == gate.RuleNetworkRefused {
 			out = append(out, p.Message)
 		}
 	}
@@ -174,7 +173,7 @@ func CommandFailed(err error) (int, bool) {
 	if !errors.As(err, &probs) {
 		return 0, false
 	}
-	probs = slices.DeleteFunc(slices.Clone(probs), func(p problem.Problem) bool { return p.Rule == plan.RuleNetworkRefused })
+	probs = slices.DeleteFunc(slices.Clone(probs), func(p problem.Problem) bool { return p.Rule == gate.RuleNetworkRefused })
 	if len(probs) != 1 {
 		return 0, false
 	}

@@ -85,14 +85,27 @@ func (g *Gate) Check(ctx context.Context, name string, data []byte, acting bool)
 			}
 		}()
 	}
-	// A short descriptor is stamped with act's clock (docs/descriptor.md,
-	// "Short form"): over MCP and from a file alike.
-	d, doc, probs := descriptors.LoadStampedContext(ctx, name, data, descriptors.Stamp{Now: g.Now()})
+	// A short descriptor is stamped with act's clock and completed from
+	// the host policy (docs/descriptor.md, "Short form"): over MCP and
+	// from a file alike. What it expands to is what every check below
+	// and the plan see.
+	d, doc, probs := descriptors.LoadStampedContext(ctx, name, data, descriptors.Stamp{Now: g.Now(), Policy: g.ShortDefaults()})
 	if probs != nil {
 		return nil, g.unreadable(ctx, doc, data, probs)
 	}
 	ck := &Checked{Descriptor: d, Doc: doc, warm: warm}
 	return ck, g.checkRules(ctx, ck, acting)
+}
+
+// ShortDefaults are what a short descriptor's left-out fields take from
+// the gate's policy and host.
+func (g *Gate) ShortDefaults() descriptors.Defaults {
+	c := g.Policy.ResourceCaps
+	return descriptors.Defaults{
+		Caps:       descriptors.Resources{MaxCPUMs: c.MaxCPUMs, MaxMemoryMB: c.MaxMemoryMB, MaxDiskMB: c.MaxDiskMB, MaxDurationMs: c.MaxDurationMs},
+		RetainDays: g.Policy.Audit.RetainDays,
+		Homes:      []string{g.EnvHome, g.UserHome},
+	}
 }
 
 // CheckBuilt runs the rules and the policy on d, a descriptor a door

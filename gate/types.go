@@ -43,6 +43,10 @@ const (
 	MaxReadContent   = plan.MaxReadContent
 )
 
+// RuleNetworkRefused: the egress proxy refused requests of a command
+// (docs/sandbox.md, "Network").
+const RuleNetworkRefused = plan.RuleNetworkRefused
+
 // ErrNotFound: no such plan or action.
 var ErrNotFound = plan.ErrNotFound
 

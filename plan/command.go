@@ -21,6 +21,7 @@ import (
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox"
 	"github.com/act-project/act/sandbox/isolate"
+	"golang.org/x/sys/unix"
 )
 
 // MaxCommandOutput caps each captured output stream of a command.
@@ -360,7 +361,9 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 	}
 	mu.Unlock()
 	if res.Signal != 0 {
-		out.Signal = res.Signal.String()
+		// SIGKILL, not "killed": the name a person and
+		// doors.CommandFailed read.
+		out.Signal = unix.SignalName(res.Signal)
 	}
 	if res.CapHit != nil {
 		out.CapHit = res.CapHit.String()
@@ -503,8 +506,8 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 	}
 	if res.Caps[string(isolate.CapMemory)] == isolate.MemoryPerProcess && !slices.ContainsFunc(r.res.Notes, func(n Note) bool { return n.Rule == "op.memory-per-process" }) {
 		// The plan says, once, that the memory cap is no total here.
-		r.note("op.memory-per-process", f, "", "memory cap: %s: no memory cgroup is writable for this user, so each process of the command may map up to resources.max_memory_mb, "+
-			"and the kernel's buffers, page cache and tmpfs pages are not counted (a delegated cgroup bounds them together; policy resources.memory_enforcement: total refuses instead)", isolate.MemoryPerProcess)
+		r.note("op.memory-per-process", f, "", "memory cap: %s: no memory cgroup is writable for this user, so each process may map up to resources.max_memory_mb "+
+			"(act says this once; policy resources.memory_enforcement: total refuses instead)", isolate.MemoryPerProcess)
 	}
 	refusal := refusedMessage(what, res.Refused)
 	if n, ok := r.exec.(interface{ Network() bool }); ok && !n.Network() && res.ExitCode != 0 && refusal == "" {
@@ -677,14 +680,21 @@ var sourceVars = map[string][]string{
 }
 
 // packageArgv is the command a package operation runs.
+// A development dependency is npm's --save-dev (uninstall removes a
+// package from every list) and go's -tool (a go.mod tool directive);
+// pip has none, which the rules refuse (package.dev-unsupported).
 func packageArgv(t descriptors.ActionType, op descriptors.PackageOp) []string {
 	install := t == descriptors.PackageInstall
+	pkgs, dev := op.Split()
 	var argv []string
 	switch op.Manager {
 	case "npm":
 		argv = []string{"npm", "uninstall"}
 		if install {
 			argv = []string{"npm", "install", "--no-audit", "--no-fund"}
+			if dev {
+				argv = append(argv, "--save-dev")
+			}
 		}
 	case "pip":
 		argv = []string{"pip", "uninstall", "--yes"}
@@ -693,15 +703,18 @@ func packageArgv(t descriptors.ActionType, op descriptors.PackageOp) []string {
 		}
 	case "go":
 		argv = []string{"go", "get"}
+		if dev {
+			argv = append(argv, "-tool")
+		}
 		if !install {
-			pkgs := make([]string, len(op.Packages))
-			for i, p := range op.Packages {
-				pkgs[i] = p + "@none"
+			none := make([]string, len(pkgs))
+			for i, p := range pkgs {
+				none[i] = p + "@none"
 			}
-			return append(argv, pkgs...)
+			return append(argv, none...)
 		}
 	}
-	return append(argv, op.Packages...)
+	return append(argv, pkgs...)
 }
 
 // redactedArgv is argv as the plan records and shows it: each argument

@@ -49,6 +49,13 @@ func ScopeRootIDs(scopes []string) ([]PathID, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				break
 			}
+			if errors.Is(err, errNotDir) && d == root {
+				// A scope that names one file (the short form's
+				// scope of a file in a home directory's root,
+				// docs/descriptor.md): the directories above it are
+				// pinned, the file is the promotion's to check.
+				break
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -58,6 +65,10 @@ func ScopeRootIDs(scopes []string) ([]PathID, error) {
 	}
 	return out, nil
 }
+
+// errNotDir is pathID's error for an entry that is neither a directory
+// nor a symbolic link.
+var errNotDir = errors.New("not a directory")
 
 func pathID(p string) (PathID, error) {
 	fi, err := os.Lstat(p)
@@ -71,7 +82,7 @@ func pathID(p string) (PathID, error) {
 			return PathID{}, err
 		}
 	} else if !fi.IsDir() {
-		return PathID{}, fmt.Errorf("%s is not a directory", p)
+		return PathID{}, fmt.Errorf("%s is %w", p, errNotDir)
 	}
 	return id, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/pathglob"
 )
@@ -28,6 +29,14 @@ import (
 //     the hooks and the config, and those of a submodule
 //     (.git/modules/NAME/) or a worktree, the attributes, whatever git
 //     may run or obey.
+//   - The changes inside one dependency's directory — node_modules/NAME
+//     (or @SCOPE/NAME), site-packages/NAME (its .dist-info with it), the
+//     rest of a .venv, a vendor/ directory whose manifest the plan
+//     changes too (Go's modules.txt, Composer's autoload.php) — are
+//     counted on one line per package ("node_modules/kleur: 12 created,
+//     1 modified"), as a package manager's install makes hundreds. A file
+//     that runs code later (descriptors.RunsCodeLater: a .pth, an .npmrc)
+//     is shown in full, and so is a package with one change.
 
 // A reviewEntry is one line of the change list as a person reads it.
 type reviewEntry struct {
@@ -36,6 +45,7 @@ type reviewEntry struct {
 	from  int    // reviewRename: the delete
 	ws    string // the workspace the line's paths are shown relative to; "" absolute
 	git   string // reviewGit: the .git directory's summary, after its path
+	dep   string // reviewDep: the package's directory
 }
 
 type reviewKind int
@@ -44,6 +54,7 @@ const (
 	reviewChange reviewKind = iota
 	reviewRename
 	reviewGit
+	reviewDep
 )
 
 // reviewEntries groups changes as they are shown: by workspace (in the
@@ -75,6 +86,9 @@ func reviewEntries(changes []diff.Change, workspaces []string) []reviewEntry {
 		gitAt[gits[dir].first] = dir
 	}
 
+	// A dependency's files, by package.
+	deps, depAt := dependencies(changes, merged)
+
 	// Renames: each create paired with an earlier-unpaired delete of the
 	// same type and content.
 	deletes := map[string][]int{}
@@ -100,6 +114,9 @@ func reviewEntries(changes []diff.Change, workspaces []string) []reviewEntry {
 		case gitAt[i] != "":
 			dir := gitAt[i]
 			entries = append(entries, reviewEntry{kind: reviewGit, index: i, ws: workspaceOf(dir, workspaces), git: gits[dir].String()})
+		case depAt[i] != "":
+			dir := depAt[i]
+			entries = append(entries, reviewEntry{kind: reviewDep, index: i, ws: workspaceOf(dir, workspaces), dep: dir, git: deps[dir].String()})
 		case !merged[i]:
 			entries = append(entries, reviewEntry{kind: reviewChange, index: i, ws: workspaceOf(c.Path, workspaces)})
 		default:
@@ -265,6 +282,8 @@ func entryLine(st Styles, changes []diff.Change, e reviewEntry) (Style, string, 
 	case reviewGit:
 		dir, _, _ := gitDir(changes[e.index].Path)
 		return st.Modify, fmt.Sprintf("· %s: %s", Line(shownPath(dir, e.ws)), e.git), "(inside a git repository: counted; --json lists each)"
+	case reviewDep:
+		return st.Modify, fmt.Sprintf("· %s: %s", Line(shownPath(e.dep, e.ws)), e.git), "(a dependency's files: counted; --json lists each)"
 	}
 	c := changes[e.index]
 	s, sign := st.Modify, "~"
@@ -283,4 +302,129 @@ func workspaceHeader(ws string) string {
 		return "elsewhere:"
 	}
 	return "in " + Line(ws) + ":"
+}
+
+// depCount counts the changes of one dependency's package.
+type depCount struct {
+	first                  int
+	changes                []int
+	create, modify, remove int
+}
+
+func (d *depCount) String() string {
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		verb string
+	}{{d.create, "created"}, {d.modify, "modified"}, {d.remove, "deleted"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.verb))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// dependencies counts the changes not merged yet that lie in a
+// dependency's package (depPackage), by package, and marks them merged:
+// but a package with one change, and a change that runs code later.
+// depAt maps each package's first change to its directory.
+func dependencies(changes []diff.Change, merged []bool) (deps map[string]*depCount, depAt map[int]string) {
+	manifests := map[string]bool{}
+	for _, c := range changes {
+		if b := filepath.Base(c.Path); b == "modules.txt" || b == "autoload.php" {
+			if d := filepath.Dir(c.Path); filepath.Base(d) == "vendor" {
+				manifests[d] = true
+			}
+		}
+	}
+	later := descriptors.NewCodeLater(nil)
+	deps = map[string]*depCount{}
+	for i, c := range changes {
+		if merged[i] {
+			continue
+		}
+		pkg, ok := depPackage(c.Path, manifests)
+		if !ok {
+			continue
+		}
+		if _, runs := later.Match(c.Path); runs {
+			continue
+		}
+		d := deps[pkg]
+		if d == nil {
+			d = &depCount{first: i}
+			deps[pkg] = d
+		}
+		d.changes = append(d.changes, i)
+		switch c.Kind {
+		case diff.Create:
+			d.create++
+		case diff.Delete:
+			d.remove++
+		default:
+			d.modify++
+		}
+	}
+	depAt = map[int]string{}
+	for pkg, d := range deps {
+		if len(d.changes) < 2 {
+			delete(deps, pkg)
+			continue
+		}
+		for _, i := range d.changes {
+			merged[i] = true
+		}
+		depAt[d.first] = pkg
+	}
+	return deps, depAt
+}
+
+// depPackage is the directory of the dependency's package path lies in:
+// node_modules/NAME or node_modules/@SCOPE/NAME (the first node_modules:
+// a package's own dependencies are its), site-packages/NAME (or
+// dist-packages; NAME-VERSION.dist-info is NAME's), the rest of a .venv,
+// or vendor/MODULE of a vendor directory in manifests (a host's module
+// path by three elements, another by two).
+func depPackage(path string, manifests map[string]bool) (string, bool) {
+	parts := strings.Split(path, "/")
+	join := func(n int) string { return strings.Join(parts[:n], "/") }
+	for i, p := range parts {
+		switch p {
+		case "node_modules":
+			switch {
+			case i+1 >= len(parts):
+				return join(i + 1), true
+			case strings.HasPrefix(parts[i+1], "@") && i+2 < len(parts):
+				return join(i + 3), true
+			}
+			return join(i + 2), true
+		case "site-packages", "dist-packages":
+			if i+1 >= len(parts) {
+				return join(i + 1), true
+			}
+			name := parts[i+1]
+			for _, suf := range []string{".dist-info", ".egg-info"} {
+				if base, ok := strings.CutSuffix(name, suf); ok {
+					name, _, _ = strings.Cut(base, "-")
+				}
+			}
+			name = strings.TrimSuffix(name, ".py")
+			return join(i+1) + "/" + name, true
+		case "vendor":
+			if !manifests[join(i+1)] || i+1 >= len(parts) || parts[i+1] == "modules.txt" || parts[i+1] == "autoload.php" {
+				continue
+			}
+			n := 2
+			if strings.Contains(parts[i+1], ".") {
+				n = 3
+			}
+			return join(min(len(parts), i+1+n)), true
+		}
+	}
+	for i, p := range parts {
+		if p == ".venv" {
+			return join(i + 1), true
+		}
+	}
+	return "", false
 }

@@ -109,3 +109,67 @@ func TestReviewGitRunsCode(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestReviewDependencies: an install's hundreds of files are one line per
+// package (node_modules/NAME and @SCOPE/NAME, a package's own
+// node_modules with it, site-packages/NAME with its .dist-info, a .venv's
+// other files, a Go vendor/ whose modules.txt changed), with what each
+// holds; a file that runs code later (a .pth) and a package with one
+// change are shown in full, and a vendor/ without a manifest's change is
+// the project's own code.
+func TestReviewDependencies(t *testing.T) {
+	s := func(v string) *string { return &v }
+	c := func(path string, kind diff.Kind) diff.Change {
+		ch := diff.Change{Path: path, Kind: kind, Type: diff.TypeFile}
+		if kind != diff.Delete {
+			ch.SHA256After = s(path)
+		}
+		if kind != diff.Create {
+			ch.SHA256Before = s(path + "0")
+		}
+		return ch
+	}
+	changes := []diff.Change{
+		c("/w/package.json", diff.Modify),
+		{Path: "/w/node_modules/kleur", Kind: diff.Create, Type: diff.TypeDir},
+		c("/w/node_modules/kleur/index.js", diff.Create),
+		c("/w/node_modules/kleur/package.json", diff.Create),
+		c("/w/node_modules/@types/node/index.d.ts", diff.Create),
+		c("/w/node_modules/@types/node/package.json", diff.Modify),
+		c("/w/node_modules/a/node_modules/b/x.js", diff.Create),
+		c("/w/node_modules/a/y.js", diff.Delete),
+		c("/w/node_modules/lone/z.js", diff.Modify),
+		c("/w/.venv/lib/python3.12/site-packages/requests/api.py", diff.Create),
+		c("/w/.venv/lib/python3.12/site-packages/requests-2.31.0.dist-info/METADATA", diff.Create),
+		c("/w/.venv/lib/python3.12/site-packages/evil.pth", diff.Create),
+		c("/w/.venv/bin/normalizer", diff.Create),
+		c("/w/.venv/pyvenv.cfg", diff.Modify),
+		c("/w/vendor/modules.txt", diff.Modify),
+		c("/w/vendor/golang.org/x/text/a.go", diff.Create),
+		c("/w/vendor/golang.org/x/text/b/c.go", diff.Create),
+		c("/w/app/vendor/lib/one.js", diff.Modify),
+		c("/w/app/vendor/lib/two.js", diff.Modify),
+	}
+	var got []string
+	for _, e := range reviewEntries(changes, []string{"/w"}) {
+		_, line, _ := entryLine(Styles{}, changes, e)
+		got = append(got, line)
+	}
+	want := []string{
+		"~ modify file package.json",
+		"· node_modules/kleur: 3 created",
+		"· node_modules/@types/node: 1 created, 1 modified",
+		"· node_modules/a: 1 created, 1 deleted",
+		"~ modify file node_modules/lone/z.js",
+		"· .venv/lib/python3.12/site-packages/requests: 2 created",
+		"+ create file .venv/lib/python3.12/site-packages/evil.pth",
+		"· .venv: 1 created, 1 modified",
+		"~ modify file vendor/modules.txt",
+		"· vendor/golang.org/x/text: 2 created",
+		"~ modify file app/vendor/lib/one.js",
+		"~ modify file app/vendor/lib/two.js",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -134,7 +134,7 @@ func Plan(w io.Writer, st Styles, p *plan.Plan, state lifecycle.State, o Options
 			fmt.Fprintf(w, "%s\n", style.Render(line))
 		}
 		if diffs == nil || e.kind != reviewChange {
-			continue // a rename's content is the same; .git internals are counted
+			continue // a rename's content is the same; .git internals and dependencies are counted
 		}
 		c, d := p.Changes[e.index], diffs[e.index]
 		if n := strings.Count(d.Text, "\n"); d.Text != "" && maxDiffLines >= 0 && diffLines+n > maxDiffLines {

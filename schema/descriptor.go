@@ -34,10 +34,6 @@ type descriptorSchema struct {
 
 	// actionTypes lists the action types in schema order.
 	actionTypes []string
-
-	// derivedEffects are the action types whose effects may be left out
-	// (#DerivedEffects): act derives them from the operation.
-	derivedEffects []string
 }
 
 var (
@@ -77,9 +73,6 @@ func compileDescriptor() (*descriptorSchema, error) {
 		return nil, fmt.Errorf("descriptor.cue: #ActionType is not an enum")
 	}
 	s.actionTypes = types
-	if err := root.LookupPath(cue.ParsePath("#DerivedEffects")).Decode(&s.derivedEffects); err != nil {
-		return nil, fmt.Errorf("descriptor.cue: #DerivedEffects: %v", err)
-	}
 	s.operations = root.LookupPath(cue.ParsePath("#Operation"))
 	ops := s.operations
 	for _, t := range types {

@@ -121,22 +121,19 @@ func TestViolations(t *testing.T) {
 		// msgs, when set, pins the messages too (same order as want).
 		msgs []string
 	}{
-		{file: "invalid_missing_audit.json", want: []rp{{RuleMissingField, "audit"}},
-			msgs: []string{"required field is missing"}},
+		// effects are the agent's whole claim or none: never completed
+		{file: "invalid_partial_effects.json", want: []rp{{RuleMissingField, "effects.filesystem.delete"}, {RuleMissingField, "effects.filesystem.modify"}},
+			msgs: []string{"required field is missing", "required field is missing"}},
 		{file: "invalid_missing_action_type.json", want: []rp{{RuleMissingField, "action_type"}}},
 		{file: "invalid_missing_scope_recursive.json", want: []rp{{RuleMissingField, "scope.filesystem.recursive"}}},
 		{file: "invalid_missing_operation.json", want: []rp{{RuleMissingField, "operation"}}},
 		{file: "invalid_missing_operation_path.json", want: []rp{{RuleMissingField, "operation.path"}}},
 		{file: "invalid_missing_steps.json", want: []rp{{RuleMissingField, "steps"}}},
-		{file: "invalid_missing_step_effects.json", want: []rp{{RuleMissingField, "steps.0.effects"}}},
 		{file: "invalid_missing_step_operation.json", want: []rp{{RuleMissingField, "steps.0.operation"}}},
 		{file: "invalid_missing_many.json", want: []rp{
-			// action_id, created_at, created_by and FILE_READ's effects
-			// may be left out (the short form): act fills them in.
-			{RuleMissingField, "audit"}, {RuleMissingField, "confirmation"},
-			{RuleMissingField, "intent_summary"}, {RuleMissingField, "operation"}, {RuleMissingField, "preconditions"},
-			{RuleMissingField, "resources"}, {RuleMissingField, "risk_level"}, {RuleMissingField, "rollback"},
-			{RuleMissingField, "sandbox"}, {RuleMissingField, "scope"},
+			// all but the intent, the type and the operation may be
+			// left out (the short form): act fills them in.
+			{RuleMissingField, "intent_summary"}, {RuleMissingField, "operation"},
 		}},
 		{file: "invalid_unknown_top_field.json", want: []rp{{RuleUnknownField, "force"}}},
 		{file: "invalid_unknown_scope_field.json", want: []rp{{RuleUnknownField, "scope.hosts"}},
@@ -201,7 +198,7 @@ func TestViolations(t *testing.T) {
 		{file: "invalid_top_level_array.json", want: []rp{{RuleType, ""}},
 			msgs: []string{"must be an object, not an array"}},
 		{file: "invalid_several_errors.json", want: []rp{
-			{RuleMissingField, "audit"}, {RuleUnknownField, "extra"}, {RuleUnknownField, "operation.cwd"},
+			{RuleUnknownField, "extra"}, {RuleUnknownField, "operation.cwd"},
 			{RuleType, "resources.max_cpu_ms"}, {RuleEnum, "risk_level"}}},
 	}
 	for _, tt := range tests {
@@ -323,4 +320,30 @@ func TestJSONSchemaClosed(t *testing.T) {
 		t.Errorf("object schemas with properties but not closed:\n%s", strings.Join(open, "\n"))
 	}
 	compileJSONSchema(t)
+}
+
+// TestDidYouMean: an unknown field close to an allowed one (a typo) is
+// answered with that name, in the descriptor and in the policy; one close
+// to none, or as close to two, with the list alone.
+func TestDidYouMean(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"intent_sumary", "intent_summary"}, {"contnet", "content"}, {"Path", "path"},
+		{"workdri", "workdir"}, {"force", ""}, {"x", ""},
+	} {
+		if got := didYouMean(tc.name, []string{"intent_summary", "content", "path", "workdir", "mode", "edits"}); got != tc.want {
+			t.Errorf("didYouMean(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := didYouMean("mod", []string{"mode", "mods"}); got != "" {
+		t.Errorf("two as close: %q", got)
+	}
+	vs := ValidateDescriptor(map[string]any{"action_type": "FILE_WRITE", "intent_summary": "x",
+		"operation": map[string]any{"path": "/a", "contnet": "x"}})
+	if len(vs) == 0 || !strings.Contains(vs[0].Message, "did you mean content? (allowed fields are path, content,") {
+		t.Errorf("descriptor: %v", vs)
+	}
+	pv := ValidatePolicy(map[string]any{"modes": map[string]any{"rsk": map[string]any{"LOW": "allow"}}})
+	if len(pv) == 0 || !strings.Contains(pv[0].Message, "did you mean risk?") {
+		t.Errorf("policy: %v", pv)
+	}
 }

@@ -103,18 +103,14 @@ func generateJSONSchema() ([]byte, error) {
 				"not":        map[string]any{"required": []any{"steps"}},
 			}
 		}
-		if !slices.Contains(s.derivedEffects, t) {
-			// Only the file operations' effects can be derived.
-			then["required"] = append(then["required"].([]any), "effects")
-		}
 		body = append(body, map[string]any{"if": cond, "then": then})
 	}
 	defs["Body"] = map[string]any{
 		"description": "Body chooses, by action_type, the shape of operation " +
 			"(every type but MULTI_STEP_COMPOSITE) or requires steps " +
-			"(MULTI_STEP_COMPOSITE); the other field is forbidden. effects may " +
-			"be left out where act derives them from the operation (the file " +
-			"operations, NETWORK_REQUEST and composites of them).",
+			"(MULTI_STEP_COMPOSITE); the other field is forbidden. Every field " +
+			"but intent_summary, action_type and operation or steps may be left " +
+			"out: act fills it in from the operation and the host policy.",
 		"allOf": body,
 	}
 	for _, m := range []map[string]any{descriptor, step} {

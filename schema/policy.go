@@ -113,7 +113,7 @@ func (w *policyWalker) walk(s cue.Value, in any, path []string, desc string) {
 			sel := cue.Str(k)
 			child := append(path[:len(path):len(path)], k)
 			if !s.Allows(sel) {
-				w.add(child, RuleUnknownField, "unknown field %q: %s", k, policyTakes(s, path))
+				w.add(child, RuleUnknownField, "unknown field %q: %s", k, policyTakes(s, path, k))
 				continue
 			}
 			fs := s.LookupPath(cue.MakePath(sel.Optional()))
@@ -227,7 +227,7 @@ func policyEnum(s cue.Value) ([]string, bool) {
 }
 
 // takes names the fields a struct accepts, for unknown-field messages.
-func policyTakes(s cue.Value, path []string) string {
+func policyTakes(s cue.Value, path []string, unknown string) string {
 	var names []string
 	if it, err := s.Fields(cue.Optional(true)); err == nil {
 		for it.Next() {
@@ -241,7 +241,11 @@ func policyTakes(s cue.Value, path []string) string {
 	if len(names) == 0 {
 		return where + " takes no fields"
 	}
-	return where + " takes " + policyJoinAnd(names)
+	mean := ""
+	if m := didYouMean(unknown, names); m != "" {
+		mean = "did you mean " + m + "? "
+	}
+	return mean + where + " takes " + policyJoinAnd(names)
 }
 
 func policyJoinAnd(s []string) string { return policyJoinWord(s, "and") }

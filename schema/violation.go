@@ -222,12 +222,23 @@ func (c *collector) unknown(path []string) {
 	}
 	msg := "field not allowed"
 	if ok {
-		switch names := c.s.fieldNames(parent); len(names) {
+		names := c.s.fieldNames(parent)
+		mean := didYouMean(name, names)
+		if mean != "" {
+			msg += "; did you mean " + mean + "? ("
+		} else {
+			msg += "; "
+		}
+		switch len(names) {
 		case 0:
+			msg = strings.TrimSuffix(strings.TrimSuffix(msg, " ("), "; ")
 		case 1:
-			msg += "; the only allowed field is " + names[0]
+			msg += "the only allowed field is " + names[0]
 		default:
-			msg += "; allowed fields are " + joinList(names, "and")
+			msg += "allowed fields are " + joinList(names, "and")
+		}
+		if mean != "" && len(names) > 0 {
+			msg += ")"
 		}
 	}
 	c.add(path, RuleUnknownField, msg)
@@ -775,4 +786,55 @@ func joinList(items []string, conj string) string {
 		return items[0]
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
+}
+
+// didYouMean is the one name of names closest to the unknown field name,
+// by edit distance (a typo, a letter swapped or missed, another case),
+// or "" when none is close or two are as close.
+func didYouMean(name string, names []string) string {
+	best, bestD, tie := "", 0, false
+	limit := max(1, min(3, len([]rune(name))/3))
+	for _, n := range names {
+		d := levenshtein(strings.ToLower(name), strings.ToLower(n))
+		if d > limit {
+			continue
+		}
+		switch {
+		case best == "" || d < bestD:
+			best, bestD, tie = n, d, false
+		case d == bestD:
+			tie = true
+		}
+	}
+	if tie {
+		return ""
+	}
+	return best
+}
+
+// levenshtein is the edit distance of a and b (insertions, deletions,
+// substitutions, and a swap of two neighbours counted as one).
+func levenshtein(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	prev2 := make([]int, len(y)+1)
+	prev := make([]int, len(y)+1)
+	cur := make([]int, len(y)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		cur[0] = i
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(y)]
 }

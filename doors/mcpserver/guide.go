@@ -5,15 +5,19 @@ package mcpserver
 const guide = `# Writing an action descriptor
 
 A descriptor is one JSON object (or YAML) saying what to do, where, with what
-limits, what it will change and how to undo it. Every field the schema
-requires must be there; no other field is allowed.
+limits, what it will change and how to undo it. No field the schema does not
+list is allowed.
 
-Write the short form: leave out descriptor_version, created_by,
-sandbox.sandbox_type and rollback.rollback_type (each has one allowed value),
-action_id and created_at (act stamps a fresh UUID and the time now), and, for
-a file operation (FILE_*, DIRECTORY_*, CONFIG_CHANGE, NETWORK_REQUEST and
-composites of them), effects: act derives them from the operation. act fills
-all that in before checking; the answer's action_id is the one it gave.
+Write the short form: intent_summary, action_type and operation (steps for a
+composite) are all act needs. Everything else may be left out, and act fills
+it in before checking, from the operation and the host policy: the scope (a
+file's directory, a command's workdir), the effects (what a file operation
+names; everything below a command's workdir), the resources (within the
+policy's caps), no preconditions, the sandbox the rules require, rollback,
+no confirmation asked for, audit; action_id and created_at too (the answer's
+action_id is the one it gave). Write a field only to say something else: an
+object you write in part is completed field by field, but effects and
+scope.filesystem are taken whole, never widened.
 
 ## The fields
 - intent_summary: one sentence saying what and why.
@@ -23,8 +27,9 @@ all that in before checking; the answer's action_id is the one it gave.
   (steps[] instead of operation).
 - risk_level: LOW, MEDIUM, HIGH or CRITICAL. act assesses the risk itself too
   (running a command is at least MEDIUM) and the stricter one counts.
-- scope.filesystem.paths: the absolute directories the action may touch;
-  scope.network and scope.ui: {required: false} unless needed.
+- scope.filesystem.paths: the absolute directories the action may touch
+  (recursive: true for all below them); scope.network and scope.ui:
+  {required: false} unless needed.
 - resources: max_cpu_ms, max_memory_mb, max_disk_mb, max_duration_ms. For a
   command, size them for what it runs: a test suite needs minutes and GiBs
   (300000, 2048, 1024, 300000); what it writes in the caches and the home
@@ -32,8 +37,8 @@ all that in before checking; the answer's action_id is the one it gave.
 - preconditions: paths_exist, network_available, user_idle (and optionally
   paths_absent, min_free_disk_mb); checked on the real machine.
 - effects.filesystem: create, modify, delete — every path the action changes
-  (globs allowed). A change not declared here rejects the plan. Required for
-  COMMAND_EXECUTION and PACKAGE_*; derived for file operations when left out.
+  (globs allowed). A change not declared here rejects the plan. Left out:
+  what a file operation names, or everything below a command's workdir.
 - sandbox: required, allow_network, max_runs (how often this action id's
   commands may run); rollback: supported, rollback_scope; confirmation;
   audit: see the example below.
@@ -74,16 +79,14 @@ Every problem names its rule id, field, line and column: fix that field.
 {
   "intent_summary": "Write a NOTES.md file explaining how to run the tests.",
   "action_type": "FILE_WRITE",
-  "risk_level": "LOW",
-  "scope": {"filesystem": {"paths": ["/tmp/project"], "recursive": false},
-            "network": {"required": false}, "ui": {"required": false}},
-  "resources": {"max_cpu_ms": 1000, "max_memory_mb": 64, "max_disk_mb": 1, "max_duration_ms": 2000},
-  "preconditions": {"paths_exist": ["/tmp/project"], "network_available": false, "user_idle": false},
-  "sandbox": {"required": false, "allow_network": false, "max_runs": 1},
-  "rollback": {"supported": true, "rollback_scope": "declared_effects_only"},
-  "confirmation": {"required": false, "reason": "", "cooldown_on_repeat": false},
-  "audit": {"log": true, "log_level": "SUMMARY", "retain_days": 30},
-  "operation": {"path": "/tmp/project/NOTES.md", "content": "# Notes\n", "mode": "0644"}
+  "operation": {"path": "/tmp/project/NOTES.md", "content": "# Notes\n"}
+}
+
+## A command, in the short form
+{
+  "intent_summary": "Run the project's tests.",
+  "action_type": "COMMAND_EXECUTION",
+  "operation": {"argv": ["go", "test", "./..."], "workdir": "/tmp/project"}
 }
 
 ## After act_plan

@@ -249,7 +249,7 @@ func descriptorInputSchema() (map[string]any, error) {
 			"required":             []any{"descriptor"},
 			"properties": map[string]any{
 				"descriptor": map[string]any{
-					"description": "the action descriptor: a JSON object (the short form may leave out descriptor_version, action_id, created_at, created_by, sandbox_type, rollback_type and a file operation's effects: act fills them in), or its text in YAML or JSON (at most 1 MiB)",
+					"description": "the action descriptor: a JSON object (the short form needs only intent_summary, action_type and operation: act fills in the rest from the operation and the host policy), or its text in YAML or JSON (at most 1 MiB)",
 					"anyOf": []any{
 						map[string]any{"$ref": "#/$defs/Descriptor"},
 						map[string]any{"type": "string", "description": "the descriptor as YAML or JSON text"},

@@ -48,9 +48,9 @@ func TestMCPDescriptorSchema(t *testing.T) {
 				t.Errorf("%s: %s does not match the published schema: %v", tool.Name, name, err)
 			}
 		}
-		delete(short, "scope")
+		delete(short, "operation")
 		if err := r.Validate(map[string]any{"descriptor": short}); err == nil {
-			t.Errorf("%s: a descriptor without scope matches the published schema", tool.Name)
+			t.Errorf("%s: a descriptor without operation matches the published schema", tool.Name)
 		}
 	}
 	if seen != 2 {
@@ -143,24 +143,35 @@ func TestMCPFileReadContent(t *testing.T) {
 // TestMCPGuideExample: the guide's example is a short descriptor act
 // accepts, and the guide names the action types as the schema does.
 func TestMCPGuideExample(t *testing.T) {
-	i := strings.Index(guide, "in the short form\n{")
-	j := strings.Index(guide[i:], "\n}\n")
-	if i < 0 || j < 0 {
-		t.Fatal("the guide has no short-form example")
-	}
-	var d map[string]any
-	if err := json.Unmarshal([]byte(guide[i+len("in the short form\n"):i+j+2]), &d); err != nil {
-		t.Fatalf("the guide's example is not JSON: %v", err)
-	}
-	for _, k := range []string{"action_id", "created_at", "descriptor_version", "effects"} {
-		if _, ok := d[k]; ok {
-			t.Errorf("the guide's example is not short: it has %s", k)
+	f := newMCPFixture(t)
+	rest, n := guide, 0
+	for {
+		i := strings.Index(rest, "in the short form\n{")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(rest[i:], "\n}\n")
+		if j < 0 {
+			t.Fatal("a short-form example does not end")
+		}
+		var d map[string]any
+		if err := json.Unmarshal([]byte(rest[i+len("in the short form\n"):i+j+2]), &d); err != nil {
+			t.Fatalf("the guide's example is not JSON: %v", err)
+		}
+		rest = rest[i+j:]
+		n++
+		for _, k := range []string{"action_id", "created_at", "descriptor_version", "effects", "scope", "resources", "audit"} {
+			if _, ok := d[k]; ok {
+				t.Errorf("the guide's example %d is not short: it has %s", n, k)
+			}
+		}
+		_, out := f.call(context.Background(), "act_validate", map[string]any{"descriptor": d})
+		if out.Status != "valid" {
+			t.Errorf("the guide's example %d: %+v", n, out)
 		}
 	}
-	f := newMCPFixture(t)
-	_, out := f.call(context.Background(), "act_validate", map[string]any{"descriptor": d})
-	if out.Status != "valid" {
-		t.Errorf("the guide's example: %+v", out)
+	if n < 2 {
+		t.Fatalf("the guide has %d short-form examples, want a file write and a command", n)
 	}
 	for _, w := range strings.Fields(strings.NewReplacer(",", " ", "(", " ", ")", " ", ".", " ").Replace(guide)) {
 		if w == "COMPOSITE" {

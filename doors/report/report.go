@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"time"
 
 	"github.com/act-project/act/descriptors"
@@ -144,11 +145,13 @@ func PlanLocator(p *gate.Plan) Locator {
 	return func(l problem.List) problem.List {
 		if p.File != "" && p.File != "-" {
 			if data, err := os.ReadFile(p.File); err == nil {
-				// A short descriptor is expanded with the stamp the plan
-				// was made with, to be the same descriptor again.
+				// A short descriptor is expanded with the stamp and the
+				// defaults the plan was made with, to be the same
+				// descriptor again.
 				var st descriptors.Stamp
 				if saved, err := p.Decode(); err == nil {
-					st = descriptors.Stamp{ActionID: saved.ActionID, CreatedAt: saved.CreatedAt}
+					home, _ := os.UserHomeDir()
+					st = descriptors.Stamp{ActionID: saved.ActionID, CreatedAt: saved.CreatedAt, Policy: descriptors.DefaultsOf(saved, home, userHome())}
 				}
 				if d, doc, probs := descriptors.LoadStamped(p.File, data, st); probs == nil {
 					if _, digest, err := gate.Canonical(d); err == nil && digest == p.DescriptorDigest {
@@ -203,4 +206,12 @@ func RuleOf(o outcome.Outcome) string {
 		return o.Rule
 	}
 	return outcome.Fail.Rule
+}
+
+// userHome is the password database's home of the user act runs as, or "".
+func userHome() string {
+	if u, err := user.Current(); err == nil {
+		return u.HomeDir
+	}
+	return ""
 }

@@ -17,6 +17,7 @@
 //	cooldowns/   when the same action was last rolled back, for cooldown_on_repeat
 //	caches/      act's own caches (sandbox.persistent_caches), one directory each
 //	hooks/       the plan act hook asked a person about, per tool call
+//	told/        one empty file per warning act shows a person only once
 //	audit/       the signed audit log (its own layout: audit's package doc)
 //	plans.index  which saved plans are done, a cache for act pending (never trusted)
 //	policy.yaml  the user's policy layer, if any
@@ -144,6 +145,10 @@ func (d Dir) Hooks() string { return filepath.Join(d.Root, "hooks") }
 // HookNote is the note of one tool call; key is a hex digest, so nothing
 // of the hook's input reaches a path.
 func (d Dir) HookNote(key string) string { return filepath.Join(d.Hooks(), key) }
+
+// Told is the file that says a person was shown the warning of rule once
+// (rule is one of act's rule ids, never input).
+func (d Dir) Told(rule string) string { return filepath.Join(d.Root, "told", rule) }
 
 // PolicyFileName is the name of the user's policy layer in the state
 // directory.

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/act-project/act/internal/cgrouptest"
 )
@@ -269,5 +271,42 @@ func TestMemoryFirst(t *testing.T) {
 	}
 	if h := memoryFirst(nil, l, &cgroups{memory: v1}, enf); h != nil {
 		t.Errorf("no hit: %v", h)
+	}
+}
+
+// TestCPUCapNamedFromRLIMIT: a command the kernel killed at RLIMIT_CPU is
+// named as the CPU cap though the rusage reports a little less than the
+// limit (the kernel samples by ticks: a spinner killed at 1 s reported
+// 0.91 s), never "killed by killed"; one killed far below it is not.
+func TestCPUCapNamedFromRLIMIT(t *testing.T) {
+	l := Limits{CPUMs: 1000}
+	rl := rlimits{cpuS: 1}
+	for _, tc := range []struct {
+		cpu  time.Duration
+		want bool
+	}{{912 * time.Millisecond, true}, {1000 * time.Millisecond, true}, {100 * time.Millisecond, false}} {
+		res := &Result{ExitCode: -1, Signal: syscall.SIGKILL, Usage: Usage{CPU: tc.cpu}}
+		h := capHitAfter(res, l, 0, &cgroups{}, rl, map[Cap]string{}, nil)
+		if got := h != nil && h.Cap == CapCPU; got != tc.want {
+			t.Errorf("killed after %v of CPU: cap %v, want the CPU cap %v", tc.cpu, h, tc.want)
+		}
+	}
+}
+
+// TestGoCrashNamesMemoryCap: a Go program that cannot start under the
+// per-process memory cap crashes with a runtime fatal error at the head of
+// a long stack dump: the memory cap is named, not a bare exit status 2.
+func TestGoCrashNamesMemoryCap(t *testing.T) {
+	dump := "fatal error: failed to reserve page summary memory\n\nruntime stack:\n" +
+		strings.Repeat("runtime.throw({0x58b47f?, 0x20000000?})\n\truntime/panic.go:1229 +0x48 fp=0x7ffd866d7fa0\n", 200)
+	l := Limits{MemoryMB: 256}
+	res := &Result{ExitCode: 2, Stderr: []byte(dump)}
+	h := capHitAfter(res, l, 0, &cgroups{}, rlimits{as: 256 << 20}, map[Cap]string{}, nil)
+	if h == nil || h.Cap != CapMemory {
+		t.Fatalf("cap %v, want the memory cap", h)
+	}
+	// Without the per-process cap, the same crash is the program's own.
+	if h := capHitAfter(res, l, 0, &cgroups{}, rlimits{}, map[Cap]string{}, nil); h != nil {
+		t.Errorf("cap %v without RLIMIT_AS", h)
 	}
 }

@@ -799,15 +799,26 @@ const diskFullSlack = 16 << 10
 func diskMechanism(mb int64) string { return fmt.Sprintf("a tmpfs of %d MiB", mb) }
 
 // allocFailure matches the ways programs report a refused allocation.
+// A Go program's runtime reports it as a fatal error at the head of a
+// stack dump that may be longer than the tail looked at ("failed to
+// reserve page summary memory", "cannot reserve arena virtual address
+// space", or "failed to create new OS thread … errno=12").
 // (Compiled on first use, not in every act process's start-up.)
 var allocFailure = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory|failed to map segment`)
+	return regexp.MustCompile(`(?i)memory exhausted|cannot allocate memory|out of memory|MemoryError|bad_alloc|ENOMEM|allocation failed|failed to allocate|heap out of memory|failed to map segment|fatal error: failed to reserve|cannot reserve arena|errno=12\b`)
 })
 
 // forkFailure matches what shells and runtimes print when fork fails.
 var forkFailure = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)cannot fork|fork: (retry: )?resource temporarily unavailable|can't fork|BlockingIOError|EAGAIN`)
 })
+
+func head(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
 
 func tail(b []byte, n int) []byte {
 	if len(b) > n {
@@ -824,12 +835,17 @@ func capHitAfter(res *Result, l Limits, procs int64, cg *cgroups, rl rlimits, en
 	switch {
 	case l.MemoryMB > 0 && cg.oomKills() > 0:
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: enf[CapMemory]}
-	case rl.as > 0 && res.ExitCode != 0 && allocFailure().Match(tail(res.Stderr, 4096)):
+	case rl.as > 0 && res.ExitCode != 0 && (allocFailure().Match(tail(res.Stderr, 4096)) || allocFailure().Match(head(res.Stderr, 4096))):
 		// RLIMIT_AS refuses an allocation rather than killing: the
 		// command fails, saying so in its own words.
 		return &CapHit{Cap: CapMemory, Limit: l.MemoryMB, Unit: "MiB", Mechanism: MemoryPerProcess + ", the command reported a failed allocation"}
 	case l.CPUMs > 0 && (res.Signal == syscall.SIGXCPU || res.Signal == syscall.SIGKILL) &&
-		res.Usage.CPU >= time.Duration(rl.cpuS)*time.Second:
+		res.Usage.CPU >= time.Duration(rl.cpuS)*time.Second*3/4:
+		// The kernel kills at RLIMIT_CPU by its tick-sampled CPU time,
+		// which may run ahead of the exact time the rusage reports (a
+		// process killed at 1 s reported 0.91 s): what else kills with
+		// SIGKILL (the OOM killer, act's own caps) is named above or
+		// before, so a killed command near the limit met this cap.
 		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "RLIMIT_CPU"}
 	case l.CPUMs > 0 && res.Usage.CPU > time.Duration(l.CPUMs)*time.Millisecond:
 		return &CapHit{Cap: CapCPU, Limit: l.CPUMs, Unit: "ms", Mechanism: "total CPU time measured after the run"}
