@@ -35,6 +35,7 @@ static long wrapped_syscall(long nr, ...) {
 #include "../nsexec_init.c"
 #include "../nsexec_seccomp.c"
 #include "../nsexec_landlock.c"
+#include "../nsexec_times.c"
 #undef syscall
 
 static int failed;
