@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/rollback"
 )

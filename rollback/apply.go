@@ -16,12 +16,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/plan"
 )
 
