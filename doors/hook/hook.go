@@ -201,8 +201,9 @@ type hookFileInput struct {
 }
 
 // hookFileDescriptor is the short FILE_WRITE descriptor of a Write, Edit
-// or MultiEdit (act derives its effects and stamps its ids).
-func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps policy.ResourceCaps) (*descriptors.Descriptor, error) {
+// or MultiEdit (act derives its effects and stamps its ids); an Edit's in
+// the workspace ws as Claude Code's Edit makes it (hookEditDescriptor).
+func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps policy.ResourceCaps) (*descriptors.Descriptor, error) {
 	var fi hookFileInput
 	if err := json.Unmarshal(raw, &fi); err != nil {
 		return nil, fmt.Errorf("%s's tool_input: %v", tool, err)
@@ -218,27 +219,25 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 		path = filepath.Join(cwd, path)
 	}
 	path = filepath.Clean(path)
-	op := descriptors.FileWriteOp{Path: path}
 	edit := func(old, new *string, all bool) (descriptors.Edit, error) {
 		if old == nil || new == nil {
 			return descriptors.Edit{}, fmt.Errorf("%s's edit lacks old_string or new_string", tool)
 		}
 		return descriptors.Edit{Old: *old, New: *new, ReplaceAll: all}, nil
 	}
-	size := 0
+	var edits []descriptors.Edit
 	switch tool {
 	case "Write":
 		if fi.Content == nil {
 			return nil, errors.New("Write's tool_input has no content")
 		}
-		op.Content = fi.Content
-		size = len(*fi.Content)
+		return hookWriteDescriptor(review.Intent(tool+" "+path), path, *fi.Content, caps), nil
 	case "Edit":
 		e, err := edit(fi.OldString, fi.NewString, fi.ReplaceAll)
 		if err != nil {
 			return nil, err
 		}
-		op.Edits = []descriptors.Edit{e}
+		edits = []descriptors.Edit{e}
 	case "MultiEdit":
 		if len(fi.Edits) == 0 {
 			return nil, errors.New("MultiEdit's tool_input has no edits")
@@ -248,24 +247,29 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 			if err != nil {
 				return nil, err
 			}
-			op.Edits = append(op.Edits, e)
+			edits = append(edits, e)
 		}
+	default:
+		return nil, fmt.Errorf("act does not plan a %s", tool)
 	}
-	intent := review.Intent(tool + " " + path)
-	if tool == "Write" {
-		// Claude Code's Write makes the directories a file goes in: so
-		// does act, as a DIRECTORY_CREATE step before the write, each
-		// missing directory declared (docs/agents.md).
-		if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
-			mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: filepath.Dir(path), Parents: true})
-			mkdir.Effects.Filesystem = descriptors.FilesystemEffects{Create: missing, Modify: []string{}, Delete: []string{}}
-			write := descriptors.BuiltStep(op)
-			write.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{path}, Modify: []string{}, Delete: []string{}}
-			return descriptors.Built(intent, nil, []descriptors.Step{mkdir, write},
-				descriptors.FilesystemScope{Paths: []string{base}, Recursive: true}, hookFileResources(size, caps), false), nil
-		}
+	return hookEditDescriptor(tool, path, edits, ws, caps)
+}
+
+// hookWriteDescriptor is the FILE_WRITE of content to path. Claude Code's
+// Write makes the directories a file goes in: so does act, as a
+// DIRECTORY_CREATE step before the write, each missing directory
+// declared (docs/agents.md).
+func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps) *descriptors.Descriptor {
+	op := descriptors.FileWriteOp{Path: path, Content: &content}
+	if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
+		mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: filepath.Dir(path), Parents: true})
+		mkdir.Effects.Filesystem = descriptors.FilesystemEffects{Create: missing, Modify: []string{}, Delete: []string{}}
+		write := descriptors.BuiltStep(op)
+		write.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{path}, Modify: []string{}, Delete: []string{}}
+		return descriptors.Built(intent, nil, []descriptors.Step{mkdir, write},
+			descriptors.FilesystemScope{Paths: []string{base}, Recursive: true}, hookFileResources(len(content), caps), false)
 	}
-	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{filepath.Dir(path)}}, hookFileResources(size, caps), false), nil
+	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{filepath.Dir(path)}}, hookFileResources(len(content), caps), false)
 }
 
 // hookFileResources are the resources of a file change the hook makes,
@@ -317,7 +321,10 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 			return dec, nil
 		}
 	} else {
-		d, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, pol.ResourceCaps)
+		d, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, ws, pol.ResourceCaps)
+		if dec, refused := refusalOf(err); refused {
+			return dec, nil
+		}
 	}
 	if err != nil {
 		return nil, err

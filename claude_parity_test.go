@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/act-project/act/internal/claudeedit"
+)
+
+// Claude Code's tools as they behave without act and behind act's hook,
+// driven with the real Claude Code CLI against a local mock of the
+// Messages API (agents_test.go): docs/agents.md, "Parity with Claude
+// Code's tools".
+
+// claudeEnv is the environment that points Claude Code at the mock srv
+// and keeps it offline.
+func claudeEnv(srv *httptest.Server) []string {
+	return []string{"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-mock", "DISABLE_TELEMETRY=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1"}
+}
+
+// runClaude runs claude -p in m's project with the model's calls, and
+// returns what the model got back of each.
+func runClaude(t *testing.T, m *agentMachine, claude string, calls []toolCall, args ...string) []string {
+	t.Helper()
+	mock := &modelMock{calls: calls}
+	srv := httptest.NewServer(http.HandlerFunc(mock.anthropic))
+	defer srv.Close()
+	args = append([]string{"-p", "go on", "--output-format", "stream-json", "--verbose"}, args...)
+	stdout, stderr, err := m.run(t, claudeEnv(srv), claude, args...)
+	if err != nil {
+		t.Fatalf("claude -p: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	results := mock.outputs()
+	if len(results) != len(calls) {
+		t.Fatalf("the model got %d tool results, want %d: %q\nstdout:\n%s", len(results), len(calls), results, stdout)
+	}
+	return results
+}
+
+// undoID finds the action id in an "undo: … rollback ID" of act's.
+var undoID = regexp.MustCompile(`rollback ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)
+
+// editCase is a case of internal/claudeedit/testdata/cases.json.
+type editCase struct {
+	Name   string `json:"name"`
+	File   string `json:"file"`
+	Absent bool   `json:"absent"`
+	Edits  []struct {
+		Old        string `json:"old"`
+		New        string `json:"new"`
+		ReplaceAll bool   `json:"replace_all"`
+	} `json:"edits"`
+	Want  string `json:"want"`
+	Error string `json:"error"`
+}
+
+// TestClaudeCodeEditCases makes each edit of claudeedit's cases with the
+// real Claude Code's Edit tool, without act: what it writes, or refuses,
+// is what claudeedit.Apply (and so act's hook) makes of it. Then with
+// act's hook installed, the same edits are applied by act, byte for byte
+// as Claude Code wrote them, and rolled back.
+func TestClaudeCodeEditCases(t *testing.T) {
+	t.Parallel()
+	claude := agentCLI(t, "claude", "@anthropic-ai/claude-code", claudeCodeVersion)
+	data, err := os.ReadFile("internal/claudeedit/testdata/cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []editCase
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	// Each case's file, and the calls that edit it: a Read first, as
+	// Claude Code's Edit requires.
+	// skip: Claude Code 2.1.332 has no MultiEdit; and behind act's hook,
+	// an edit Claude Code refuses never reaches the hook (its Edit checks
+	// the call first).
+	skip := func(c editCase, act bool) bool { return len(c.Edits) != 1 || act && c.Error != "" }
+	setUp := func(t *testing.T, m *agentMachine, act bool) []toolCall {
+		var calls []toolCall
+		for i, c := range cases {
+			if skip(c, act) {
+				continue
+			}
+			name := filepath.Join(m.proj, fmt.Sprintf("case%02d.txt", i))
+			if !c.Absent {
+				write(t, name, c.File)
+				calls = append(calls, toolCall{name: "Read", input: map[string]any{"file_path": name}})
+			}
+			e := c.Edits[0]
+			calls = append(calls, toolCall{name: "Edit", input: map[string]any{"file_path": name, "old_string": e.Old, "new_string": e.New, "replace_all": e.ReplaceAll}})
+		}
+		return calls
+	}
+	check := func(t *testing.T, m *agentMachine, results []string, act bool) {
+		r := 0
+		for i, c := range cases {
+			if skip(c, act) {
+				continue
+			}
+			if !c.Absent {
+				r++ // the Read
+			}
+			res := results[r]
+			r++
+			name := filepath.Join(m.proj, fmt.Sprintf("case%02d.txt", i))
+			got, err := os.ReadFile(name)
+			e := c.Edits[0]
+			apply, aerr := claudeedit.Apply([]byte(c.File), !c.Absent, []claudeedit.Edit{{Old: e.Old, New: e.New, ReplaceAll: e.ReplaceAll}})
+			switch {
+			case c.Error != "":
+				if !strings.Contains(res, c.Error) {
+					t.Errorf("%s: the model got %q, want the refusal %q", c.Name, res, c.Error)
+				}
+				if aerr == nil {
+					t.Errorf("%s: claudeedit.Apply = %q, Claude Code refused it", c.Name, apply)
+				}
+				if !c.Absent && string(got) != c.File {
+					t.Errorf("%s: the file changed to %q", c.Name, got)
+				}
+			case err != nil || string(got) != c.Want:
+				t.Errorf("%s: Claude Code's Edit made %q (%v), want %q; the model got %q", c.Name, got, err, c.Want, res)
+			case aerr != nil || string(apply) != c.Want:
+				t.Errorf("%s: claudeedit.Apply = %q (%v), Claude Code's Edit made %q", c.Name, apply, aerr, got)
+			case act && !strings.Contains(res, "act applied this Edit"):
+				t.Errorf("%s: the model got %q, want act's applied", c.Name, res)
+			}
+		}
+	}
+	t.Run("claude", func(t *testing.T) {
+		t.Parallel()
+		m := newAgentMachine(t)
+		calls := setUp(t, m, false)
+		check(t, m, runClaude(t, m, claude, calls, "--permission-mode", "acceptEdits"), false)
+	})
+	t.Run("act", func(t *testing.T) {
+		t.Parallel()
+		m := newAgentMachine(t)
+		calls := setUp(t, m, true)
+		before := hashTree(t, m.proj)
+		m.must(t, nil, "act", "hook", "install", "claude-code", "--project", m.proj)
+		delete(before, ".claude")
+		results := runClaude(t, m, claude, calls, "--permission-mode", "default")
+		check(t, m, results, true)
+		var ids []string
+		for _, r := range results {
+			for _, m := range undoID.FindAllStringSubmatch(r, -1) {
+				ids = append(ids, m[1])
+			}
+		}
+		if len(ids) == 0 {
+			t.Fatal("act applied no edit")
+		}
+		for i := len(ids) - 1; i >= 0; i-- {
+			m.must(t, nil, "act", "rollback", ids[i])
+		}
+		after := hashTree(t, m.proj)
+		for k := range after {
+			if k == ".claude" || strings.HasPrefix(k, ".claude/") {
+				delete(after, k)
+			}
+		}
+		if fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("the rollbacks did not restore the tree:\nbefore %v\nafter  %v", before, after)
+		}
+	})
+}
