@@ -173,3 +173,104 @@ func TestClaudeCodeEditCases(t *testing.T) {
 		}
 	})
 }
+
+// approverMCP is an MCP server (stdio, for node) with one tool, ok, that
+// answers every permission prompt of Claude Code's --permission-prompt-tool
+// with allow: a program, not a person.
+const approverMCP = `const rl = require("readline").createInterface({input: process.stdin});
+const send = (o) => process.stdout.write(JSON.stringify(o) + "\n");
+rl.on("line", (line) => {
+  let m; try { m = JSON.parse(line); } catch { return; }
+  if (m.id === undefined) return;
+  if (m.method === "initialize") {
+    send({jsonrpc: "2.0", id: m.id, result: {protocolVersion: m.params.protocolVersion, capabilities: {tools: {}}, serverInfo: {name: "approver", version: "1"}}});
+  } else if (m.method === "tools/list") {
+    send({jsonrpc: "2.0", id: m.id, result: {tools: [{name: "ok", description: "approve", inputSchema: {type: "object", properties: {tool_name: {type: "string"}, input: {type: "object"}}}}]}});
+  } else if (m.method === "tools/call") {
+    const input = m.params.arguments.input || {};
+    send({jsonrpc: "2.0", id: m.id, result: {content: [{type: "text", text: JSON.stringify({behavior: "allow", updatedInput: input})}]}});
+  } else {
+    send({jsonrpc: "2.0", id: m.id, result: {}});
+  }
+});
+`
+
+// TestClaudeCodeWhoAnswers: where no person can answer Claude Code's
+// prompt (claude -p), what needs a person is denied and waits in act
+// pending; with a permission-prompt program, act asks and the program's
+// yes — to a Bash and to an Edit of a CRLF file, which Claude Code's own
+// Edit then writes and act adopts — is recorded as a program's, and act
+// rollback undoes both.
+func TestClaudeCodeWhoAnswers(t *testing.T) {
+	t.Parallel()
+	claude := agentCLI(t, "claude", "@anthropic-ai/claude-code", claudeCodeVersion)
+	t.Run("headless", func(t *testing.T) {
+		t.Parallel()
+		m := newAgentMachine(t)
+		m.must(t, nil, "act", "hook", "install", "claude-code", "--project", m.proj)
+		r := runClaude(t, m, claude, []toolCall{{name: "Bash", input: map[string]any{"command": "touch g", "description": "g"}}},
+			"--permission-mode", "default")
+		t.Logf("what the model got: %q", r[0])
+		if !strings.Contains(r[0], "no person can answer Claude Code's questions in this session") || !strings.Contains(r[0], "is pending") {
+			t.Errorf("the model got %q, want act's deny saying the plan is pending", r[0])
+		}
+		if out := m.must(t, nil, "act", "pending"); !strings.Contains(out, "touch g") {
+			t.Errorf("act pending does not list the command:\n%s", out)
+		}
+		if _, err := os.Stat(filepath.Join(m.proj, "g")); err == nil {
+			t.Error("g exists")
+		}
+	})
+	t.Run("prompt-program", func(t *testing.T) {
+		t.Parallel()
+		m := newAgentMachine(t)
+		// config/ is sensitive: an Edit there needs a person.
+		write(t, filepath.Join(m.dir, "policy.yaml"), fmt.Sprintf("risk: {sensitive_paths: [%q]}\n", m.proj+"/config/**"))
+		conf := filepath.Join(m.proj, "config", "app.ini")
+		write(t, conf, "name = \u201cdev\u201d\r\nport = 80\r\n")
+		before := hashTree(t, m.proj)
+		m.must(t, nil, "act", "hook", "install", "claude-code", "--project", m.proj)
+		server := filepath.Join(m.dir, "approver.js")
+		write(t, server, approverMCP)
+		mcp, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"approver": map[string]any{"command": "node", "args": []string{server}}}})
+		r := runClaude(t, m, claude, []toolCall{
+			{name: "Bash", input: map[string]any{"command": "touch g", "description": "g"}},
+			{name: "Read", input: map[string]any{"file_path": conf}},
+			{name: "Edit", input: map[string]any{"file_path": conf, "old_string": "name = \"dev\"\nport = 80", "new_string": "name = \"prod\"\nport = 8080"}},
+		}, "--permission-mode", "default", "--mcp-config", string(mcp), "--permission-prompt-tool", "mcp__approver__ok")
+		for i, res := range r {
+			t.Logf("what the model got for call %d: %q", i, res)
+		}
+		m.has(t, "g", "")
+		m.has(t, "config/app.ini", "name = \u201cprod\u201d\r\nport = 8080\r\n")
+		hist := m.must(t, nil, "act", "history")
+		t.Logf("act history:\n%s", hist)
+		if n := strings.Count(hist, "reported from a program answering the agent's prompt"); n != 2 {
+			t.Errorf("act history shows %d yeses reported from a program, want 2 (the Bash and the Edit):\n%s", n, hist)
+		}
+		var ids []string
+		for _, m := range undoID.FindAllStringSubmatch(hist, -1) {
+			ids = append(ids, m[1])
+		}
+		for _, line := range strings.Split(hist, "\n") {
+			if f := strings.Fields(line); len(f) > 3 && f[1] == "applied" && f[2] == "action" {
+				ids = append(ids, f[3])
+			}
+		}
+		if len(ids) != 2 {
+			t.Fatalf("%d applied actions in act history, want 2", len(ids))
+		}
+		for _, id := range ids { // newest first
+			m.must(t, nil, "act", "rollback", id)
+		}
+		after := hashTree(t, m.proj)
+		for k := range after {
+			if k == ".claude" || strings.HasPrefix(k, ".claude/") {
+				delete(after, k)
+			}
+		}
+		if fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("the rollbacks did not restore the tree:\nbefore %v\nafter  %v", before, after)
+		}
+	})
+}

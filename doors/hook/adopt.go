@@ -152,8 +152,11 @@ func hookAdopt(ctx context.Context, host Host, in *hookInput, wsFlag string) (*p
 		}
 	}
 	// The yes was given at Claude Code's prompt, which act asked for only
-	// where the policy counts a flag as a person's confirmation.
-	out, err := g.Adopt(ctx, e, gate.NewApproval(gate.ViaFlag), copies)
+	// where the policy counts a flag as a person's confirmation; the record
+	// says who the session reports answers it (a person, or a program).
+	ap := gate.NewApproval(gate.ViaFlag)
+	ap.Reported = claudeAnswerer(host, in).reported
+	out, err := g.Adopt(ctx, e, ap, copies)
 	if why, ok := doors.ProblemsText(err); ok {
 		return &postToolOutput{Decision: "block", Reason: clipReason(fmt.Sprintf(
 			"act could not record this %s as the change a person allowed (plan %s): %s. act rollback cannot undo it; tell the person.", in.ToolName, id, why))}, nil

@@ -357,7 +357,7 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 			return nil, err
 		}
 		if dctx.Err() != nil {
-			return cannotDryRun(g, d, in, time.Since(started), collected), nil
+			return cannotDryRun(g, d, in, claudeAnswerer(host, in), time.Since(started), collected), nil
 		}
 		if code, failed := doors.CommandFailed(err); failed {
 			out, errOut := review.Output(collected.Captured(1), review.Brief("")), review.Output(collected.Captured(2), review.Brief(""))
@@ -379,7 +379,13 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 	if err != nil {
 		return nil, err
 	}
-	unseen := promptUnseen(in)
+	// Who would answer act's question at Claude Code's prompt: Codex asks
+	// no one.
+	who := answerer{unseen: "Codex cannot ask a person for act"}
+	if !h.denyOnly {
+		who = claudeAnswerer(host, in)
+	}
+	unseen := who.unseen
 	// The gate decides, records and promotes; the hook translates.
 	dec, err := g.Submit(ctx, e, gate.Door{Prompt: !h.denyOnly && unseen == "", Later: bash && !h.denyOnly})
 	if err != nil {
@@ -410,11 +416,12 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 	case gate.Promoted:
 		return hookPromoted(door, dec, p, in.ToolName), nil
 	case gate.Ask:
-		// A person's yes in Claude Code's prompt is what --confirm is.
-		// The plan is rendered only for the person who is asked.
+		// A yes in Claude Code's prompt is what --confirm is; the record
+		// says who was reported to give it (a person, or a program). The
+		// plan is rendered only for whoever is asked.
 		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, planText(door, p))}
 		if bash {
-			d.UpdatedInput = withCommand(tool, asCommand+" --confirm")
+			d.UpdatedInput = withCommand(tool, asCommand+" --confirm --yes-from "+who.reported)
 		} else if h == ClaudeCode {
 			if err := keepForAdoption(g.Home, p, in); err != nil {
 				return nil, err
@@ -455,7 +462,7 @@ func promptUnseen(in *hookInput) string {
 // in ran (its part of the hook's time): the policy's hooks.cannot_dry_run (deny by
 // default; ask only where a yes in the agent's prompt counts as a
 // person's), with what the command printed until it was stopped.
-func cannotDryRun(g *gate.Gate, d *descriptors.Descriptor, in *hookInput, ran time.Duration, collected *doors.Output) *hookDecision {
+func cannotDryRun(g *gate.Gate, d *descriptors.Descriptor, in *hookInput, who answerer, ran time.Duration, collected *doors.Output) *hookDecision {
 	pol := g.Policy
 	tool := in.ToolName
 	why := fmt.Sprintf("act could not dry-run this %s: it was still running in act's sandbox when act stopped it, after %s of the hook's time. It may wait on the network, which the policy does not give the sandbox, or on a local service, which the sandbox cannot reach; nothing was changed.",
@@ -469,7 +476,7 @@ func cannotDryRun(g *gate.Gate, d *descriptors.Descriptor, in *hookInput, ran ti
 		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: why +
 			"\nThe policy denies it without its dry run: " + dec.Reason + "."}
 	}
-	if pol.Hooks.CannotDryRun == policy.HookAsk && pol.Confirmation.Via == policy.ViaFlag && promptUnseen(in) == "" {
+	if pol.Hooks.CannotDryRun == policy.HookAsk && pol.Confirmation.Via == policy.ViaFlag && who.unseen == "" {
 		return &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: why +
 			"\nThe policy (hooks.cannot_dry_run: ask) leaves it to a person: a yes runs it OUTSIDE act's sandbox, unreviewed, and act rollback cannot undo it."}
 	}
