@@ -274,3 +274,39 @@ func TestClaudeCodeWhoAnswers(t *testing.T) {
 		}
 	})
 }
+
+// TestClaudeCodeDenyRules: Claude Code's own permissions.deny rules for
+// Bash, in the user's and the project's settings, still deny the model's
+// commands behind act's hook (Claude Code itself checks them against
+// act's replacement, which they never match), a compound command too;
+// a command no rule denies runs as before.
+func TestClaudeCodeDenyRules(t *testing.T) {
+	t.Parallel()
+	claude := agentCLI(t, "claude", "@anthropic-ai/claude-code", claudeCodeVersion)
+	m := newAgentMachine(t)
+	write(t, filepath.Join(m.dir, "policy.yaml"), "command_rules:\n  - {argv: [sh, -c, \"echo hi > f\"], mode: allow}\n  - {argv: [sh, -c, \"echo ok\"], mode: allow}\n")
+	write(t, filepath.Join(m.home, ".claude", "settings.json"), `{"permissions": {"deny": ["Bash(echo hi:*)"]}}`)
+	write(t, filepath.Join(m.proj, ".claude", "settings.local.json"), `{"permissions": {"deny": ["Bash(touch *)"]}}`)
+	m.must(t, nil, "act", "hook", "install", "claude-code", "--project", m.proj)
+	r := runClaude(t, m, claude, []toolCall{
+		{name: "Bash", input: map[string]any{"command": "echo hi > f", "description": "f"}},
+		{name: "Bash", input: map[string]any{"command": "cd . && touch g", "description": "g"}},
+		{name: "Bash", input: map[string]any{"command": "echo ok", "description": "ok"}},
+	}, "--permission-mode", "default")
+	for i, res := range r {
+		t.Logf("what the model got for call %d: %q", i, res)
+	}
+	for i, want := range []string{"Bash(echo hi:*)", "Bash(touch *)"} {
+		if !strings.Contains(r[i], "Claude Code's permission rule "+want) {
+			t.Errorf("call %d: the model got %q, want the deny of rule %s", i, r[i], want)
+		}
+	}
+	if !strings.HasPrefix(r[2], "ok\n") {
+		t.Errorf("echo ok: the model got %q, want its output", r[2])
+	}
+	for _, name := range []string{"f", "g"} {
+		if _, err := os.Stat(filepath.Join(m.proj, name)); err == nil {
+			t.Errorf("%s exists: a denied command ran", name)
+		}
+	}
+}

@@ -314,6 +314,11 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 		if err := json.Unmarshal(tool["command"], &command); err != nil || strings.TrimSpace(command) == "" {
 			return nil, errors.New("Bash's tool_input has no command")
 		}
+		if h == ClaudeCode {
+			if dec := claudeDenyDecision(host, ws, command); dec != nil {
+				return dec, nil
+			}
+		}
 		d = doors.CommandDescriptor([]string{"sh", "-c", command}, ws, workdir, pol.ResourceCaps)
 	} else if in.ToolName == "apply_patch" {
 		d, err = codexPatchDescriptor(tool, in.Cwd, ws, pol.ResourceCaps)
