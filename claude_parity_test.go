@@ -310,3 +310,47 @@ func TestClaudeCodeDenyRules(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeCodeCd: Claude Code's shell keeps the directory a Bash call
+// ends in, and resets it to the project when the call leaves it; behind
+// act's hook, whose replacement act apply --as-command runs instead of
+// the command, the next call starts where it would without act.
+func TestClaudeCodeCd(t *testing.T) {
+	t.Parallel()
+	claude := agentCLI(t, "claude", "@anthropic-ai/claude-code", claudeCodeVersion)
+	calls := []toolCall{
+		{name: "Bash", input: map[string]any{"command": "mkdir -p sub && cd sub", "description": "a"}},
+		{name: "Bash", input: map[string]any{"command": "pwd", "description": "b"}},
+		{name: "Bash", input: map[string]any{"command": "cd /tmp", "description": "c"}},
+		{name: "Bash", input: map[string]any{"command": "pwd", "description": "d"}},
+	}
+	for _, act := range []bool{false, true} {
+		name := map[bool]string{false: "claude", true: "act"}[act]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := newAgentMachine(t)
+			args := []string{"--permission-mode", "acceptEdits", "--allowedTools", "Bash"}
+			if act {
+				write(t, filepath.Join(m.dir, "policy.yaml"), `command_rules:
+  - {argv: [sh, -c, "mkdir -p sub && cd sub"], mode: allow}
+  - {argv: [sh, -c, "pwd"], mode: allow}
+  - {argv: [sh, -c, "cd /tmp"], mode: allow}
+`)
+				m.must(t, nil, "act", "hook", "install", "claude-code", "--project", m.proj)
+				args = []string{"--permission-mode", "default"}
+			}
+			r := runClaude(t, m, claude, calls, args...)
+			for i, res := range r {
+				t.Logf("what the model got for %q: %q", calls[i].input.(map[string]any)["command"], res)
+			}
+			var got []string
+			for _, i := range []int{1, 3} {
+				line, _, _ := strings.Cut(r[i], "\n")
+				got = append(got, strings.TrimPrefix(line, m.proj))
+			}
+			if want := []string{"/sub", ""}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("pwd after cd sub, then after cd /tmp: %q, want %q (relative to the project)", got, want)
+			}
+		})
+	}
+}

@@ -12,8 +12,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/diff"
 	"github.com/act-project/act/doors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/pathglob"
@@ -320,6 +323,13 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 			}
 		}
 		d = doors.CommandDescriptor([]string{"sh", "-c", command}, ws, workdir, pol.ResourceCaps)
+		if h == ClaudeCode {
+			// Claude Code's shell keeps the directory a command ends in:
+			// the dry run records it (cdAfter).
+			op := d.Op.(descriptors.CommandExecutionOp)
+			op.ReportCwd = true
+			d.Op = op
+		}
 	} else if in.ToolName == "apply_patch" {
 		d, err = codexPatchDescriptor(tool, in.Cwd, ws, pol.ResourceCaps)
 		if dec, refused := refusalOf(err); refused {
@@ -412,12 +422,16 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 	// What replaces a Bash command ends as the command would: its output
 	// and exit code (docs/agents.md, "Bash is promoted by act").
 	asCommand := host.Replacement(p.ID)
+	cd := ""
+	if bash {
+		cd = cdAfter(p, ws, workdir)
+	}
 	why := strings.Join(dec.Why, "; ")
 	switch dec.Verdict {
 	case gate.Allowed:
 		return &hookDecision{PermissionDecision: "allow",
 			PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; the policy allows it", in.ToolName, p.ID),
-			UpdatedInput:             withCommand(tool, asCommand)}, nil
+			UpdatedInput:             withCommand(tool, asCommand+cd)}, nil
 	case gate.Promoted:
 		return hookPromoted(door, dec, p, in.ToolName), nil
 	case gate.Ask:
@@ -426,7 +440,7 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 		// plan is rendered only for whoever is asked.
 		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, planText(door, p))}
 		if bash {
-			d.UpdatedInput = withCommand(tool, asCommand+" --confirm --yes-from "+who.reported)
+			d.UpdatedInput = withCommand(tool, asCommand+" --confirm --yes-from "+who.reported+cd)
 		} else if h == ClaudeCode {
 			if err := keepForAdoption(g.Home, p, in); err != nil {
 				return nil, err
@@ -533,4 +547,58 @@ func withCommand(tool map[string]json.RawMessage, command string) map[string]jso
 	b, _ := json.Marshal(command)
 	out["command"] = b
 	return out
+}
+
+// cdAfter is what ends a Bash call's replacement so that Claude Code's
+// shell, which keeps its directory from one call to the next, ends where
+// the command ended in the dry run (report_cwd): " && \builtin cd --
+// 'DIR'", or "" where the command ended where it started. The directory
+// is the sandbox's word, so it is taken only when it is absolute, clean,
+// printable and inside the workspace ws, and a directory now or one the
+// plan creates; a command that ended outside the workspace resets the
+// shell to the workspace, as Claude Code resets it to the project
+// (docs/agents.md, "The shell's directory").
+func cdAfter(p *gate.Plan, ws, workdir string) string {
+	var cwd string
+	for _, c := range p.Commands {
+		if c.Field == "operation" {
+			cwd = c.Cwd
+		}
+	}
+	switch {
+	case cwd == "" || cwd == workdir:
+		return ""
+	case !filepath.IsAbs(cwd) || filepath.Clean(cwd) != cwd || !utf8.ValidString(cwd) ||
+		strings.ContainsFunc(cwd, func(r rune) bool { return unicode.IsControl(r) || !unicode.IsPrint(r) && r != ' ' }):
+		return ""
+	case cwd != ws && !pathglob.Within(cwd, ws):
+		if workdir == ws {
+			return ""
+		}
+		cwd = ws
+	case !isDir(cwd) && !planMakesDir(p, cwd):
+		return ""
+	}
+	return ` && \builtin cd -- ` + shellQuote(cwd)
+}
+
+// isDir says path is a directory now (through symbolic links).
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// planMakesDir says plan p creates the directory dir.
+func planMakesDir(p *gate.Plan, dir string) bool {
+	for _, c := range p.Changes {
+		if c.Path == dir && c.Kind == diff.Create && c.Type == diff.TypeDir {
+			return true
+		}
+	}
+	return false
+}
+
+// shellQuote is s single-quoted for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
