@@ -57,7 +57,7 @@ func hookEditDescriptor(tool, path string, edits []descriptors.Edit, ws string, 
 		}
 		return hookWriteDescriptor(intent, path, string(content), caps), nil
 	case err != nil:
-		return nil, err
+		return nil, refuse(err.Error())
 	case !fi.Mode().IsRegular():
 		return exact() // a link, a directory…: the plan says what it is
 	case fi.Size() > maxEditFile:
@@ -65,7 +65,7 @@ func hookEditDescriptor(tool, path string, edits []descriptors.Edit, ws string, 
 	}
 	data, err := readRegular(path, maxEditFile)
 	if err != nil {
-		return nil, err
+		return nil, refuse(err.Error())
 	}
 	content, err := claudeedit.Apply(data, true, ce)
 	if err != nil {
