@@ -81,7 +81,10 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 `)
 	env := []string{"HOME=" + home, "ACT_HOME=" + state, "ACT_POLICY=" + pol,
 		"ACT_TEST_NOW=" + time.Now().UTC().Truncate(time.Second).Format(time.RFC3339),
-		"GOTOOLCHAIN=local", "GOFLAGS=", "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1", "TERM=dumb"}
+		"GOTOOLCHAIN=local", "GOFLAGS=", "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1", "TERM=dumb",
+		// The recorded session was Claude Code's terminal UI: attended, a
+		// person answers its prompt.
+		"CLAUDE_CODE_SESSION_ATTENDED=1"}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if k == "PATH" || k == "TMPDIR" || k == "LANG" {

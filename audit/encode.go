@@ -99,6 +99,7 @@ func marshalStatement(st *Statement) ([]byte, error) {
 		e.optStr(`,"user":`, a.User)
 		e.optStr(`,"principal":`, a.Principal)
 		e.optStr(`,"key_fingerprint":`, a.KeyFingerprint)
+		e.optStr(`,"reported":`, a.Reported)
 		e.raw("}")
 	}
 	e.optStr(`,"via":`, ev.Via)

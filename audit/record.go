@@ -124,13 +124,16 @@ type Policy struct {
 }
 
 // Approval says who confirmed and how: Via is "--confirm", "terminal",
-// "none-needed" or the approval mechanism's name.
+// "none-needed" or the approval mechanism's name; Reported, where a door
+// was told the yes came from when act did not see it given (an agent's
+// prompt, a program answering it).
 type Approval struct {
 	Via            string `json:"via"`
 	UID            int    `json:"uid"`
 	User           string `json:"user,omitempty"`
 	Principal      string `json:"principal,omitempty"`
 	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	Reported       string `json:"reported,omitempty"`
 }
 
 // Changes summarizes a change set: counts always, Files only at DETAILED

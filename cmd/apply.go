@@ -66,12 +66,22 @@ EXAMPLES:
 			&cli.StringFlag{Name: "signature", Usage: "a signed approval: the ssh-keygen -Y sign signature (namespace act-approval) of the plan's digest"},
 			&cli.StringFlag{Name: "sign-with", Usage: "sign the approval now with this SSH key (a private key, or the .pub of one in ssh-agent or on a security key)"},
 			&cli.BoolFlag{Name: "as-command", Usage: "promote a command's plan and end as the command: its captured output and its exit code"},
+			&cli.StringFlag{Name: "yes-from", Usage: "with --confirm, where the yes came from as the agent's hook reports it, for the record: agent-prompt (a person at the agent's permission prompt) or prompt-program (a program answering it)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("apply takes exactly one descriptor or plan id, got %d arguments", c.NArg())
 			}
 			env.signature, env.signWith = c.String("signature"), c.String("sign-with")
+			switch from := c.String("yes-from"); {
+			case from == "":
+			case !c.Bool("confirm"):
+				return usagef("--yes-from says where a --confirm came from: give --confirm too")
+			case from != gate.ReportedAgentPrompt && from != gate.ReportedPromptProgram:
+				return usagef("--yes-from takes %s or %s, got %q", gate.ReportedAgentPrompt, gate.ReportedPromptProgram, from)
+			default:
+				env.yesFrom = from
+			}
 			if c.Bool("as-command") {
 				if env.json {
 					return usagef("--as-command prints the command's own output, not JSON: drop --json or --as-command")
@@ -186,6 +196,7 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 	ap := gate.Approval{}
 	if confirmed {
 		ap = gate.NewApproval(gate.ViaFlag)
+		ap.Reported = env.yesFrom
 	}
 	if env.signature != "" || env.signWith != "" {
 		if ap, err = env.signedApproval(ctx, gate.PlanDigest(p)); err != nil {

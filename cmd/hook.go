@@ -13,6 +13,7 @@ import (
 
 	"github.com/act-project/act/doors"
 	"github.com/act-project/act/doors/hook"
+	"github.com/act-project/act/internal/agentsetup"
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/state"
 )
@@ -190,3 +191,5 @@ func (h hookHost) Door(name string) (*doors.Door, error) {
 }
 
 func (h hookHost) Replacement(id string) string { return hookReplacement(h.env, id) }
+
+func (h hookHost) ClaudePlaces() agentsetup.Places { return hookPlaces(h.env) }

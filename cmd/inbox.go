@@ -373,7 +373,7 @@ func history(g *gate.Gate) ([]historyRow, error) {
 			r := historyRow{Kind: "action", ID: a.ActionID, ActionID: a.ActionID, PlanID: a.PlanID, ActionType: a.ActionType, Intent: review.IntentOf(p),
 				State: string(a.State), At: at.UTC().Format(time.RFC3339), Summary: summary{c, m, d}, at: at}
 			if a.Approval != nil && a.Approval.Via != gate.ViaNone {
-				r.ConfirmedBy = fmt.Sprintf("%s (%s)", orUID(a.Approval), a.Approval.Via)
+				r.ConfirmedBy = fmt.Sprintf("%s (%s)", orUID(a.Approval), viaReported(a.Approval))
 			}
 			rows = append(rows, r)
 			continue
@@ -388,6 +388,20 @@ func history(g *gate.Gate) ([]historyRow, error) {
 	}
 	slices.SortStableFunc(rows, func(a, b historyRow) int { return b.at.Compare(a.at) })
 	return rows, nil
+}
+
+// viaReported is how a was given, with where a door was told the yes
+// came from (gate.ReportedAgentPrompt, gate.ReportedPromptProgram).
+func viaReported(a *gate.ActionApproval) string {
+	switch a.Reported {
+	case "":
+		return a.Via
+	case gate.ReportedAgentPrompt:
+		return a.Via + ", reported from the agent's prompt"
+	case gate.ReportedPromptProgram:
+		return a.Via + ", reported from a program answering the agent's prompt"
+	}
+	return a.Via + ", reported from " + a.Reported
 }
 
 func orUID(a *gate.ActionApproval) string {

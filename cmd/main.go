@@ -63,6 +63,8 @@ type Env struct {
 
 	// stat and full say how much of a plan to print (--stat, --full).
 	stat, full bool
+	// yesFrom is apply's --yes-from.
+	yesFrom string
 	// signature and signWith are apply's --signature and --sign-with.
 	signature, signWith string
 	// pinned is the state dir the system policy pins ("" none), once read.

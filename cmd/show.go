@@ -139,7 +139,7 @@ func showAction(env *Env, res *result, stateDir, id string) error {
 		}
 		fmt.Fprintf(w, "Applied at %s", a.AppliedAt.UTC().Format(time.RFC3339))
 		if ap := a.Approval; ap != nil && ap.Via != "none" {
-			fmt.Fprintf(w, ", confirmed by %s (%s)", escapeLine(orUID(ap)), escapeLine(ap.Via))
+			fmt.Fprintf(w, ", confirmed by %s (%s)", escapeLine(orUID(ap)), escapeLine(viaReported(ap)))
 		}
 		fmt.Fprintln(w)
 		if a.RolledBackAt != nil {

@@ -213,6 +213,10 @@ func (c *checker) checkOperation(n node) {
 	case CommandExecutionOp:
 		paths = append(paths, opPath{field: opf("workdir"), path: op.Workdir})
 		c.checkArgv(opf("argv"), op.Argv)
+		if op.ReportCwd && !ShellScript(op.Argv) {
+			c.add("command.report-cwd-not-shell", opf("report_cwd"),
+				"report_cwd records where a shell script ended: argv must be [sh, -c, SCRIPT]")
+		}
 		for _, k := range sortedKeys(op.Env) {
 			if !envName(k) {
 				c.add("command.invalid-env-name", opf("env", k),

@@ -511,6 +511,12 @@ func TestCheckOperations(t *testing.T) {
 			op.Env = map[string]string{"_OK1": "x", "1BAD": "y"}
 			d.Op = op
 		}, []string{"command.invalid-env-name operation.env[\"1BAD\"]", "path.wildcard-not-allowed operation.workdir"}},
+		{"command_execution.yaml", func(d *Descriptor) {
+			op := d.Op.(CommandExecutionOp)
+			op.Argv = []string{"bash", "-c", "cd x"}
+			op.ReportCwd = true
+			d.Op = op
+		}, []string{"command.report-cwd-not-shell operation.report_cwd"}},
 		{"file_read.yaml", func(d *Descriptor) {
 			d.Preconditions.PathsAbsent = []string{"/tmp/act-example/project/x"}
 			d.Preconditions.SHA256 = map[string]string{"/tmp/act-example/project/x": "ab"}

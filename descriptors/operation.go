@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // An Operation is the typed "operation" object of one action type.
@@ -69,6 +70,10 @@ type CommandExecutionOp struct {
 	Workdir string            `json:"workdir"`
 	Env     map[string]string `json:"env,omitempty"`
 	Stdin   string            `json:"stdin,omitempty"`
+	// ReportCwd, for a shell script (argv [sh, -c, SCRIPT]), records the
+	// directory the script ended in (the plan's command cwd), as an
+	// agent's persistent shell keeps it: docs/descriptor.md.
+	ReportCwd bool `json:"report_cwd,omitempty"`
 }
 
 // PackageOp installs or removes packages with a package manager run as a
@@ -141,6 +146,11 @@ func (DirectoryDeleteOp) Type() ActionType { return DirectoryDelete }
 
 // Type implements Operation.
 func (CommandExecutionOp) Type() ActionType { return CommandExecution }
+
+// ShellScript says argv is [sh, -c, SCRIPT] (sh by any path).
+func ShellScript(argv []string) bool {
+	return len(argv) == 3 && (argv[0] == "sh" || strings.HasSuffix(argv[0], "/sh")) && argv[1] == "-c"
+}
 
 // Type implements Operation.
 func (o PackageOp) Type() ActionType { return o.actionType }

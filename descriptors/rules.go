@@ -68,6 +68,7 @@ var rules = []Rule{
 	{"audit.retain-days-not-positive", "audit.retain_days is zero or negative"},
 	{"command.empty-program", "a command's argv[0] is empty"},
 	{"command.invalid-env-name", "an env key of COMMAND_EXECUTION is not a valid variable name"},
+	{"command.report-cwd-not-shell", "a COMMAND_EXECUTION sets report_cwd, but its argv is not a shell script: [sh, -c, SCRIPT]"},
 	{"composite.step-effects-outside-parent", "a step declares an effect its parent's effects do not cover"},
 	{"composite.step-risk-above-parent", "a step's risk_level is above its parent's"},
 	{"composite.too-deep", "a step stands deeper than depth 8 (the descriptor is depth 1)"},

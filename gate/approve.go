@@ -43,6 +43,14 @@ const (
 	ViaSigned   = policy.ViaSigned
 )
 
+// Where a door was told a yes came from (Approval.Reported), when act
+// did not see it given: a person at the agent's permission prompt, or a
+// program answering that prompt (docs/agents.md, "Who answers").
+const (
+	ReportedAgentPrompt   = "agent-prompt"
+	ReportedPromptProgram = "prompt-program"
+)
+
 // NewApproval returns an approval of kind via by the user running act.
 func NewApproval(via string) Approval {
 	a := Approval{Approval: rollback.Approval{Via: via, UID: os.Getuid()}}

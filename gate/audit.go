@@ -248,5 +248,5 @@ func approvalOf(a *rollback.Approval) *audit.Approval {
 	if a == nil {
 		return nil
 	}
-	return &audit.Approval{Via: a.Via, UID: a.UID, User: a.User, Principal: a.Principal, KeyFingerprint: a.KeyFingerprint}
+	return &audit.Approval{Via: a.Via, UID: a.UID, User: a.User, Principal: a.Principal, KeyFingerprint: a.KeyFingerprint, Reported: a.Reported}
 }

@@ -46,6 +46,10 @@ type CommandResult struct {
 	WallMs    int64             `json:"wall_ms"`
 	CPUMs     int64             `json:"cpu_ms"`
 	Caps      map[string]string `json:"caps,omitempty"`
+	// Cwd is the directory a report_cwd shell script ended in, as its
+	// shell reported it: what the command says, never checked here
+	// (docs/descriptor.md). Empty when it did not end successfully.
+	Cwd string `json:"cwd,omitempty"`
 	// Egress is what the command asked of the egress proxy, one line a
 	// request ("CONNECT proxy.golang.org:443 allowed", or refused and
 	// why), the first maxEgressLog of them.
@@ -122,6 +126,9 @@ type Commander interface {
 	// Command runs a command of the operation: what it writes lands in
 	// the layer.
 	Command(ctx context.Context, f []string, argv []string, workdir string, env map[string]string, stdin string) (*CommandResult, error)
+	// Shell runs the shell script argv ([sh, -c, SCRIPT]) as Command
+	// does, and records the directory it ended in (report_cwd).
+	Shell(ctx context.Context, f []string, argv []string, workdir string, env map[string]string, stdin string) (*CommandResult, error)
 	// Verify runs a verification command over the layer as it is, in a
 	// throwaway copy: nothing it writes reaches the layer. It returns
 	// what the command changed all the same (docs/sandbox.md,
@@ -191,6 +198,43 @@ type sandboxCommander struct {
 func (s *sandboxCommander) Command(ctx context.Context, f []string, argv []string, workdir string, env map[string]string, stdin string) (*CommandResult, error) {
 	out, _, err := s.run(ctx, f, argv, workdir, env, stdin, false)
 	return out, err
+}
+
+// reportCwdScript runs a report_cwd script ($1) as an agent's
+// persistent shell runs a command: eval'd, and once it ended
+// successfully, the directory it ended in (pwd -P) is written, between
+// cwdMark and cwdEnd, to what was standard error at its start (fd 9, so
+// that the script's own redirections do not take it). $0 stays sh and
+// the script sees no positional parameters, as under sh -c SCRIPT.
+const reportCwdScript = `exec 9>&2; __act_script=$1; shift; eval "$__act_script" && printf '\036act-cwd:%s\036\n' "$(pwd -P)" >&9`
+
+// cwdMark and cwdEnd frame the directory a report_cwd script reports.
+const (
+	cwdMark = "\x1eact-cwd:"
+	cwdEnd  = "\x1e\n"
+)
+
+// Shell implements Commander: argv's script runs through
+// reportCwdScript; the record keeps argv, and the directory reported last
+// on its standard error, taken out of it, is its Cwd.
+func (s *sandboxCommander) Shell(ctx context.Context, f []string, argv []string, workdir string, env map[string]string, stdin string) (*CommandResult, error) {
+	if !descriptors.ShellScript(argv) {
+		return nil, fmt.Errorf("%s: report_cwd runs a shell script, [sh, -c, SCRIPT]", problem.FieldPath(f...))
+	}
+	out, res, err := s.run(ctx, f, []string{argv[0], "-c", reportCwdScript, argv[0], argv[2]}, workdir, env, stdin, false)
+	if err != nil {
+		return nil, err
+	}
+	out.Argv = s.redactArgv(argv)
+	stderr := string(res.Stderr)
+	if i := strings.LastIndex(stderr, cwdMark); i >= 0 {
+		if j := strings.Index(stderr[i+len(cwdMark):], cwdEnd); j >= 0 {
+			out.Cwd = stderr[i+len(cwdMark) : i+len(cwdMark)+j]
+			stderr = stderr[:i] + stderr[i+len(cwdMark)+j+len(cwdEnd):]
+			out.Stderr = s.redact(stderr)
+		}
+	}
+	return out, nil
 }
 
 // Verify implements Commander: the command runs with isolate's Discard,
@@ -436,6 +480,11 @@ func envList(env map[string]string, path, home string) []string {
 // command runs one command through r's Commander and turns its outcome
 // into an OpError when it failed: a cap hit, a non-zero exit.
 func (r *runner) command(f []string, what string, argv []string, workdir string, env map[string]string, stdin string) error {
+	return r.runCommand(f, what, argv, workdir, env, stdin, false)
+}
+
+// runCommand is command, or with shell a report_cwd script (Commander.Shell).
+func (r *runner) runCommand(f []string, what string, argv []string, workdir string, env map[string]string, stdin string, shell bool) error {
 	if r.exec == nil {
 		return fmt.Errorf("%s: %w", problem.FieldPath(f...), ErrNotFileOperation)
 	}
@@ -444,7 +493,11 @@ func (r *runner) command(f []string, what string, argv []string, workdir string,
 			return err
 		}
 	}
-	res, err := r.exec.Command(r.ctx, f, argv, workdir, env, stdin)
+	run := r.exec.Command
+	if shell {
+		run = r.exec.Shell
+	}
+	res, err := run(r.ctx, f, argv, workdir, env, stdin)
 	return r.outcome(f, what, argv, res, err)
 }
 

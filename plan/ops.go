@@ -355,7 +355,7 @@ func (r *runner) run(f []string, t descriptors.ActionType, op descriptors.Operat
 	case descriptors.NetworkRequestOp:
 		return r.networkRequest(f, o)
 	case descriptors.CommandExecutionOp:
-		return r.command(f, "command", o.Argv, o.Workdir, o.Env, o.Stdin)
+		return r.runCommand(f, "command", o.Argv, o.Workdir, o.Env, o.Stdin, o.ReportCwd)
 	case descriptors.PackageOp:
 		argv := packageArgv(t, o)
 		if o.Manager == "pip" {

@@ -48,13 +48,17 @@ type Action struct {
 // An Approval records who confirmed a promotion and how: Via is "none"
 // (none was needed), "flag" (--confirm), "terminal" (a yes at the
 // controlling terminal) or "signed" (an SSH signature, whose signer
-// Principal and KeyFingerprint name).
+// Principal and KeyFingerprint name). Reported is where a door was told
+// the yes came from, when act did not see it given: "agent-prompt" (a
+// person at the agent's permission prompt) or "prompt-program" (a
+// program answering it).
 type Approval struct {
 	Via            string `json:"via"`
 	UID            int    `json:"uid"`
 	User           string `json:"user,omitempty"`
 	Principal      string `json:"principal,omitempty"`
 	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	Reported       string `json:"reported,omitempty"`
 }
 
 // A SavedPath is the version of Path found by a forced rollback, kept at

@@ -139,7 +139,7 @@ func TestViolations(t *testing.T) {
 		{file: "invalid_unknown_scope_field.json", want: []rp{{RuleUnknownField, "scope.hosts"}},
 			msgs: []string{"field not allowed; allowed fields are filesystem, network and ui"}},
 		{file: "invalid_unknown_operation_field.json", want: []rp{{RuleUnknownField, "operation.cwd"}},
-			msgs: []string{"field not allowed; allowed fields are argv, workdir, env and stdin"}},
+			msgs: []string{"field not allowed; allowed fields are argv, workdir, env, stdin and report_cwd"}},
 		{file: "invalid_unknown_step_field.json", want: []rp{{RuleUnknownField, "steps.0.sandbox"}}},
 		{file: "invalid_unknown_nested_step_operation_field.json", want: []rp{
 			{RuleUnknownField, "steps.0.steps.0.steps.0.operation.follow_symlinks"}}},

@@ -154,8 +154,11 @@ func hookAdopt(ctx context.Context, host Host, in *hookInput, wsFlag string) (*p
 	// Where the plan needs a person, the yes was asked at Claude Code's
 	// prompt, which act does only where the policy counts a flag as a
 	// person's confirmation; act does not see it, and the record says so
-	// (gate.Adopt).
-	out, err := g.Adopt(ctx, e, gate.NewApproval(gate.ViaFlag), copies)
+	// (gate.Adopt), with who the session reports answers it (a person, or
+	// a program).
+	ap := gate.NewApproval(gate.ViaFlag)
+	ap.Reported = claudeAnswerer(host, in).reported
+	out, err := g.Adopt(ctx, e, ap, copies)
 	if why, ok := doors.ProblemsText(err); ok {
 		return &postToolOutput{Decision: "block", Reason: clipReason(fmt.Sprintf(
 			"act could not record this %s as the change it asked about (plan %s): %s. act rollback cannot undo it; tell the person.", in.ToolName, id, why))}, nil

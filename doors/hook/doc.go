@@ -17,6 +17,7 @@ package hook
 
 import (
 	"github.com/act-project/act/doors"
+	"github.com/act-project/act/internal/agentsetup"
 	"github.com/act-project/act/internal/state"
 )
 
@@ -38,4 +39,7 @@ type Host interface {
 	// --as-command PLAN_ID: it runs in the agent's own shell, so it names
 	// the state dir always.
 	Replacement(id string) string
+	// ClaudePlaces is where Claude Code keeps its settings, from the
+	// hook's environment (its deny rules: claudeDenies).
+	ClaudePlaces() agentsetup.Places
 }

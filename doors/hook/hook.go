@@ -12,8 +12,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/diff"
 	"github.com/act-project/act/doors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/pathglob"
@@ -201,8 +204,9 @@ type hookFileInput struct {
 }
 
 // hookFileDescriptor is the short FILE_WRITE descriptor of a Write, Edit
-// or MultiEdit (act derives its effects and stamps its ids).
-func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps policy.ResourceCaps) (*descriptors.Descriptor, error) {
+// or MultiEdit (act derives its effects and stamps its ids); an Edit's in
+// the workspace ws as Claude Code's Edit makes it (hookEditDescriptor).
+func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps policy.ResourceCaps) (*descriptors.Descriptor, error) {
 	var fi hookFileInput
 	if err := json.Unmarshal(raw, &fi); err != nil {
 		return nil, fmt.Errorf("%s's tool_input: %v", tool, err)
@@ -218,27 +222,25 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 		path = filepath.Join(cwd, path)
 	}
 	path = filepath.Clean(path)
-	op := descriptors.FileWriteOp{Path: path}
 	edit := func(old, new *string, all bool) (descriptors.Edit, error) {
 		if old == nil || new == nil {
 			return descriptors.Edit{}, fmt.Errorf("%s's edit lacks old_string or new_string", tool)
 		}
 		return descriptors.Edit{Old: *old, New: *new, ReplaceAll: all}, nil
 	}
-	size := 0
+	var edits []descriptors.Edit
 	switch tool {
 	case "Write":
 		if fi.Content == nil {
 			return nil, errors.New("Write's tool_input has no content")
 		}
-		op.Content = fi.Content
-		size = len(*fi.Content)
+		return hookWriteDescriptor(review.Intent(tool+" "+path), path, *fi.Content, caps), nil
 	case "Edit":
 		e, err := edit(fi.OldString, fi.NewString, fi.ReplaceAll)
 		if err != nil {
 			return nil, err
 		}
-		op.Edits = []descriptors.Edit{e}
+		edits = []descriptors.Edit{e}
 	case "MultiEdit":
 		if len(fi.Edits) == 0 {
 			return nil, errors.New("MultiEdit's tool_input has no edits")
@@ -248,24 +250,29 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd string, caps polic
 			if err != nil {
 				return nil, err
 			}
-			op.Edits = append(op.Edits, e)
+			edits = append(edits, e)
 		}
+	default:
+		return nil, fmt.Errorf("act does not plan a %s", tool)
 	}
-	intent := review.Intent(tool + " " + path)
-	if tool == "Write" {
-		// Claude Code's Write makes the directories a file goes in: so
-		// does act, as a DIRECTORY_CREATE step before the write, each
-		// missing directory declared (docs/agents.md).
-		if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
-			mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: filepath.Dir(path), Parents: true})
-			mkdir.Effects.Filesystem = descriptors.FilesystemEffects{Create: missing, Modify: []string{}, Delete: []string{}}
-			write := descriptors.BuiltStep(op)
-			write.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{path}, Modify: []string{}, Delete: []string{}}
-			return descriptors.Built(intent, nil, []descriptors.Step{mkdir, write},
-				descriptors.FilesystemScope{Paths: []string{base}, Recursive: true}, hookFileResources(size, caps), false), nil
-		}
+	return hookEditDescriptor(tool, path, edits, ws, caps)
+}
+
+// hookWriteDescriptor is the FILE_WRITE of content to path. Claude Code's
+// Write makes the directories a file goes in: so does act, as a
+// DIRECTORY_CREATE step before the write, each missing directory
+// declared (docs/agents.md).
+func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps) *descriptors.Descriptor {
+	op := descriptors.FileWriteOp{Path: path, Content: &content}
+	if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
+		mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: filepath.Dir(path), Parents: true})
+		mkdir.Effects.Filesystem = descriptors.FilesystemEffects{Create: missing, Modify: []string{}, Delete: []string{}}
+		write := descriptors.BuiltStep(op)
+		write.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{path}, Modify: []string{}, Delete: []string{}}
+		return descriptors.Built(intent, nil, []descriptors.Step{mkdir, write},
+			descriptors.FilesystemScope{Paths: []string{base}, Recursive: true}, hookFileResources(len(content), caps), false)
 	}
-	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{filepath.Dir(path)}}, hookFileResources(size, caps), false), nil
+	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{filepath.Dir(path)}}, hookFileResources(len(content), caps), false)
 }
 
 // hookFileResources are the resources of a file change the hook makes,
@@ -310,14 +317,29 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 		if err := json.Unmarshal(tool["command"], &command); err != nil || strings.TrimSpace(command) == "" {
 			return nil, errors.New("Bash's tool_input has no command")
 		}
+		if h == ClaudeCode {
+			if dec := claudeDenyDecision(host, ws, command); dec != nil {
+				return dec, nil
+			}
+		}
 		d = doors.CommandDescriptor([]string{"sh", "-c", command}, ws, workdir, pol.ResourceCaps)
+		if h == ClaudeCode {
+			// Claude Code's shell keeps the directory a command ends in:
+			// the dry run records it (cdAfter).
+			op := d.Op.(descriptors.CommandExecutionOp)
+			op.ReportCwd = true
+			d.Op = op
+		}
 	} else if in.ToolName == "apply_patch" {
 		d, err = codexPatchDescriptor(tool, in.Cwd, ws, pol.ResourceCaps)
 		if dec, refused := refusalOf(err); refused {
 			return dec, nil
 		}
 	} else {
-		d, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, pol.ResourceCaps)
+		d, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, ws, pol.ResourceCaps)
+		if dec, refused := refusalOf(err); refused {
+			return dec, nil
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -350,7 +372,7 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 			return nil, err
 		}
 		if dctx.Err() != nil {
-			return cannotDryRun(g, d, in, time.Since(started), collected), nil
+			return cannotDryRun(g, d, in, claudeAnswerer(host, in), time.Since(started), collected), nil
 		}
 		if code, failed := doors.CommandFailed(err); failed {
 			out, errOut := review.Output(collected.Captured(1), review.Brief("")), review.Output(collected.Captured(2), review.Brief(""))
@@ -375,7 +397,13 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 	if err != nil {
 		return nil, err
 	}
-	unseen := promptUnseen(in)
+	// Who would answer act's question at Claude Code's prompt: Codex asks
+	// no one.
+	who := answerer{unseen: "Codex cannot ask a person for act"}
+	if !h.denyOnly {
+		who = claudeAnswerer(host, in)
+	}
+	unseen := who.unseen
 	// The gate decides, records and promotes; the hook translates.
 	dec, err := g.Submit(ctx, e, gate.Door{Prompt: !h.denyOnly && unseen == "", Later: bash && !h.denyOnly})
 	if err != nil {
@@ -397,20 +425,25 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 	// What replaces a Bash command ends as the command would: its output
 	// and exit code (docs/agents.md, "Bash is promoted by act").
 	asCommand := host.Replacement(p.ID)
+	cd := ""
+	if bash {
+		cd = cdAfter(p, ws, workdir)
+	}
 	why := strings.Join(dec.Why, "; ")
 	switch dec.Verdict {
 	case gate.Allowed:
 		return &hookDecision{PermissionDecision: "allow",
 			PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; the policy allows it", in.ToolName, p.ID),
-			UpdatedInput:             withCommand(tool, asCommand)}, nil
+			UpdatedInput:             withCommand(tool, asCommand+cd)}, nil
 	case gate.Promoted:
 		return hookPromoted(door, dec, p, in.ToolName), nil
 	case gate.Ask:
-		// A person's yes in Claude Code's prompt is what --confirm is.
-		// The plan is rendered only for the person who is asked.
+		// A yes in Claude Code's prompt is what --confirm is; the record
+		// says who was reported to give it (a person, or a program). The
+		// plan is rendered only for whoever is asked.
 		d := &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: fmt.Sprintf("act: a person must confirm this %s (%s). act dry-ran it as plan %s:\n%s", in.ToolName, why, p.ID, planText(door, p))}
 		if bash {
-			d.UpdatedInput = withCommand(tool, asCommand+" --confirm")
+			d.UpdatedInput = withCommand(tool, asCommand+" --confirm --yes-from "+who.reported+cd)
 		} else if h == ClaudeCode {
 			if err := keepForAdoption(g.Home, p, in); err != nil {
 				return nil, err
@@ -451,7 +484,7 @@ func promptUnseen(in *hookInput) string {
 // in ran (its part of the hook's time): the policy's hooks.cannot_dry_run (deny by
 // default; ask only where a yes in the agent's prompt counts as a
 // person's), with what the command printed until it was stopped.
-func cannotDryRun(g *gate.Gate, d *descriptors.Descriptor, in *hookInput, ran time.Duration, collected *doors.Output) *hookDecision {
+func cannotDryRun(g *gate.Gate, d *descriptors.Descriptor, in *hookInput, who answerer, ran time.Duration, collected *doors.Output) *hookDecision {
 	pol := g.Policy
 	tool := in.ToolName
 	why := fmt.Sprintf("act could not dry-run this %s: it was still running in act's sandbox when act stopped it, after %s of the hook's time. It may wait on the network, which the policy does not give the sandbox, or on a local service, which the sandbox cannot reach; nothing was changed.",
@@ -465,7 +498,7 @@ func cannotDryRun(g *gate.Gate, d *descriptors.Descriptor, in *hookInput, ran ti
 		return &hookDecision{PermissionDecision: "deny", PermissionDecisionReason: why +
 			"\nThe policy denies it without its dry run: " + dec.Reason + "."}
 	}
-	if pol.Hooks.CannotDryRun == policy.HookAsk && pol.Confirmation.Via == policy.ViaFlag && promptUnseen(in) == "" {
+	if pol.Hooks.CannotDryRun == policy.HookAsk && pol.Confirmation.Via == policy.ViaFlag && who.unseen == "" {
 		return &hookDecision{PermissionDecision: "ask", PermissionDecisionReason: why +
 			"\nThe policy (hooks.cannot_dry_run: ask) leaves it to a person: a yes runs it OUTSIDE act's sandbox, unreviewed, and act rollback cannot undo it."}
 	}
@@ -517,4 +550,58 @@ func withCommand(tool map[string]json.RawMessage, command string) map[string]jso
 	b, _ := json.Marshal(command)
 	out["command"] = b
 	return out
+}
+
+// cdAfter is what ends a Bash call's replacement so that Claude Code's
+// shell, which keeps its directory from one call to the next, ends where
+// the command ended in the dry run (report_cwd): " && \builtin cd --
+// 'DIR'", or "" where the command ended where it started. The directory
+// is the sandbox's word, so it is taken only when it is absolute, clean,
+// printable and inside the workspace ws, and a directory now or one the
+// plan creates; a command that ended outside the workspace resets the
+// shell to the workspace, as Claude Code resets it to the project
+// (docs/agents.md, "The shell's directory").
+func cdAfter(p *gate.Plan, ws, workdir string) string {
+	var cwd string
+	for _, c := range p.Commands {
+		if c.Field == "operation" {
+			cwd = c.Cwd
+		}
+	}
+	switch {
+	case cwd == "" || cwd == workdir:
+		return ""
+	case !filepath.IsAbs(cwd) || filepath.Clean(cwd) != cwd || !utf8.ValidString(cwd) ||
+		strings.ContainsFunc(cwd, func(r rune) bool { return unicode.IsControl(r) || !unicode.IsPrint(r) && r != ' ' }):
+		return ""
+	case cwd != ws && !pathglob.Within(cwd, ws):
+		if workdir == ws {
+			return ""
+		}
+		cwd = ws
+	case !isDir(cwd) && !planMakesDir(p, cwd):
+		return ""
+	}
+	return ` && \builtin cd -- ` + shellQuote(cwd)
+}
+
+// isDir says path is a directory now (through symbolic links).
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// planMakesDir says plan p creates the directory dir.
+func planMakesDir(p *gate.Plan, dir string) bool {
+	for _, c := range p.Changes {
+		if c.Path == dir && c.Kind == diff.Create && c.Type == diff.TypeDir {
+			return true
+		}
+	}
+	return false
+}
+
+// shellQuote is s single-quoted for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

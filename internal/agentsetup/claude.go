@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 )
 
 // Claude Code's settings (https://code.claude.com/docs/en/settings):
@@ -177,4 +178,64 @@ func claudeGroup(matcher, command string, timeout int64, block bool) json.RawMes
 		panic(err) // strings and integers only
 	}
 	return b
+}
+
+// A ClaudeRule is a permission rule of Claude Code's settings ("Bash",
+// "Bash(rm:*)") and the file it is in.
+type ClaudeRule struct {
+	Rule, File string
+}
+
+// ClaudeDenyRules are the permissions.deny rules of Claude Code's
+// settings for project ("" none): the managed file and the drop-ins of
+// managed-settings.d beside it, the user's, the project's and its local
+// one, in that order. A file that exists but does not parse, or whose
+// permissions.deny is not a list of strings, is an error: the caller
+// fails closed.
+func ClaudeDenyRules(p Places, project string) ([]ClaudeRule, error) {
+	var paths []string
+	if p.ClaudeManaged != "" {
+		paths = append(paths, p.ClaudeManaged)
+		dropIns, _ := filepath.Glob(filepath.Join(filepath.Dir(p.ClaudeManaged), "managed-settings.d", "*.json"))
+		sort.Strings(dropIns)
+		paths = append(paths, dropIns...)
+	}
+	paths = append(paths, claudeUserFile(p))
+	if project != "" {
+		paths = append(paths, claudeProjectFile(project), filepath.Join(project, ".claude", "settings.local.json"))
+	}
+	var rules []ClaudeRule
+	for _, path := range paths {
+		f, err := readJSONFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if f.err != nil {
+			return nil, f.err
+		}
+		perms, ok := f.doc["permissions"]
+		if !ok || perms == nil {
+			continue
+		}
+		pm, ok := perms.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: permissions is not an object", path)
+		}
+		deny, ok := pm["deny"]
+		if !ok || deny == nil {
+			continue
+		}
+		list, ok := deny.([]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: permissions.deny is not a list", path)
+		}
+		for _, r := range list {
+			s, ok := r.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s: permissions.deny holds %v, not a rule", path, r)
+			}
+			rules = append(rules, ClaudeRule{Rule: s, File: path})
+		}
+	}
+	return rules, nil
 }
