@@ -113,7 +113,8 @@ func newDenyCommand(env *Env) *cli.Command {
    be planned again with a person's confirmation.
 
    With plan ids, each is denied in turn; one that cannot be (unknown,
-   applied or denied already) is reported and the others are still denied.
+   applied or denied already) is reported, the others are still denied,
+   and act ends with the code of the first that was not.
    --all denies every plan act pending lists; --older-than DURATION (24h,
    90m) only those made longer ago, with or without --all. A selection
    that finds nothing denies nothing and says so (exit 0).
@@ -125,7 +126,7 @@ EXAMPLES:
    act deny --older-than 24h
 
 ` + endsWith("denied", 1, 2, 8, 9).note(8, "the plan was applied, rolled back or denied already").
-			note(9, "no such plan").help() + `; with several plans, the code of the first that was not denied`,
+			note(9, "no such plan").help(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "reason", Usage: "why, kept with each plan"},
 			&cli.BoolFlag{Name: "all", Usage: "deny every pending plan"},
