@@ -73,7 +73,12 @@ func newAgentMachine(t *testing.T) *agentMachine {
 		t.Fatal(err)
 	}
 	pol := filepath.Join(dir, "policy.yaml")
-	write(t, pol, "command_rules:\n  - {argv: [sh, -c, \"echo hi > f\"], mode: allow}\n")
+	// No workspace and no command rule: the project is a workspace
+	// because act hook install makes it one (docs/policy.md,
+	// "Workspaces"), and its Bash call is graded by its diff, LOW
+	// (docs/risk.md, "Commands"): a person who installs the hook needs
+	// no policy edit.
+	write(t, pol, "# a person's policy\nworkspaces: []\n")
 	m.env = []string{"HOME=" + m.home, "ACT_POLICY=" + pol, "ACT_HOME=" + m.state,
 		"ACT_TEST_NOW=" + time.Now().UTC().Truncate(time.Second).Format(time.RFC3339), "NO_COLOR=1", "TERM=dumb"}
 	for _, kv := range os.Environ() {

@@ -73,11 +73,9 @@ func TestHookSession(t *testing.T) {
 	for name, data := range files {
 		write(t, filepath.Join(proj, name), data)
 	}
-	write(t, pol, `command_rules:
-  - {argv: [sh, -c, "go test ./..."], mode: allow}
-  - {argv: [sh, -c, "gofmt -w calc.go"], mode: allow}
-  - {argv: [sh, -c, "git add -A && git commit -q -m x"], mode: allow}
-risk: {sensitive_paths: ["`+proj+`/config/**"]}
+	// No command rule: go test, gofmt -w and git commit are graded by
+	// their diffs (docs/risk.md, "Commands"), LOW, and need no one.
+	write(t, pol, `risk: {sensitive_paths: ["`+proj+`/config/**"]}
 `)
 	env := []string{"HOME=" + home, "ACT_HOME=" + state, "ACT_POLICY=" + pol,
 		"ACT_TEST_NOW=" + time.Now().UTC().Truncate(time.Second).Format(time.RFC3339),
@@ -163,14 +161,18 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 		// npm without the network: it fails in the sandbox at once (the
 		// project's .npmrc: a registry on the loopback, no retries), and
 		// the deny shows the model why (where npm is installed).
-		"11_bash_npm":           {decisions: []string{"deny"}, check: gone("node_modules"), reason: npmFailed()},
-		"12_write_bashrc":       {decisions: []string{"deny"}, check: func(t *testing.T, proj string) { gone(".bashrc")(t, home) }},
-		"13_bash_curl_sh":       {decisions: []string{"deny", "ask"}, check: same},
+		"11_bash_npm":     {decisions: []string{"deny"}, check: gone("node_modules"), reason: npmFailed()},
+		"12_write_bashrc": {decisions: []string{"deny"}, check: func(t *testing.T, proj string) { gone(".bashrc")(t, home) }},
+		// curl | sh: the sandbox has no network, so curl fetches nothing
+		// and sh runs nothing: a run that changes nothing, allowed — what
+		// runs instead is act apply --as-command, which prints curl's
+		// error; nothing ran outside the sandbox.
+		"13_bash_curl_sh":       {decisions: []string{"allow"}, check: same},
 		"14_grep":               {decisions: []string{""}, check: same},
 		"15_edit_absent":        {decisions: []string{"deny"}, check: has("calc.go", "return b + a")},
 		"16_write_overwrite":    {decisions: []string{"deny"}, applied: true, check: has("calc_test.go", "func TestSub")},
 		"17_bash_go_test_again": {decisions: []string{"allow"}, check: same},
-		"18_bash_echo":          {decisions: []string{"ask"}, check: has("out.txt", "hi\n")},
+		"18_bash_echo":          {decisions: []string{"allow"}, check: has("out.txt", "hi\n")},
 		"19_edit_replace_all":   {decisions: []string{"deny"}, applied: true, check: has("b.txt", "bAnAnA\n")},
 		// A Write into a directory that does not exist yet: act makes it,
 		// as Claude Code's Write does, and the rollback removes it.
@@ -332,7 +334,7 @@ risk: {sensitive_paths: ["`+proj+`/config/**"]}
 		t.Fatal("the session changed nothing")
 	}
 	// Write, Edit and MultiEdit applied by the hook, Bash allowed (go test
-	// twice, gofmt, git) and asked (rm, mv, curl | sh, echo, chmod).
+	// twice, gofmt, git, curl | sh, echo) and asked (rm, mv, chmod).
 	if len(actions) < 10 {
 		t.Fatalf("%d applied actions in the session, want at least 10: %q", len(actions), actions)
 	}

@@ -85,13 +85,17 @@ func (s *mcpSession) descriptor(id, name, content string, argv ...string) string
 }
 
 // confirmModeDescriptor is an action the default policy sends to a person:
-// a COMMAND_EXECUTION (act assesses it MEDIUM: confirm) where commands can
-// be isolated, else a FILE_WRITE whose descriptor requires confirmation.
+// a COMMAND_EXECUTION where commands can be isolated, else a FILE_WRITE,
+// whose descriptor requires confirmation.
 func (s *mcpSession) confirmModeDescriptor(id, name string) string {
+	var d string
 	if isolate.Available() == nil {
-		return s.descriptor(id, name, "", "sh", "-c", "echo made by a command > "+name)
+		d = s.descriptor(id, name, "", "sh", "-c", "echo made by a command > "+name)
+	} else {
+		d = s.descriptor(id, name, "made by a command\n")
 	}
-	d := s.descriptor(id, name, "made by a command\n")
+	// A command is graded by its diff (docs/risk.md, "Commands"): this
+	// one's is LOW, so the descriptor asks for a person itself.
 	return strings.Replace(d, `"confirmation":{"cooldown_on_repeat":false,"reason":"","required":false}`,
 		`"confirmation":{"cooldown_on_repeat":false,"reason":"a test","required":true}`, 1)
 }

@@ -59,7 +59,7 @@ EXAMPLES:
    act --json apply d.yaml
 
 ` + endsWith("applied (or already applied)", 1, 2, 3, 4, 5, 6, 7, 8, 9).
-			note(7, "confirmation required (plan pending), or a no at the question (denied)").
+			note(7, "confirmation required (pending), or a no at the question (denied)").
 			note(8, "conflict (stale plan, action id already used)").note(9, "no such plan").with(outcome.Interrupted).help(),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},

@@ -68,7 +68,7 @@ EXAMPLES:
 ` + endsWith("the command exited 0 and its changes, if any, are promoted", 1, 2, 3, 4, 5, 6, 7, 8, 9).
 			note(2, "usage (bad flags, no command, a workspace act cannot use)").
 			note(6, "dry run rejected (a cap hit, a change act cannot promote)").
-			note(7, "confirmation required (plan pending), or a no at the question (denied)").with(outcome.Interrupted).help() + `,
+			note(7, "confirmation required (pending), or a no at the question (denied)").with(outcome.Interrupted).help() + `,
    or the command's own code when it exited non-zero (nothing promoted)`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workspace", Usage: "the directory the command may change (default the project the current directory is in: its git work tree's top, else the current directory)"},

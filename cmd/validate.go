@@ -22,8 +22,11 @@ func newValidateCommand(env *Env) *cli.Command {
 		Usage:     "check a descriptor: schema, rules and host policy, without touching its scope",
 		UsageText: "act validate [--json] [--expand] DESCRIPTOR|-",
 		Description: `Parses the descriptor strictly (YAML 1.2 or JSON; - reads standard input),
-   checks it against the CUE schema and the static rules, and resolves the host
-   policy's mode for it. Nothing is read from or written to the declared scope.
+   checks it against the CUE schema and the static rules, and says the mode
+   act apply will decide for it: the same decision, over the paths the
+   descriptor names (what only a dry run shows, such as a command's changes,
+   is decided again then: docs/risk.md, "Before the dry run"). Nothing is
+   read from or written to the declared scope.
    A descriptor refused by a rule (3) or the policy (4) is recorded in the
    audit log as validate_blocked, as act plan and act apply record it.
 

@@ -75,8 +75,16 @@ func declaredChanges(d *descriptors.Descriptor) (changes []diff.Change, reads []
 				add(p, diff.Delete, diff.TypeFile, "")
 			}
 		case descriptors.FileMoveOp:
+			// The same content leaves one path and arrives at the
+			// other: what the changes amount to (impliedTypes) is a
+			// move and a write, as the dry run's will be.
+			n := len(changes)
 			add(o.From, diff.Delete, diff.TypeFile, "")
 			add(o.To, diff.Create, diff.TypeFile, "")
+			if len(changes) == n+2 {
+				moved := "the content of " + o.From
+				changes[n].SHA256Before, changes[n+1].SHA256After = &moved, &moved
+			}
 		case descriptors.DirectoryCreateOp:
 			add(o.Path, diff.Create, diff.TypeDir, o.Mode)
 		case descriptors.DirectoryDeleteOp:

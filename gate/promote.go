@@ -33,12 +33,9 @@ const (
 	No
 )
 
-// RuleRefused: a person answered no to the question of act apply or act
-// run (exit 7): the plan is denied.
-const RuleRefused = "confirm.refused"
-
 // RefusedError is a plan a person refused at the question apply put to
-// them: it is denied, as act deny denies it.
+// them (act apply's or act run's y/N): it is denied, as act deny denies
+// it; its outcome is refused (exit 7, confirm.refused).
 type RefusedError struct {
 	PlanID string
 	// Reason is the reason kept with the denied plan.

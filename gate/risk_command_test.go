@@ -294,6 +294,20 @@ func TestExpectAsApply(t *testing.T) {
 			}
 		})
 	}
+	// What a move amounts to: a FILE_MOVE and a FILE_WRITE, before the
+	// dry run as after it — not a FILE_DELETE.
+	w.run("a move", func(t *testing.T) {
+		w.mkfile("from.txt", "moving\n")
+		move := "action_type: FILE_MOVE\neffects:\n  filesystem: {create: [$P/to.txt], modify: [], delete: [$P/from.txt]}\n  network: false\n  system_state_change: false\noperation: {from: $P/from.txt, to: $P/to.txt}\n"
+		for typ, want := range map[descriptors.ActionType]policy.Mode{descriptors.FileDelete: policy.Confirm, descriptors.FileWrite: policy.Deny} {
+			w.g.Policy.Modes.Types[typ] = policy.Deny
+			d, _ := w.descriptor(spec{id: "7c000000-0000-4000-8000-000000000498", body: move})
+			if got := w.g.Expect(d); got.Mode != want {
+				t.Errorf("a move under %s: deny: %s (%s), want %s", typ, got.Mode, got.Reason, want)
+			}
+			delete(w.g.Policy.Modes.Types, typ)
+		}
+	})
 	w.run("confirmation required", func(t *testing.T) {
 		d, _ := w.descriptor(spec{id: "7c000000-0000-4000-8000-000000000499", body: fileWrite("notes3.txt", []byte("x\n"), true, "")})
 		d.Confirmation.Required, d.Confirmation.Reason = true, "look first"

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,34 @@ func TestWorkspaceFile(t *testing.T) {
 	}
 	if !p.InWorkspace("/tmp/w/a", p.Workspaces) || p.InWorkspace("/srv/w/a", p.Workspaces) || p.InWorkspace("/tmp/x", p.Workspaces) {
 		t.Errorf("InWorkspace wrong for workspaces %v under roots %v", p.Workspaces, p.AllowedRoots)
+	}
+}
+
+// TestWorkspacesAsWritten: the list act hook install adds a project to is
+// the file's own, as written, or the default's when the file names none;
+// a "~/…" entry names the project under the user's home.
+func TestWorkspacesAsWritten(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		want []string
+	}{
+		{"", []string{"/tmp"}},
+		{"# only a comment\n", []string{"/tmp"}},
+		{"max_pending: 3\n", []string{"/tmp"}},
+		{"workspaces: []\n", []string{}},
+		{"workspaces: [~/src/a, /srv/b]\n", []string{"~/src/a", "/srv/b"}},
+	} {
+		got, err := WorkspacesAsWritten("p.yaml", []byte(c.data))
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%q: %q, %v; want %q", c.data, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"workspaces: /tmp\n", "workspaces: [1]\n", "[a]\n", "a: [\n"} {
+		if _, err := WorkspacesAsWritten("p.yaml", []byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if !ListsWorkspace([]string{"~/src/a"}, "/home/u/src/a", "/home/u") || ListsWorkspace([]string{"~/src/a"}, "/home/u/src", "/home/u") {
+		t.Error("ListsWorkspace does not expand ~ as the policy does")
 	}
 }

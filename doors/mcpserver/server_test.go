@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -828,9 +829,10 @@ func TestMCPProgress(t *testing.T) {
 // TestMCPEverydayLoop is an agent's everyday loop over MCP, with no root
 // set-up when TestMCPNobody runs it as uid 65534: an exact-match edit in
 // the short form (LOW in the workspace: promoted at once), the tests run
-// in the sandbox, a formatter whose change waits for a person, and the
-// person's review (the intent and the workspace-relative path in view)
-// and apply at the terminal.
+// in the sandbox, a formatter graded by its diff (LOW: promoted at once),
+// a clean-up that deletes and so waits for a person, and the person's
+// review (the intent and the workspace-relative path in view) and apply
+// at the terminal.
 func TestMCPEverydayLoop(t *testing.T) {
 	if err := isolate.Available(); err != nil {
 		t.Skipf("commands cannot be isolated here: %v", err)
@@ -894,8 +896,8 @@ func TestMCPEverydayLoop(t *testing.T) {
 	if len(p.Commands) != 1 || p.Commands[0].ExitCode != 0 {
 		t.Fatalf("the tests: %+v", p)
 	}
-	// The formatter: a command graded by its diff, one LOW change in the
-	// workspace, applies itself as the FILE_WRITE of that diff would.
+	// The formatter: graded by its diff (docs/risk.md, "Commands"), a
+	// plain edit in the workspace is LOW: applied with no one asked.
 	fmtd := map[string]any{"filesystem": map[string]any{"create": []any{}, "modify": []any{filepath.Join(f.proj, "greet.go")}, "delete": []any{}}, "network": false, "system_state_change": false}
 	_, a = planApply(short("Format the Go code.", "COMMAND_EXECUTION",
 		map[string]any{"argv": []any{gofmt, "-w", "greet.go"}, "workdir": f.proj}, fmtd))
@@ -905,20 +907,19 @@ func TestMCPEverydayLoop(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(f.proj, "greet.go")); !strings.Contains(string(got), "func Greet() string { return \"hello\" }") {
 		t.Errorf("greet.go after the formatter = %q", got)
 	}
-	// A script made executable: its change waits for a person.
-	script := filepath.Join(f.proj, "run.sh")
-	made := map[string]any{"filesystem": map[string]any{"create": []any{script}, "modify": []any{}, "delete": []any{}}, "network": false, "system_state_change": false}
-	p, a = planApply(short("Add a run script.", "COMMAND_EXECUTION",
-		map[string]any{"argv": []any{"sh", "-c", `printf '#!/bin/sh\necho run\n' > run.sh && chmod 755 run.sh`}, "workdir": f.proj}, made))
+	// A clean-up that deletes waits for a person.
+	gone := map[string]any{"filesystem": map[string]any{"create": []any{}, "modify": []any{}, "delete": []any{filepath.Join(f.proj, "greet.txt")}}, "network": false, "system_state_change": false}
+	p, a = planApply(short("Remove the greeting.", "COMMAND_EXECUTION",
+		map[string]any{"argv": []any{"rm", "greet.txt"}, "workdir": f.proj}, gone))
 	if a.Status != "queued" {
-		t.Fatalf("the script's plan: %+v", a)
+		t.Fatalf("the clean-up's plan: %+v", a)
 	}
 	// The person reviews it and applies it at the terminal.
 	shown, err := f.show(ctx, p.PlanID)
 	if err != nil {
 		t.Fatalf("act show: %v", err)
 	}
-	for _, want := range []string{"Intent: Add a run script.", "run.sh"} {
+	for _, want := range []string{"Intent: Remove the greeting.", "greet.txt"} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("act show lacks %q:\n%s", want, shown)
 		}
@@ -926,8 +927,8 @@ func TestMCPEverydayLoop(t *testing.T) {
 	if err := f.confirm(ctx, p.PlanID); err != nil {
 		t.Fatalf("act apply --confirm: %v", err)
 	}
-	if fi, err := os.Stat(script); err != nil || fi.Mode().Perm() != 0o755 {
-		t.Errorf("run.sh after the person's yes: %v, %v", fi, err)
+	if _, err := os.Stat(filepath.Join(f.proj, "greet.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("greet.txt after the clean-up: %v", err)
 	}
 }
 
