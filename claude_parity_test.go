@@ -208,7 +208,7 @@ func TestClaudeCodeWhoAnswers(t *testing.T) {
 		t.Parallel()
 		m := newAgentMachine(t)
 		m.must(t, nil, "act", "hook", "install", "claude-code", "--project", m.proj)
-		r := runClaude(t, m, claude, []toolCall{{name: "Bash", input: map[string]any{"command": "touch g", "description": "g"}}},
+		r := runClaude(t, m, claude, []toolCall{{name: "Bash", input: map[string]any{"command": "touch g && chmod 755 g", "description": "g"}}},
 			"--permission-mode", "default")
 		t.Logf("what the model got: %q", r[0])
 		if !strings.Contains(r[0], "no person can answer Claude Code's questions in this session") || !strings.Contains(r[0], "is pending") {
@@ -234,7 +234,7 @@ func TestClaudeCodeWhoAnswers(t *testing.T) {
 		write(t, server, approverMCP)
 		mcp, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"approver": map[string]any{"command": "node", "args": []string{server}}}})
 		r := runClaude(t, m, claude, []toolCall{
-			{name: "Bash", input: map[string]any{"command": "touch g", "description": "g"}},
+			{name: "Bash", input: map[string]any{"command": "touch g && chmod 755 g", "description": "g"}},
 			{name: "Read", input: map[string]any{"file_path": conf}},
 			{name: "Edit", input: map[string]any{"file_path": conf, "old_string": "name = \"dev\"\nport = 80", "new_string": "name = \"prod\"\nport = 8080"}},
 		}, "--permission-mode", "default", "--mcp-config", string(mcp), "--permission-prompt-tool", "mcp__approver__ok")

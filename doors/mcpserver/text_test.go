@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -53,6 +54,16 @@ func TestMCPTextEscaped(t *testing.T) {
 			t.Errorf("the text does not decode to the exact output: %+v", decoded.Commands)
 		}
 	})
+	// A notification may be delivered after the call's answer: wait for
+	// it (a liveness bound, not a speed one).
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(progress)
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(progress) != 1 || progress[0] != `out\x1b[8mhidden\u202e` {
