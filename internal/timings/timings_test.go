@@ -88,7 +88,7 @@ func TestTable(t *testing.T) {
 }
 
 // TestFromMonotonic: a CLOCK_MONOTONIC reading taken now is now on this
-// process's clock (a second either way would be a wrong clock or unit), and
+// process's clock (a minute either way would be a wrong clock or unit), and
 // ProcessStart falls back to the package's start without a stamp.
 func TestFromMonotonic(t *testing.T) {
 	var ts unix.Timespec
@@ -96,7 +96,7 @@ func TestFromMonotonic(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := FromMonotonic(ts.Nano(), ts.Nano()-int64(time.Hour))
-	if d := time.Since(at[0]); d < 0 || d > time.Second {
+	if d := time.Since(at[0]); d < 0 || d > time.Minute { // a wrong clock or unit is off by far more; a loaded machine may stall
 		t.Errorf("FromMonotonic(now) is %v before now", d)
 	}
 	if d := at[0].Sub(at[1]); d != time.Hour {
@@ -107,7 +107,7 @@ func TestFromMonotonic(t *testing.T) {
 		t.Errorf("ProcessStart without a stamp = %v, want the package's start %v", got, loaded)
 	}
 	SetProcessStart(ts.Nano())
-	if d := time.Since(ProcessStart()); d < 0 || d > time.Second {
+	if d := time.Since(ProcessStart()); d < 0 || d > time.Minute { // a wrong clock or unit is off by far more; a loaded machine may stall
 		t.Errorf("ProcessStart is %v before now", d)
 	}
 }
