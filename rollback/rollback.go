@@ -239,7 +239,7 @@ func rollbackOps(home state.Dir, a *Action) ([]Op, error) {
 	if err := os.MkdirAll(bdir, 0o700); err != nil {
 		return nil, err
 	}
-	fsOf := newDevices()
+	fsOf, stages := newDevices(), stageDirs{}
 	var ops []Op
 	for i := len(a.Ops) - 1; i >= 0; i-- {
 		ap := a.Ops[i]
@@ -262,7 +262,7 @@ func rollbackOps(home state.Dir, a *Action) ([]Op, error) {
 				return nil, err
 			}
 			if cross {
-				op.Stage = stageName(ap.Path, a.ActionID, EventRollback, n)
+				op.Stage = stageName(stages, ap.Path, a.ActionID, EventRollback, n)
 			}
 		}
 		ops = append(ops, op)
