@@ -324,7 +324,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 		return out, err
 	}
 	durable := opts.Record == nil
-	if out.Action, err = finishPlan(home, b, p, opts.Now(), durable); err != nil {
+	if out.Action, err = finishPlan(home, b, p, nil, opts.Now(), durable); err != nil {
 		return out, err
 	}
 	if opts.Record != nil {
@@ -547,15 +547,16 @@ func finish(home state.Dir, b Begin, now time.Time) (*Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finishPlan(home, b, p, now, true)
+	return finishPlan(home, b, p, nil, now, true)
 }
 
 // finishPlan is finish with b's plan p already loaded (Apply has it: a
-// plan of 10,000 changes is megabytes of JSON to decode again).
+// plan of 10,000 changes is megabytes of JSON to decode again), and for a
+// rollback the action record a as loaded before it (nil: read again).
 //
 // An apply's action record is written durably unless durable is false:
 // then the caller makes it durable before the journal is removed.
-func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time, durable bool) (*Action, error) {
+func finishPlan(home state.Dir, b Begin, p *plan.Plan, loaded *Action, now time.Time, durable bool) (*Action, error) {
 	var err error
 	var a *Action
 	switch b.Event {
@@ -569,8 +570,10 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time, durable bo
 			a.AppliedAt = old.AppliedAt // a repeat after a crash
 		}
 	case EventRollback:
-		if a, err = LoadAction(home, b.ActionID); err != nil {
-			return nil, err
+		if a = loaded; a == nil {
+			if a, err = LoadAction(home, b.ActionID); err != nil {
+				return nil, err
+			}
 		}
 		if a.State != lifecycle.RolledBack {
 			t := now.UTC()

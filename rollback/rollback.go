@@ -210,7 +210,10 @@ func commitRollback(home state.Dir, a *Action, p *plan.Plan, changed map[string]
 		}
 		return nil, err
 	}
-	done, err := finishPlan(home, b, p, opts.Now(), true)
+	// The record as loaded at the start: the apply's ops and changes are
+	// all it adds to, and a plan of 100,000 changes makes it a hundred
+	// megabytes to decode again.
+	done, err := finishPlan(home, b, p, a, opts.Now(), true)
 	if err != nil {
 		return nil, err
 	}
