@@ -375,21 +375,28 @@ func readLastLine(f io.ReaderAt, size int64) ([]byte, error) {
 	if size == 0 {
 		return nil, nil
 	}
-	var tail []byte
 	end := size - 1 // the final '\n'
+	// Find where the last line starts, a block at a time, then read it
+	// once: a record may be megabytes long (the paths of a large plan),
+	// and gathering it block by block would copy it over and over.
+	start := int64(0)
+	b := make([]byte, 4096)
 	for off := end; off > 0; {
-		from := max(off-4096, 0)
-		b := make([]byte, off-from)
-		if _, err := f.ReadAt(b, from); err != nil {
+		from := max(off-int64(len(b)), 0)
+		if _, err := f.ReadAt(b[:off-from], from); err != nil {
 			return nil, err
 		}
-		tail = append(b, tail...)
-		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			return tail[i+1:], nil
+		if i := bytes.LastIndexByte(b[:off-from], '\n'); i >= 0 {
+			start = from + int64(i) + 1
+			break
 		}
 		off = from
 	}
-	return tail, nil
+	line := make([]byte, end-start)
+	if _, err := f.ReadAt(line, start); err != nil {
+		return nil, err
+	}
+	return line, nil
 }
 
 // loadKey reads the key, or makes one for an empty log. keyID is the key

@@ -95,8 +95,18 @@ func ByProducts(d *descriptors.Descriptor, changes []diff.Change, rules RiskRule
 		idx[c.Path] = i
 	}
 	ancestors := func(i int, f func(a int)) {
+		// The diff's paths are clean: each parent is a prefix of the
+		// path, taken without copying it (filepath.Dir cleans and copies,
+		// which a deep tree pays for at every level of every change).
 		for p := changes[i].Path; p != "/" && p != "."; {
-			p = filepath.Dir(p)
+			switch j := strings.LastIndexByte(p, '/'); {
+			case j > 0:
+				p = p[:j]
+			case j == 0:
+				p = "/"
+			default:
+				p = "."
+			}
 			if a, ok := idx[p]; ok && changes[a].Type == diff.TypeDir {
 				f(a)
 			}

@@ -49,6 +49,15 @@ type review struct {
 	before, after *gitView
 	repos         map[string]*gitRepo
 	workTrees     map[string][3]string // workTreeAt's answers
+	above         map[string]where     // where's answers
+}
+
+// where is what locate finds walking up from a directory: the first git
+// directory, else the first work tree.
+type where struct {
+	gitDir          string
+	made            bool
+	wt, gd, refused string
 }
 
 // A gitRepo is one repository some change lies in.
@@ -131,20 +140,22 @@ func (g *grading) reviewShows(changes []diff.Change, rules RiskRules) {
 // directory whose .git names a repository is its work tree.
 func (rv *review) locate(c *diff.Change) located {
 	l := located{c: c}
-	var wt, gd, refused string
-	for d := c.Path; ; d = filepath.Dir(d) {
-		if rv.before.isGitDir(d) || (rv.after.touches(d) && rv.after.isGitDir(d)) {
-			l.gitDir, l.made = d, !rv.before.isGitDir(d)
-			l.rel = relPath(d, c.Path)
-			return l
-		}
-		if wt == "" && d != c.Path {
-			wt, gd, refused = rv.workTreeAt(d)
-		}
-		if d == "/" || d == "." {
-			break
-		}
+	d := c.Path
+	if rv.gitDirAt(d) {
+		l.gitDir, l.made = d, !rv.before.isGitDir(d)
+		l.rel = relPath(d, c.Path)
+		return l
 	}
+	var w where
+	if d != "/" && d != "." {
+		w = rv.where(filepath.Dir(d))
+	}
+	if w.gitDir != "" {
+		l.gitDir, l.made = w.gitDir, w.made
+		l.rel = relPath(w.gitDir, c.Path)
+		return l
+	}
+	wt, gd, refused := w.wt, w.gd, w.refused
 	if wt != "" {
 		l.repo = rv.repo(gd, wt)
 		if refused != "" && l.repo.refused == "" {
@@ -153,6 +164,40 @@ func (rv *review) locate(c *diff.Change) located {
 		l.rel = relPath(wt, c.Path)
 	}
 	return l
+}
+
+// gitDirAt reports whether d is a git directory before or after the plan.
+func (rv *review) gitDirAt(d string) bool {
+	return rv.before.isGitDir(d) || (rv.after.touches(d) && rv.after.isGitDir(d))
+}
+
+// where walks up from the directory d as locate does: the first git
+// directory holds what is below it; else the first work tree does. It is
+// remembered for every directory on the way, so that the changes below a
+// deep directory cost one walk, not one each.
+func (rv *review) where(d string) where {
+	if w, ok := rv.above[d]; ok {
+		return w
+	}
+	var w where
+	switch {
+	case rv.gitDirAt(d):
+		w.gitDir, w.made = d, !rv.before.isGitDir(d)
+	case d == "/" || d == ".":
+		w.wt, w.gd, w.refused = rv.workTreeAt(d)
+	default:
+		w = rv.where(filepath.Dir(d))
+		if w.gitDir == "" {
+			if wt, gd, refused := rv.workTreeAt(d); wt != "" {
+				w = where{wt: wt, gd: gd, refused: refused}
+			}
+		}
+	}
+	if rv.above == nil {
+		rv.above = map[string]where{}
+	}
+	rv.above[d] = w
+	return w
 }
 
 // workTreeAt reports whether d is a work tree's root, as git discovers

@@ -112,7 +112,7 @@ func Adopt(ctx context.Context, home state.Dir, p *plan.Plan, copies map[int]str
 		}
 	}
 	b := Begin{Event: EventApply, ActionID: p.ActionID, PlanID: p.ID, Steps: ops, Approval: opts.Approval, Pins: p.ScopeRoots}
-	if out.Action, err = finishPlan(home, b, p, opts.Now(), true); err != nil {
+	if out.Action, err = finishPlan(home, b, p, nil, opts.Now(), true); err != nil {
 		return out, err
 	}
 	if opts.Record != nil {

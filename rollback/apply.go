@@ -344,7 +344,7 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 	}
 	durable := opts.Record == nil
 	end = timings.Start(ctx, "action record")
-	out.Action, err = finishPlan(home, b, p, opts.Now(), durable)
+	out.Action, err = finishPlan(home, b, p, nil, opts.Now(), durable)
 	end()
 	if err != nil {
 		return out, err
@@ -397,6 +397,7 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 	var probs problem.List
 	root := os.Geteuid() == 0
 	var owners diff.Owners
+	stages := stageDirs{}
 	for i, c := range p.Changes {
 		n := strconv.Itoa(i)
 		op := Op{Path: c.Path, Change: i}
@@ -452,7 +453,7 @@ func applyOps(home state.Dir, p *plan.Plan) ([]Op, problem.List, error) {
 					"the plan records no content for %s: plan again", c.Path))
 				continue
 			}
-			op.Stage = stageName(c.Path, p.ActionID, EventApply, i)
+			op.Stage = stageName(stages, c.Path, p.ActionID, EventApply, i)
 			ops = append(ops, op)
 		}
 	}
@@ -469,44 +470,64 @@ func ownerWX(mode string) bool {
 	return err == nil && m&0o300 == 0o300
 }
 
-// stageName is where new content for path is copied when its source lives
-// on another filesystem: hidden, named for the action, in path's directory
-// if act may write there now; else (a directory the same promotion creates
-// or opens for writing: staging comes before any op) in the nearest
-// ancestor on the same filesystem that it may write, from where one rename
-// still moves it into place.
-func stageName(path, actionID, event string, n int) string {
+// stageName is where new content for path is copied: its source is on
+// another filesystem, or is a file or link of the plan's layer, which is
+// never moved into place (Op.SHA256). The copy is hidden, named for the
+// action, in path's directory if act may write there now; else (a
+// directory the same promotion creates or opens for writing: staging
+// comes before any op) in the nearest ancestor on the same filesystem that
+// it may write, from where one rename still moves it into place. stages
+// remembers the answer for each directory, for all the paths of one
+// promotion (nil: none).
+func stageName(stages stageDirs, path, actionID, event string, n int) string {
 	id := actionID
 	if len(id) > 8 {
 		id = id[:8]
 	}
-	name := fmt.Sprintf(".act-%s-%s-%d", id, event, n)
-	dir := filepath.Dir(path)
-	var fi os.FileInfo
-	for {
-		var err error
-		if fi, err = os.Lstat(dir); (err == nil && fi.IsDir()) || dir == "/" {
-			break
+	if stages == nil {
+		stages = stageDirs{}
+	}
+	return filepath.Join(stages.dir(filepath.Dir(path)), fmt.Sprintf(".act-%s-%s-%d", id, event, n))
+}
+
+// stageDirs are stageName's answers, by directory: the changes below a
+// deep directory the promotion creates cost one walk up, not one each.
+type stageDirs map[string]string
+
+// dir is where the stage of an entry of the directory dir goes.
+func (sd stageDirs) dir(dir string) string {
+	if s, ok := sd[dir]; ok {
+		return s
+	}
+	var s string
+	if fi, err := os.Lstat(dir); (err == nil && fi.IsDir()) || dir == "/" {
+		s = dir
+		if err == nil {
+			s = writableAbove(dir, fi.Sys().(*syscall.Stat_t).Dev)
 		}
-		dir = filepath.Dir(dir)
+	} else {
+		s = sd.dir(filepath.Dir(dir))
 	}
-	if fi == nil {
-		return filepath.Join(dir, name)
-	}
-	dev := fi.Sys().(*syscall.Stat_t).Dev
+	sd[dir] = s
+	return s
+}
+
+// writableAbove is the nearest of dir and its ancestors on the filesystem
+// dev that act may write and search; dir where there is none.
+func writableAbove(dir string, dev uint64) string {
 	for d := dir; ; d = filepath.Dir(d) {
 		st, err := os.Lstat(d)
 		if err != nil || st.Sys().(*syscall.Stat_t).Dev != dev {
 			break
 		}
 		if unix.Access(d, unix.W_OK|unix.X_OK) == nil {
-			return filepath.Join(d, name)
+			return d
 		}
 		if d == "/" {
 			break
 		}
 	}
-	return filepath.Join(dir, name)
+	return dir
 }
 
 // devices caches the filesystem of directories.
@@ -549,15 +570,16 @@ func finish(home state.Dir, b Begin, now time.Time) (*Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finishPlan(home, b, p, now, true)
+	return finishPlan(home, b, p, nil, now, true)
 }
 
 // finishPlan is finish with b's plan p already loaded (Apply has it: a
-// plan of 10,000 changes is megabytes of JSON to decode again).
+// plan of 10,000 changes is megabytes of JSON to decode again), and for a
+// rollback the action record a as loaded before it (nil: read again).
 //
 // An apply's action record is written durably unless durable is false:
 // then the caller makes it durable before the journal is removed.
-func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time, durable bool) (*Action, error) {
+func finishPlan(home state.Dir, b Begin, p *plan.Plan, loaded *Action, now time.Time, durable bool) (*Action, error) {
 	var err error
 	var a *Action
 	switch b.Event {
@@ -571,8 +593,10 @@ func finishPlan(home state.Dir, b Begin, p *plan.Plan, now time.Time, durable bo
 			a.AppliedAt = old.AppliedAt // a repeat after a crash
 		}
 	case EventRollback:
-		if a, err = LoadAction(home, b.ActionID); err != nil {
-			return nil, err
+		if a = loaded; a == nil {
+			if a, err = LoadAction(home, b.ActionID); err != nil {
+				return nil, err
+			}
 		}
 		if a.State != lifecycle.RolledBack {
 			t := now.UTC()

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -36,6 +37,7 @@ import (
 type dirs struct {
 	pins []plan.PathID // directories only
 	fds  map[string]int
+	keys []string // fds' keys, sorted: forget finds those below a path
 }
 
 // openat2Missing makes dirs take the component walk, as on a kernel
@@ -62,17 +64,48 @@ func (d *dirs) close() {
 		unix.Close(fd)
 		delete(d.fds, k)
 	}
+	d.keys = nil
+}
+
+// add keeps fd as the descriptor of the directory dir.
+func (d *dirs) add(dir string, fd int) {
+	d.fds[dir] = fd
+	i, found := slices.BinarySearch(d.keys, dir)
+	if !found {
+		d.keys = slices.Insert(d.keys, i, dir)
+	}
 }
 
 // forget drops the descriptors of path and of every directory below it:
-// an op moved or removed the entry at path.
+// an op moved or removed the entry at path. The directories below path
+// are a run of the sorted keys, found without looking at the others: a
+// promotion of thousands of entries in a deep tree keeps thousands.
 func (d *dirs) forget(path string) {
-	for k, fd := range d.fds {
-		if pathglob.Within(k, path) {
+	drop := func(k string) {
+		if fd, ok := d.fds[k]; ok {
 			unix.Close(fd)
 			delete(d.fds, k)
 		}
 	}
+	if path == "/" {
+		for _, k := range d.keys {
+			drop(k)
+		}
+		d.keys = d.keys[:0]
+		return
+	}
+	if i, found := slices.BinarySearch(d.keys, path); found {
+		drop(path)
+		d.keys = slices.Delete(d.keys, i, i+1)
+	}
+	below := path + "/"
+	i, _ := slices.BinarySearch(d.keys, below)
+	j := i
+	for j < len(d.keys) && strings.HasPrefix(d.keys[j], below) {
+		drop(d.keys[j])
+		j++
+	}
+	d.keys = slices.Delete(d.keys, i, j)
 }
 
 // at returns a descriptor of name's directory and name's last element.
@@ -91,7 +124,7 @@ func (d *dirs) dir(dir string) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	d.fds[dir] = fd
+	d.add(dir, fd)
 	return fd, nil
 }
 

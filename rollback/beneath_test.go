@@ -121,18 +121,18 @@ func TestDirsWholeElements(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.fds[n] = fd
+			d.add(n, fd)
 		}
 	}
 	left := func() []string { return slices.Sorted(maps.Keys(d.fds)) }
 	open("/a", "/a/b", "/a/b/c", "/a/bc", "/ab")
 	d.forget("/a/b")
-	if got, want := left(), []string{"/a", "/a/bc", "/ab"}; !slices.Equal(got, want) {
-		t.Errorf("after forget(/a/b): %v, want %v", got, want)
+	if got, want := left(), []string{"/a", "/a/bc", "/ab"}; !slices.Equal(got, want) || !slices.Equal(d.keys, want) {
+		t.Errorf("after forget(/a/b): %v (keys %v), want %v", got, d.keys, want)
 	}
 	d.forget("/")
-	if got := left(); len(got) != 0 {
-		t.Errorf("after forget(/): %v, want none", got)
+	if got := left(); len(got) != 0 || len(d.keys) != 0 {
+		t.Errorf("after forget(/): %v (keys %v), want none", got, d.keys)
 	}
 	d.close()
 }

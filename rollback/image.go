@@ -179,12 +179,17 @@ func goneParents(changes []diff.Change, scope []string) ([]goneDir, error) {
 	}
 	var dirs []string
 	seen := map[string]bool{}
+	walked := map[string]string{} // directories walked up from, by root
 	for _, c := range changes {
 		root, ok := rootOf(roots, c.Path)
 		if !ok {
 			continue
 		}
 		for d := filepath.Dir(c.Path); ; d = filepath.Dir(d) {
+			if r, ok := walked[d]; ok && r == root {
+				break // and all above it, for a change below it before
+			}
+			walked[d] = root
 			if !own[d] && !seen[d] {
 				seen[d] = true
 				dirs = append(dirs, d)

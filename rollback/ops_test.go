@@ -122,7 +122,7 @@ func (f *fixture) op(kind OpKind, name string) Op {
 			ok(f.t, err)
 		}
 		if f.cross || o.SHA256 != "" || o.Target != "" {
-			o.Stage = stageName(o.Path, "0123456789abcdef", EventApply, f.n)
+			o.Stage = stageName(nil, o.Path, "0123456789abcdef", EventApply, f.n)
 		}
 	}
 	f.n++

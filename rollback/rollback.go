@@ -210,7 +210,10 @@ func commitRollback(home state.Dir, a *Action, p *plan.Plan, changed map[string]
 		}
 		return nil, err
 	}
-	done, err := finishPlan(home, b, p, opts.Now(), true)
+	// The record as loaded at the start: the apply's ops and changes are
+	// all it adds to, and a plan of 100,000 changes makes it a hundred
+	// megabytes to decode again.
+	done, err := finishPlan(home, b, p, a, opts.Now(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +242,7 @@ func rollbackOps(home state.Dir, a *Action) ([]Op, error) {
 	if err := os.MkdirAll(bdir, 0o700); err != nil {
 		return nil, err
 	}
-	fsOf := newDevices()
+	fsOf, stages := newDevices(), stageDirs{}
 	var ops []Op
 	for i := len(a.Ops) - 1; i >= 0; i-- {
 		ap := a.Ops[i]
@@ -262,7 +265,7 @@ func rollbackOps(home state.Dir, a *Action) ([]Op, error) {
 				return nil, err
 			}
 			if cross {
-				op.Stage = stageName(ap.Path, a.ActionID, EventRollback, n)
+				op.Stage = stageName(stages, ap.Path, a.ActionID, EventRollback, n)
 			}
 		}
 		ops = append(ops, op)
