@@ -141,10 +141,14 @@ var configPats = sync.OnceValue(func() *cpats {
 		userinfo: regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)([^\s/@"']+)@([^\s/:"'?#]+)`),
 		// a key that names a secret (as String's keyed pattern).
 		secretKey: regexp.MustCompile(`(?i)(passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)`),
+		// TOML: a registry's index in an inline table, and a key naming
+		// a secret with its quoted value.
+		tomlIndex: regexp.MustCompile(`\bindex\s*=\s*("[^"]*"|'[^']*')`),
+		tomlKeyed: regexp.MustCompile(`(?i)(^|[\s{,])([a-z0-9_.-]*(?:passw(?:or)?d|secret|token)[a-z0-9_.-]*)(\s*=\s*)("[^"\n]*"|'[^'\n]*')`),
 	}
 })
 
-type cpats struct{ userinfo, secretKey *regexp.Regexp }
+type cpats struct{ userinfo, secretKey, tomlIndex, tomlKeyed *regexp.Regexp }
 
 // urls replaces the user information of each URL in s: the password when
 // there is one, else the user name, which such a URL uses as a token.
@@ -395,8 +399,7 @@ func (r *configRedactor) toml(text string) string {
 			index[section] = hostOf(v)
 		}
 	}
-	indexIn := regexp.MustCompile(`\bindex\s*=\s*("[^"]*"|'[^']*')`)
-	keyed := regexp.MustCompile(`(?i)(^|[\s{,])([a-z0-9_.-]*(?:passw(?:or)?d|secret|token)[a-z0-9_.-]*)(\s*=\s*)("[^"\n]*"|'[^'\n]*')`)
+	indexIn, keyed := configPats().tomlIndex, configPats().tomlKeyed
 	var b strings.Builder
 	section = ""
 	for _, l := range lines(text) {
