@@ -260,7 +260,7 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 // redacted, escaped as all act prints: docs/sandbox-output.md), stdout on
 // stdout and stderr on stderr, with nothing added to it; then act's
 // warnings, if any, and last its one line on stderr, the action and its
-// rollback; then the command's exit
+// rollback, unless the run changed nothing; then the command's exit
 // code, which is 0 (a command that exits non-zero rejects its dry run).
 // docs/agents.md, "Bash is promoted by act".
 func endAsCommand(env *Env, res *result, p *gate.Plan, out *gate.Outcome) error {
@@ -296,7 +296,9 @@ func endAsCommand(env *Env, res *result, p *gate.Plan, out *gate.Outcome) error 
 	case out != nil && out.AlreadyApplied:
 		what, status = "was applied already: nothing changed now", outcome.AlreadyApplied.Status
 	case len(p.Changes) == 0:
-		what = "applied, changing nothing"
+		// A run that changed nothing: nothing to undo, nothing to say;
+		// the agent sees the command's output alone, as without act.
+		what = ""
 	default:
 		c, m, dl := diff.Summary(p.Changes)
 		what = fmt.Sprintf("applied: %d created, %d modified, %d deleted", c, m, dl)
@@ -304,7 +306,9 @@ func endAsCommand(env *Env, res *result, p *gate.Plan, out *gate.Outcome) error 
 	if err := env.finish(res, status, nil, nil); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdio.Err, "act: action %s (plan %s) %s; undo: %s\n", escapeLine(id), escapeLine(p.ID), what, env.actLine("rollback", id))
+	if what != "" {
+		fmt.Fprintf(env.Stdio.Err, "act: action %s (plan %s) %s; undo: %s\n", escapeLine(id), escapeLine(p.ID), what, env.actLine("rollback", id))
+	}
 	if cmd.ExitCode != 0 {
 		return &rendered{outcome.CommandExit(cmd.ExitCode, status)}
 	}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// A new user's session, as docs/agents.md promises it: act hook install
+// in a project under the home and no policy edit, then an agent's edits,
+// go test, gofmt -w, git commit and a write of ~/.bashrc. Everything but
+// the ~/.bashrc write runs with no one asked; that one waits in act
+// pending for a person. The agent sees what it would have seen without
+// act, and every action rolls back to the tree the session started from.
+// The real agents drive it against local mocks of their model APIs.
+
+// sessionFiles is the project a session starts from: a Go module whose
+// test passes, in a git repository with one commit.
+var sessionFiles = map[string]string{
+	"go.mod":       "module example.com/calc\n\ngo 1.21\n",
+	"calc.go":      "package calc\n\n// Add returns a plus b.\nfunc Add(a, b int) int { return a + b }\n",
+	"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n",
+}
+
+// What the agent writes and runs in a session.
+const (
+	sessionNewFile = "sub.go"
+	// badly formatted, for gofmt -l -w to rewrite and name.
+	sessionNewContent = "package calc\n\n// Sub returns a minus b.\nfunc Sub(a, b int) int {   return a - b }\n"
+	sessionOld        = "return a + b"
+	sessionNew        = "return b + a"
+	sessionGoTest     = "go test ./..."
+	sessionGofmt      = "gofmt -l -w ."
+	sessionCommit     = "git add -A && git commit -q -m session && git log --format=%s"
+	sessionBashrc     = "alias ll='ls -l'\n"
+)
+
+// newSessionMachine is an agentMachine whose project holds sessionFiles,
+// committed; git, go and gofmt are needed.
+func newSessionMachine(t *testing.T) *agentMachine {
+	t.Helper()
+	for _, tool := range []string{"go", "gofmt", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	m := newAgentMachine(t)
+	m.env = append(m.env, "GOTOOLCHAIN=local", "GOFLAGS=", "GIT_CONFIG_NOSYSTEM=1")
+	for name, data := range sessionFiles {
+		write(t, filepath.Join(m.proj, name), data)
+	}
+	m.must(t, nil, "git", "init", "-q")
+	m.must(t, nil, "git", "config", "user.name", "A Person")
+	m.must(t, nil, "git", "config", "user.email", "person@example.com")
+	m.must(t, nil, "git", "add", "-A")
+	m.must(t, nil, "git", "commit", "-q", "-m", "start")
+	return m
+}
+
+// goTestOK is what go test ./... of the project prints, its time
+// dropped: run or cached, it is the same to the agent.
+var goTestTime = regexp.MustCompile(`\t(\(cached\)|[0-9.]+s)`)
+
+func sameGoTest(s string) string { return goTestTime.ReplaceAllString(strings.TrimSpace(s), "") }
+
+// actLine is act's last line after a command it promoted: the action and
+// its rollback (docs/agents.md, "Bash is promoted by act").
+var actLine = regexp.MustCompile(`(?m)^act: action \S+ \(plan [0-9a-f]{16}\) applied: .*; undo: .* rollback \S+\n?\z`)
+
+// commandOutput is what an agent got of a command, act's last line cut.
+func commandOutput(s string) string { return strings.TrimSpace(actLine.ReplaceAllString(s, "")) }
+
+// sessionEnd checks what every door's session leaves: the edits, the
+// formatting and the commit in the project, ~/.bashrc not written but
+// waiting in act pending; then it rolls back the applied actions, newest
+// first, and the tree is the one the session started from; then a person
+// applies the ~/.bashrc write from the inbox, and rolls it back.
+func sessionEnd(t *testing.T, m *agentMachine, before map[string]string, wantApplied int) {
+	t.Helper()
+	m.has(t, sessionNewFile, strings.Replace(sessionNewContent, "{   ", "{ ", 1))
+	m.has(t, "calc.go", strings.Replace(sessionFiles["calc.go"], sessionOld, sessionNew, 1))
+	if out := m.must(t, nil, "git", "log", "--format=%s"); out != "session\nstart\n" {
+		t.Errorf("git log after the session: %q, want the session's commit", out)
+	}
+	bashrc := filepath.Join(m.home, ".bashrc")
+	if _, err := os.Lstat(bashrc); err == nil {
+		t.Errorf("~/.bashrc was written with no one asked")
+	}
+	var pending struct {
+		Data struct {
+			Pending []struct {
+				PlanID  string `json:"plan_id"`
+				Targets []string
+				Summary string
+			} `json:"pending"`
+		} `json:"data"`
+	}
+	out := m.must(t, nil, "act", "pending", "--json")
+	if err := json.Unmarshal([]byte(out), &pending); err != nil {
+		t.Fatalf("act pending --json: %v\n%s", err, out)
+	}
+	if len(pending.Data.Pending) != 1 || !strings.Contains(out, bashrc) {
+		t.Fatalf("act pending: want the ~/.bashrc write alone:\n%s", out)
+	}
+	var hist struct {
+		Data struct {
+			History []struct {
+				Kind, State, ID string
+				ActionID        string `json:"action_id"`
+			} `json:"history"`
+		} `json:"data"`
+	}
+	out = m.must(t, nil, "act", "history", "--json")
+	if err := json.Unmarshal([]byte(out), &hist); err != nil {
+		t.Fatalf("act history --json: %v\n%s", err, out)
+	}
+	var applied []string
+	for _, h := range hist.Data.History {
+		if h.Kind == "action" && h.State == "applied" {
+			applied = append(applied, h.ID+h.ActionID)
+		}
+	}
+	if len(applied) != wantApplied {
+		t.Fatalf("act history: %d applied actions, want %d (the edits, go test, gofmt and the commit):\n%s", len(applied), wantApplied, out)
+	}
+	m.must(t, nil, "act", "audit", "verify")
+	// act history lists newest first.
+	for _, id := range applied {
+		m.must(t, nil, "act", "rollback", id)
+	}
+	if got := hashTree(t, m.proj); fmt.Sprint(got) != fmt.Sprint(before) {
+		for k, v := range got {
+			if before[k] != v {
+				t.Errorf("after the rollbacks %s = %s, before the session %s", k, v, before[k])
+			}
+		}
+		for k := range before {
+			if _, ok := got[k]; !ok {
+				t.Errorf("after the rollbacks %s is missing", k)
+			}
+		}
+	}
+	// The person answers the inbox.
+	out = m.must(t, nil, "act", "apply", pending.Data.Pending[0].PlanID, "--confirm")
+	if b, err := os.ReadFile(bashrc); err != nil || string(b) != sessionBashrc {
+		t.Fatalf("~/.bashrc after the person's act apply: %q %v\n%s", b, err, out)
+	}
+	ids := undoID.FindStringSubmatch(out)
+	if ids == nil {
+		t.Fatalf("act apply names no rollback:\n%s", out)
+	}
+	m.must(t, nil, "act", "rollback", ids[1])
+	if _, err := os.Lstat(bashrc); err == nil {
+		t.Errorf("~/.bashrc is there after its rollback")
+	}
+	m.must(t, nil, "act", "audit", "verify")
+}
+
+// TestAgentSessionClaudeCode: the session through Claude Code itself
+// (claude -p, headless: no person can answer), first without act, then
+// with act hook install claude-code. The model gets the same output of
+// each command either way.
+func TestAgentSessionClaudeCode(t *testing.T) {
+	t.Parallel()
+	claude := agentCLI(t, "claude", "@anthropic-ai/claude-code", claudeCodeVersion)
+	calls := func(m *agentMachine) []toolCall {
+		return []toolCall{
+			{name: "Write", input: map[string]any{"file_path": filepath.Join(m.proj, sessionNewFile), "content": sessionNewContent}},
+			{name: "Edit", input: map[string]any{"file_path": filepath.Join(m.proj, "calc.go"), "old_string": sessionOld, "new_string": sessionNew}},
+			{name: "Bash", input: map[string]any{"command": sessionGoTest, "description": "test"}},
+			{name: "Bash", input: map[string]any{"command": sessionGofmt, "description": "format"}},
+			{name: "Bash", input: map[string]any{"command": sessionCommit, "description": "commit"}},
+			{name: "Write", input: map[string]any{"file_path": filepath.Join(m.home, ".bashrc"), "content": sessionBashrc}},
+		}
+	}
+	// Without act: what the model sees of each command.
+	plain := newSessionMachine(t)
+	want := runClaude(t, plain, claude, calls(plain), "--permission-mode", "acceptEdits", "--allowedTools", "Bash")
+	for i, r := range want {
+		t.Logf("without act, the model got for call %d: %q", i, r)
+	}
+
+	m := newSessionMachine(t)
+	before := hashTree(t, m.proj)
+	m.must(t, nil, "act", "hook", "install", "claude-code", "--project", m.proj)
+	got := runClaude(t, m, claude, calls(m), "--permission-mode", "default")
+	for i, r := range got {
+		t.Logf("with act, the model got for call %d: %q", i, r)
+	}
+	// go test changed nothing: its output alone, as without act.
+	if sameGoTest(got[2]) != sameGoTest(want[2]) || !strings.Contains(got[2], "ok") {
+		t.Errorf("go test: the model got %q with act, %q without", got[2], want[2])
+	}
+	// gofmt and git changed the tree: their output, then act's line.
+	for _, i := range []int{3, 4} {
+		if !actLine.MatchString(got[i]) || commandOutput(got[i]) != strings.TrimSpace(want[i]) {
+			t.Errorf("%s: the model got %q with act, %q without", calls(m)[i].input.(map[string]any)["command"], got[i], want[i])
+		}
+	}
+	if !strings.Contains(got[5], "act pending") {
+		t.Errorf("the ~/.bashrc write: the model got %q, want it to say the write waits in act pending", got[5])
+	}
+	sessionEnd(t, m, before, 5)
+}
