@@ -93,10 +93,16 @@ func newAgentMachine(t *testing.T) *agentMachine {
 // run runs name in the project with the machine's environment and more.
 func (m *agentMachine) run(t *testing.T, more []string, name string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return m.runIn(t, m.proj, more, name, args...)
+}
+
+// runIn is run in the directory dir.
+func (m *agentMachine) runIn(t *testing.T, dir string, more []string, name string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), agentHang)
 	defer cancel()
 	c := exec.CommandContext(ctx, name, args...)
-	c.Dir, c.Env = m.proj, append(append([]string{}, m.env...), more...)
+	c.Dir, c.Env = dir, append(append([]string{}, m.env...), more...)
 	c.Stdin = strings.NewReader("")
 	c.WaitDelay = 10 * time.Second
 	var o, e bytes.Buffer

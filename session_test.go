@@ -207,3 +207,74 @@ func TestAgentSessionClaudeCode(t *testing.T) {
 	}
 	sessionEnd(t, m, before, 5)
 }
+
+// TestAgentSessionActRun: the session as a script or a harness without
+// hooks drives it, in the project the person installed act's hook for
+// (which makes it a workspace): the edits as short-form descriptors
+// through act apply, the commands through act run, from a subdirectory of
+// the project (act run scopes to the project's root).
+func TestAgentSessionActRun(t *testing.T) {
+	t.Parallel()
+	m := newSessionMachine(t)
+	before := hashTree(t, m.proj)
+	m.must(t, nil, "act", "hook", "install", "claude-code", "--project", m.proj)
+	// What install wrote is the person's, not the session's.
+	before[".claude"], before[".claude/settings.json"] = hashTree(t, m.proj)[".claude"], hashTree(t, m.proj)[".claude/settings.json"]
+	short := func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(m.dir, name+".yaml")
+		write(t, p, "action_type: FILE_WRITE\nintent_summary: "+name+"\noperation:\n"+body)
+		return p
+	}
+	quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	m.must(t, nil, "act", "apply", short("new", "  path: "+filepath.Join(m.proj, sessionNewFile)+"\n  content: "+quote(sessionNewContent)+"\n"))
+	m.must(t, nil, "act", "apply", short("edit", "  path: "+filepath.Join(m.proj, "calc.go")+"\n  edits: [{old: "+quote(sessionOld)+", new: "+quote(sessionNew)+"}]\n"))
+	sub := filepath.Join(m.proj, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(sub)
+	// Each command as the person's shell would run it after the same
+	// edits, and through act run from the project's subdirectory: the
+	// command's output first, then act's review of what it changed.
+	plain := newSessionMachine(t)
+	write(t, filepath.Join(plain.proj, sessionNewFile), sessionNewContent)
+	write(t, filepath.Join(plain.proj, "calc.go"), strings.Replace(sessionFiles["calc.go"], sessionOld, sessionNew, 1))
+	for _, c := range []struct {
+		command string
+		changes bool
+	}{
+		{sessionGoTest, false},
+		{sessionGofmt, true},
+		{sessionCommit, true},
+	} {
+		want, _, err := plain.run(t, nil, "sh", "-c", c.command)
+		if err != nil {
+			t.Fatalf("%s without act: %v", c.command, err)
+		}
+		stdout, stderr, err := m.runIn(t, sub, nil, "act", "run", "--", "sh", "-c", "cd .. && "+c.command)
+		if err != nil {
+			t.Fatalf("act run -- %s: %v\n%s%s", c.command, err, stdout, stderr)
+		}
+		t.Logf("act run -- %s:\n%s", c.command, stdout)
+		out, review, _ := strings.Cut(stdout, "Intent: ")
+		if c.command == sessionGoTest {
+			out, want = sameGoTest(out), sameGoTest(want)
+		}
+		if strings.TrimSpace(out) != strings.TrimSpace(want) {
+			t.Errorf("act run -- %s printed %q, without act %q", c.command, out, want)
+		}
+		if applied := strings.Contains(review, "Roll back with: "); applied != c.changes {
+			t.Errorf("act run -- %s: applied a change: %v, want %v", c.command, applied, c.changes)
+		}
+	}
+	// ~/.bashrc: a person's, so it waits.
+	_, stderr, err := m.run(t, nil, "act", "apply", short("bashrc", "  path: "+filepath.Join(m.home, ".bashrc")+"\n  content: "+quote(sessionBashrc)+"\n"))
+	if code := exitCode(err); code != 7 {
+		t.Fatalf("act apply of the ~/.bashrc write: exit %d, want 7 (queued for a person):\n%s", code, stderr)
+	}
+	if err := os.Remove(sub); err != nil {
+		t.Fatal(err)
+	}
+	sessionEnd(t, m, before, 5)
+}
