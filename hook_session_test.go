@@ -489,3 +489,14 @@ func npmFailed() *regexp.Regexp {
 	}
 	return regexp.MustCompile(re)
 }
+
+// TestHookHomeFileNobody runs the hook_claude_code_home testscript as an
+// ordinary user: a Write of ~/.bashrc is scoped to the file itself,
+// HIGH, denied and queued under claude -p, written by a person's act
+// apply --confirm and restored by act rollback, whoever runs act
+// (docs/agents.md).
+func TestHookHomeFileNobody(t *testing.T) {
+	root, err := filepath.Abs(".")
+	must(t, err)
+	asNobody(t, "TestScript$/^hook_claude_code_home$", "ACT_TEST_ROOT="+root)
+}
