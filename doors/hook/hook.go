@@ -262,9 +262,10 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps p
 // Write makes the directories a file goes in: so does act, as a
 // DIRECTORY_CREATE step before the write, each missing directory
 // declared (docs/agents.md). The scope is the file's directory, or the
-// file itself where that is a home (~/.bashrc); the directories made
-// below the nearest that exists, or below the outermost made where that
-// is a home (descriptors.FileScope, descriptors.MadeDirScope).
+// file itself where that is a home (~/.bashrc: descriptors.FileScope);
+// one that makes directories is scoped, recursive, to the nearest that
+// exists, or to the outermost it makes where that is a home
+// (descriptors.MadeDirScope).
 func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps, homes []string) *descriptors.Descriptor {
 	op := descriptors.FileWriteOp{Path: path, Content: &content}
 	if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
