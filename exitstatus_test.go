@@ -72,8 +72,11 @@ func checkSeenExits(t *testing.T) {
 				listed[c] = true
 			}
 		}
+		// act run ends with the command's own code, whatever it is, and
+		// its help says so.
+		anyCode := strings.Contains(sec, "the command's own code")
 		for code, line := range codes {
-			if !listed[code] {
+			if !listed[code] && !anyCode {
 				t.Errorf("act %s exits %d (%s) but its help's EXIT STATUS does not list it:\n%s", word, code, line, sec)
 			}
 		}

@@ -161,8 +161,11 @@ func TestHookSession(t *testing.T) {
 		// npm without the network: it fails in the sandbox at once (the
 		// project's .npmrc: a registry on the loopback, no retries), and
 		// the deny shows the model why (where npm is installed).
-		"11_bash_npm":     {decisions: []string{"deny"}, check: gone("node_modules"), reason: npmFailed()},
-		"12_write_bashrc": {decisions: []string{"deny"}, check: func(t *testing.T, proj string) { gone(".bashrc")(t, home) }},
+		"11_bash_npm": {decisions: []string{"deny"}, check: gone("node_modules"), reason: npmFailed()},
+		// ~/.bashrc is scoped to itself and graded HIGH (a shell
+		// start-up file): a person is asked (here says yes, and Claude
+		// Code's own Write writes it).
+		"12_write_bashrc": {decisions: []string{"ask"}, check: func(t *testing.T, proj string) { has(".bashrc", "/tmp/evil")(t, home) }},
 		// curl | sh: the sandbox has no network, so curl fetches nothing
 		// and sh runs nothing: a run that changes nothing, allowed — what
 		// runs instead is act apply --as-command, which prints curl's
@@ -488,4 +491,15 @@ func npmFailed() *regexp.Regexp {
 		re += `.*npm error`
 	}
 	return regexp.MustCompile(re)
+}
+
+// TestHookHomeFileNobody runs the hook_claude_code_home testscript as an
+// ordinary user: a Write of ~/.bashrc is scoped to the file itself,
+// HIGH, denied and queued under claude -p, written by a person's act
+// apply --confirm and restored by act rollback, whoever runs act
+// (docs/agents.md).
+func TestHookHomeFileNobody(t *testing.T) {
+	root, err := filepath.Abs(".")
+	must(t, err)
+	asNobody(t, "TestScript$/^hook_claude_code_home$", "ACT_TEST_ROOT="+root)
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,11 +98,12 @@ func TestScript(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitcode,
-			"subst":    cmdSubst,
-			"planid":   cmdPlanid,
-			"jsonok":   cmdJSONOK,
-			"gocache":  cmdGocache,
+			"exitcode":  cmdExitcode,
+			"subst":     cmdSubst,
+			"planid":    cmdPlanid,
+			"jsonok":    cmdJSONOK,
+			"gocache":   cmdGocache,
+			"httpserve": cmdHTTPServe,
 		},
 	})
 }
@@ -129,6 +133,23 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdHTTPServe starts an HTTP server on the host's 127.0.0.1 for the
+// rest of the script, answering every request "served PATH", and sets VAR
+// to its port: a host service that a command with the network reaches
+// only through act's egress proxy, where the policy names 127.0.0.1.
+//
+//	usage: httpserve VAR
+func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpserve VAR")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "served %s\n", r.URL.Path)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port))
 }
 
 // cmdSubst expands $VAR and ${VAR} in files in place, so descriptors in an

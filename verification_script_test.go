@@ -36,3 +36,14 @@ func TestScopeSecretsScriptNobody(t *testing.T) {
 	must(t, err)
 	asNobody(t, "TestScript$/^sandbox_scope_secrets$", "ACT_TEST_ROOT="+root)
 }
+
+// TestRunNetworkScriptNobody runs the run_network testscript as an
+// ordinary user: act run --network reaches the policy's allowed hosts
+// through the egress proxy from the sandbox's own network namespace, and
+// is refused where the policy gives sandboxed commands no network
+// (docs/run.md, "The network"), whoever runs act.
+func TestRunNetworkScriptNobody(t *testing.T) {
+	root, err := filepath.Abs(".")
+	must(t, err)
+	asNobody(t, "TestScript$/^run_network$", "ACT_TEST_ROOT="+root)
+}

@@ -72,6 +72,13 @@ func (env *Env) problemHint(p problem.Problem) string {
 		return "a precondition is checked on the real machine; make it hold, or change the descriptor's preconditions"
 	case p.Rule == "sandbox.max-runs":
 		return "a new action gets a new action_id (act new prints one)"
+	case env.caller == "run" && (p.Rule == gate.RuleNetworkRefused && strings.Contains(p.Message, "had no network") ||
+		p.Rule == "op.command-failed" && networkFailure.MatchString(p.Message)):
+		// docs/run.md, "The network"
+		return env.actLine("run", "--network", "--", "CMD") + " gives the command the network: the hosts of the policy's network.allowed_hosts, through act's egress proxy, where its network.sandbox_network is true (" +
+			env.actLine("policy") + " shows them)"
+	case env.caller == "run" && p.Rule == "policy.sandbox-network":
+		return "act run --network needs the policy's network.sandbox_network to be true (" + env.actLine("policy") + " shows it; docs/policy.md)"
 	case (p.Rule == "op.command-failed" || p.Rule == "op.verification-failed") && networkFailure.MatchString(p.Message):
 		return "the command had no network: the sandbox gives commands none unless the policy's network.sandbox_network is true (" +
 			env.actLine("policy") + " shows it); fetch dependencies with a PACKAGE_INSTALL (npm, pip or go: act new PACKAGE_INSTALL), which the policy lets reach the network"

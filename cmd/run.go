@@ -34,7 +34,7 @@ func newRunCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run one command in the sandbox, show its output and diff, then promote or queue it",
-		UsageText: "act run [--workspace DIR] [--confirm] [--json] [--] CMD [ARGS...]",
+		UsageText: "act run [--workspace DIR] [--network] [--confirm] [--json] [--] CMD [ARGS...]",
 		Description: `Makes CMD ARGS... (no shell: name one, sh -c '...', for a pipeline) a
    COMMAND_EXECUTION descriptor whose scope is the workspace and whose
    effects are any create, modify or delete under it, and applies it as
@@ -53,6 +53,13 @@ func newRunCommand(env *Env) *cli.Command {
    caps, at most 600 s of CPU, 4096 MiB of memory, 1024 MiB of disk and
    600 s of wall clock. Everything after CMD is the command's, flags too.
 
+   The command has no network unless --network asks for it; then it
+   reaches the hosts of the policy's network.allowed_hosts through act's
+   egress proxy, and only when the policy's network.sandbox_network is
+   true (else act refuses the run, exit 4: policy.sandbox-network). A run
+   with the network is never LOW: it waits for a person as the policy's
+   MEDIUM mode says. A host the proxy refused is named (op.network-refused).
+
    A command that exits non-zero is shown (its output on stdout and stderr)
    and act exits with its code, whatever it is, promoting nothing: the dry
    run is rejected (op.command-failed). A command killed by a signal is
@@ -63,6 +70,7 @@ func newRunCommand(env *Env) *cli.Command {
 EXAMPLES:
    act run go test ./...
    act run --workspace ~/src/proj -- make -j4
+   act run --network -- npm install kleur
    act run -- sh -c 'go generate ./... && gofmt -l .'
 
 ` + endsWith("the command exited 0 and its changes, if any, are promoted", 1, 2, 3, 4, 5, 6, 7, 8, 9).
@@ -72,13 +80,14 @@ EXAMPLES:
    or the command's own code when it exited non-zero (nothing promoted)`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workspace", Usage: "the directory the command may change (default the project the current directory is in: its git work tree's top, else the current directory)"},
+			&cli.BoolFlag{Name: "network", Usage: "give the command the network: the policy's network.allowed_hosts through act's egress proxy, where network.sandbox_network allows it (never LOW)"},
 			&cli.BoolFlag{Name: "confirm", Usage: "confirm the promotion (a person's decision)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usagef("run takes a command to run: act run [--workspace DIR] [--] CMD [ARGS...]")
+				return usagef("run takes a command to run: act run [--workspace DIR] [--network] [--] CMD [ARGS...]")
 			}
-			return runRun(c.Context, env, c.String("workspace"), c.Args().Slice(), c.Bool("confirm"))
+			return runRun(c.Context, env, c.String("workspace"), c.Args().Slice(), c.Bool("network"), c.Bool("confirm"))
 		},
 	}
 }
@@ -112,9 +121,10 @@ func runWorkspace(env *Env, dir string) (ws, workdir string, err error) {
 	return ws, workdir, err
 }
 
-// runRun is act run: the descriptor of argv, then apply's sequence
-// (runApply's for a descriptor file): check, plan, show, promote or queue.
-func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed bool) error {
+// runRun is act run: the descriptor of argv (asking for the network with
+// network), then apply's sequence (runApply's for a descriptor file):
+// check, plan, show, promote or queue.
+func runRun(ctx context.Context, env *Env, dir string, argv []string, network, confirmed bool) error {
 	env.caller = "run" // the door, in every record this run writes
 	res := &result{}
 	if _, err := env.stateDir(); err != nil {
@@ -134,7 +144,7 @@ func runRun(ctx context.Context, env *Env, dir string, argv []string, confirmed 
 
 	collected := &doors.Output{Next: env.streamer()}
 	pctx, stop := interruptible(ctx)
-	p, err := run.Plan(pctx, door, argv, ws, workdir, func(ck *gate.Checked) { res.FillChecked(ck) }, collected)
+	p, err := run.Plan(pctx, door, argv, ws, workdir, network, func(ck *gate.Checked) { res.FillChecked(ck) }, collected)
 	if stop() {
 		return env.finish(&result{File: res.File}, outcome.Succeeded.Status, errInterrupted, nil)
 	}

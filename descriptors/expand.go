@@ -598,16 +598,12 @@ func (sh *shape) walk(n *document.Node, top bool) {
 }
 
 // file scopes the directory of a path an operation names, or the path
-// itself where that directory is a home directory or /: no scope may take
-// those in.
+// itself where that directory is a home directory or / (FileScope): no
+// scope may take those in.
 func (sh *shape) file(p string) {
-	dir := filepath.Dir(p)
-	if dir == p || dir == "/" || slices.ContainsFunc(sh.homes, func(h string) bool { return pathglob.Match(h, dir) }) {
-		sh.fileScoped = true
-		sh.add(p)
-		return
-	}
-	sh.add(dir)
+	s, itself := FileScope(p, sh.homes)
+	sh.fileScoped = sh.fileScoped || itself
+	sh.add(s)
 }
 
 // tree scopes the directory dir and everything below it.

@@ -102,6 +102,19 @@ func CommandDescriptor(argv []string, ws, workdir string, caps policy.ResourceCa
 	return d
 }
 
+// WithNetwork makes d ask for the network (act run --network,
+// docs/run.md): scope.network.required, effects.network and
+// sandbox.allow_network, which must agree. The policy decides whether
+// it gets it (network.sandbox_network) and which hosts its commands
+// reach through act's egress proxy (network.allowed_hosts); a command
+// with the network is never LOW (docs/risk.md, "Commands").
+func WithNetwork(d *descriptors.Descriptor) *descriptors.Descriptor {
+	d.Scope.Network.Required = true
+	d.Effects.Network = true
+	d.Sandbox.AllowNetwork = true
+	return d
+}
+
 // Output collects what a command's lines stream (the plan's Progress) as
 // the plan records it (redacted, capped: review.Collector), passing each
 // line on to Next: what a door shows of a command whose failure leaves no

@@ -87,7 +87,7 @@ const (
 // rather than edits: the plan records the file it was made from, so a
 // file changed since is a conflict at promotion, and the dry run shows
 // the diff. A patch that does not parse or fit is a hookRefusal.
-func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps policy.ResourceCaps) (*descriptors.Descriptor, error) {
+func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps policy.ResourceCaps, homes []string) (*descriptors.Descriptor, error) {
 	var text string
 	if err := json.Unmarshal(tool["command"], &text); err != nil || strings.TrimSpace(text) == "" {
 		return nil, errors.New("apply_patch's tool_input has no command (the patch)")
@@ -118,7 +118,8 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 	for _, c := range changes {
 		if c.Delete {
 			deletes = append(deletes, descriptors.BuiltStep(descriptors.FileDeleteOp{Paths: []string{c.Path}}))
-			scope = append(scope, filepath.Dir(c.Path))
+			s, _ := descriptors.FileScope(c.Path, homes)
+			scope = append(scope, s)
 			continue
 		}
 		missing, base := missingDirs(filepath.Dir(c.Path))
@@ -138,7 +139,12 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		}
 		writes = append(writes, descriptors.BuiltStep(op))
 		size += len(c.Content)
-		scope = append(scope, base)
+		if len(missing) > 0 {
+			scope = append(scope, descriptors.MadeDirScope(missing, base, homes))
+		} else {
+			s, _ := descriptors.FileScope(c.Path, homes)
+			scope = append(scope, s)
+		}
 	}
 	slices.Sort(scope)
 	var names []string

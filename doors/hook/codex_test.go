@@ -44,7 +44,7 @@ func TestCodexPatchDescriptor(t *testing.T) {
 	}
 	caps := policy.ResourceCaps{}
 	describe := func(patch string) (map[string]any, error) {
-		built, err := codexPatchDescriptor(patchInput(t, patch), ws, ws, caps)
+		built, err := codexPatchDescriptor(patchInput(t, patch), ws, ws, caps, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +109,7 @@ func TestCodexPatchDescriptor(t *testing.T) {
 		}
 	}
 	// No patch at all is bad input, not a refusal: the hook blocks.
-	if _, err := codexPatchDescriptor(map[string]json.RawMessage{}, ws, ws, caps); err == nil || errors.As(err, new(*hookRefusal)) {
+	if _, err := codexPatchDescriptor(map[string]json.RawMessage{}, ws, ws, caps, nil); err == nil || errors.As(err, new(*hookRefusal)) {
 		t.Errorf("no command: got %v, want an error", err)
 	}
 }
@@ -171,7 +171,7 @@ func TestCodexPatchNoReadOutside(t *testing.T) {
 		"*** Begin Patch\n*** Delete File: link/secret.txt\n*** End Patch",
 		"*** Begin Patch\n*** Add File: x.txt\n+x\n*** Update File: x.txt\n*** Move to: link/secret.txt\n@@\n-x\n+y\n*** End Patch",
 	} {
-		_, err := codexPatchDescriptor(patchInput(t, patch), ws, ws, policy.ResourceCaps{})
+		_, err := codexPatchDescriptor(patchInput(t, patch), ws, ws, policy.ResourceCaps{}, nil)
 		var r *hookRefusal
 		if !errors.As(err, &r) || !strings.Contains(r.why, "outside the workspace "+ws+" once symbolic links are followed") {
 			t.Errorf("%q: got %v, want the refusal of a path outside the workspace", patch, err)
@@ -195,7 +195,7 @@ func TestCodexPatchReadBound(t *testing.T) {
 		}
 		patch += "*** Delete File: " + name + "\n"
 	}
-	_, err := codexPatchDescriptor(patchInput(t, patch+"*** End Patch"), ws, ws, policy.ResourceCaps{})
+	_, err := codexPatchDescriptor(patchInput(t, patch+"*** End Patch"), ws, ws, policy.ResourceCaps{}, nil)
 	var r *hookRefusal
 	if !errors.As(err, &r) || !strings.Contains(r.why, fmt.Sprintf("the patch names files of more than %d bytes in all", maxPatchRead)) {
 		t.Errorf("got %v, want a refusal of the patch's size", err)
@@ -245,7 +245,7 @@ func TestCodexPatchSecondLine(t *testing.T) {
 				}
 			}
 		}
-		d, err := codexPatchDescriptor(patchInput(t, patch), proj, proj, policy.ResourceCaps{})
+		d, err := codexPatchDescriptor(patchInput(t, patch), proj, proj, policy.ResourceCaps{}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

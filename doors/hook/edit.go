@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/act-project/act/descriptors"
@@ -31,12 +30,15 @@ const maxEditFile = 16 << 20
 // is. Elsewhere — outside the workspace, or through a symbolic link —
 // the exact-match edits, which the policy and the plan judge as any
 // FILE_WRITE's (docs/agents.md, "Edit as Claude Code makes it"). An edit
-// Claude Code's Edit would refuse is a hookRefusal with its message.
-func hookEditDescriptor(tool, path string, edits []descriptors.Edit, ws string, caps policy.ResourceCaps) (*descriptors.Descriptor, error) {
+// Claude Code's Edit would refuse is a hookRefusal with its message. The
+// scope is the file's directory, or the file itself where that is a home
+// (homes: descriptors.FileScope).
+func hookEditDescriptor(tool, path string, edits []descriptors.Edit, ws string, caps policy.ResourceCaps, homes []string) (*descriptors.Descriptor, error) {
 	intent := review.Intent(tool + " " + path)
+	scope, _ := descriptors.FileScope(path, homes)
 	exact := func() (*descriptors.Descriptor, error) {
 		op := descriptors.FileWriteOp{Path: path, Edits: edits}
-		return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{filepath.Dir(path)}}, hookFileResources(0, caps), false), nil
+		return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{scope}}, hookFileResources(0, caps), false), nil
 	}
 	if ws == "" || pathglob.HasMeta(path) || !realWithin(path, ws) {
 		return exact()
@@ -55,7 +57,7 @@ func hookEditDescriptor(tool, path string, edits []descriptors.Edit, ws string, 
 		if err != nil {
 			return nil, refuse(err.Error())
 		}
-		return hookWriteDescriptor(intent, path, string(content), caps), nil
+		return hookWriteDescriptor(intent, path, string(content), caps, homes), nil
 	case err != nil:
 		return nil, refuse(err.Error())
 	case !fi.Mode().IsRegular():
@@ -74,7 +76,7 @@ func hookEditDescriptor(tool, path string, edits []descriptors.Edit, ws string, 
 	s := string(content)
 	sum := sha256.Sum256(data)
 	d := descriptors.Built(intent, descriptors.FileWriteOp{Path: path, Content: &s}, nil,
-		descriptors.FilesystemScope{Paths: []string{filepath.Dir(path)}}, hookFileResources(len(s), caps), false)
+		descriptors.FilesystemScope{Paths: []string{scope}}, hookFileResources(len(s), caps), false)
 	d.Preconditions.SHA256 = map[string]string{path: hex.EncodeToString(sum[:])}
 	d.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{}, Modify: []string{path}, Delete: []string{}}
 	return d, nil

@@ -43,7 +43,7 @@ func TestHookEditDescriptor(t *testing.T) {
 	edits := []descriptors.Edit{{Old: "say \"hi\"\nbye", New: "say \"yo\"\nbye"}}
 	var caps policy.ResourceCaps
 
-	d, err := hookEditDescriptor("Edit", filepath.Join(ws, "a.txt"), edits, ws, caps)
+	d, err := hookEditDescriptor("Edit", filepath.Join(ws, "a.txt"), edits, ws, caps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestHookEditDescriptor(t *testing.T) {
 		t.Errorf("in the workspace: %+v, preconditions %v", op, d.Preconditions.SHA256)
 	}
 	for _, p := range []string{filepath.Join(outside, "secret.txt"), filepath.Join(ws, "link.txt"), filepath.Join(ws, "out", "secret.txt")} {
-		d, err := hookEditDescriptor("Edit", p, edits, ws, caps)
+		d, err := hookEditDescriptor("Edit", p, edits, ws, caps, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -63,9 +63,33 @@ func TestHookEditDescriptor(t *testing.T) {
 		}
 	}
 	// What Claude Code's Edit refuses, the hook refuses with its message.
-	_, err = hookEditDescriptor("Edit", filepath.Join(ws, "a.txt"), []descriptors.Edit{{Old: "nope", New: "x"}}, ws, caps)
+	_, err = hookEditDescriptor("Edit", filepath.Join(ws, "a.txt"), []descriptors.Edit{{Old: "nope", New: "x"}}, ws, caps, nil)
 	var r *hookRefusal
 	if !errors.As(err, &r) {
 		t.Errorf("an old string not in the file: %v, want a refusal", err)
+	}
+}
+
+// A Write or Edit of a file directly in a home is scoped to the file
+// itself, and one that makes directories in a home to the outermost it
+// makes: no scope may be a home (descriptors.FileScope).
+func TestHookHomeFileScope(t *testing.T) {
+	home := t.TempDir()
+	homes := descriptors.HomeRoots(home)
+	rc := filepath.Join(home, ".bashrc")
+	d := hookWriteDescriptor("Write", rc, "x\n", policy.ResourceCaps{}, homes)
+	if got := d.Scope.Filesystem.Paths; len(got) != 1 || got[0] != rc {
+		t.Errorf("Write %s: scope %q", rc, got)
+	}
+	d, err := hookEditDescriptor("Edit", rc, []descriptors.Edit{{Old: "a", New: "b"}}, "", policy.ResourceCaps{}, homes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Scope.Filesystem.Paths; len(got) != 1 || got[0] != rc {
+		t.Errorf("Edit %s: scope %q", rc, got)
+	}
+	d = hookWriteDescriptor("Write", filepath.Join(home, "notes", "a", "b.md"), "x\n", policy.ResourceCaps{}, homes)
+	if got := d.Scope.Filesystem.Paths; len(got) != 1 || got[0] != filepath.Join(home, "notes") || !d.Scope.Filesystem.Recursive {
+		t.Errorf("Write into new directories of the home: scope %q, recursive %t", got, d.Scope.Filesystem.Recursive)
 	}
 }

@@ -206,7 +206,7 @@ type hookFileInput struct {
 // hookFileDescriptor is the short FILE_WRITE descriptor of a Write, Edit
 // or MultiEdit (act derives its effects and stamps its ids); an Edit's in
 // the workspace ws as Claude Code's Edit makes it (hookEditDescriptor).
-func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps policy.ResourceCaps) (*descriptors.Descriptor, error) {
+func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps policy.ResourceCaps, homes []string) (*descriptors.Descriptor, error) {
 	var fi hookFileInput
 	if err := json.Unmarshal(raw, &fi); err != nil {
 		return nil, fmt.Errorf("%s's tool_input: %v", tool, err)
@@ -234,7 +234,7 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps p
 		if fi.Content == nil {
 			return nil, errors.New("Write's tool_input has no content")
 		}
-		return hookWriteDescriptor(review.Intent(tool+" "+path), path, *fi.Content, caps), nil
+		return hookWriteDescriptor(review.Intent(tool+" "+path), path, *fi.Content, caps, homes), nil
 	case "Edit":
 		e, err := edit(fi.OldString, fi.NewString, fi.ReplaceAll)
 		if err != nil {
@@ -255,14 +255,18 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps p
 	default:
 		return nil, fmt.Errorf("act does not plan a %s", tool)
 	}
-	return hookEditDescriptor(tool, path, edits, ws, caps)
+	return hookEditDescriptor(tool, path, edits, ws, caps, homes)
 }
 
 // hookWriteDescriptor is the FILE_WRITE of content to path. Claude Code's
 // Write makes the directories a file goes in: so does act, as a
 // DIRECTORY_CREATE step before the write, each missing directory
-// declared (docs/agents.md).
-func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps) *descriptors.Descriptor {
+// declared (docs/agents.md). The scope is the file's directory, or the
+// file itself where that is a home (~/.bashrc: descriptors.FileScope);
+// one that makes directories is scoped, recursive, to the nearest that
+// exists, or to the outermost it makes where that is a home
+// (descriptors.MadeDirScope).
+func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps, homes []string) *descriptors.Descriptor {
 	op := descriptors.FileWriteOp{Path: path, Content: &content}
 	if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
 		mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: filepath.Dir(path), Parents: true})
@@ -270,9 +274,10 @@ func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps)
 		write := descriptors.BuiltStep(op)
 		write.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{path}, Modify: []string{}, Delete: []string{}}
 		return descriptors.Built(intent, nil, []descriptors.Step{mkdir, write},
-			descriptors.FilesystemScope{Paths: []string{base}, Recursive: true}, hookFileResources(len(content), caps), false)
+			descriptors.FilesystemScope{Paths: []string{descriptors.MadeDirScope(missing, base, homes)}, Recursive: true}, hookFileResources(len(content), caps), false)
 	}
-	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{filepath.Dir(path)}}, hookFileResources(len(content), caps), false)
+	scope, _ := descriptors.FileScope(path, homes)
+	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{scope}}, hookFileResources(len(content), caps), false)
 }
 
 // hookFileResources are the resources of a file change the hook makes,
@@ -306,6 +311,7 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 	}
 	g := door.Gate
 	pol := g.Policy
+	homes := descriptors.HomeRoots(g.EnvHome, g.UserHome) // what no file's scope may be
 	bash := in.ToolName == "Bash"
 	var tool map[string]json.RawMessage
 	if err := json.Unmarshal(in.ToolInput, &tool); err != nil || tool == nil {
@@ -331,12 +337,12 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 			d.Op = op
 		}
 	} else if in.ToolName == "apply_patch" {
-		d, err = codexPatchDescriptor(tool, in.Cwd, ws, pol.ResourceCaps)
+		d, err = codexPatchDescriptor(tool, in.Cwd, ws, pol.ResourceCaps, homes)
 		if dec, refused := refusalOf(err); refused {
 			return dec, nil
 		}
 	} else {
-		d, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, ws, pol.ResourceCaps)
+		d, err = hookFileDescriptor(in.ToolName, in.ToolInput, in.Cwd, ws, pol.ResourceCaps, homes)
 		if dec, refused := refusalOf(err); refused {
 			return dec, nil
 		}

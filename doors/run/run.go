@@ -109,9 +109,15 @@ func isWorkTree(d string) bool {
 // Plan checks and dry-runs argv in workspace ws, run in workdir, through
 // door's gate: checked tells the caller what the checks made of the
 // descriptor (refused or not), and out gets each line the command prints
-// and keeps what a refusal that leaves no plan shows.
-func Plan(ctx context.Context, door *doors.Door, argv []string, ws, workdir string, checked func(*gate.Checked), out *doors.Output) (*gate.Plan, error) {
-	ck, err := door.Check(ctx, doors.CommandDescriptor(argv, ws, workdir, door.Gate.Policy.ResourceCaps))
+// and keeps what a refusal that leaves no plan shows. With network the
+// descriptor asks for the network (doors.WithNetwork, act run --network),
+// which the policy may refuse (policy.sandbox-network).
+func Plan(ctx context.Context, door *doors.Door, argv []string, ws, workdir string, network bool, checked func(*gate.Checked), out *doors.Output) (*gate.Plan, error) {
+	d := doors.CommandDescriptor(argv, ws, workdir, door.Gate.Policy.ResourceCaps)
+	if network {
+		doors.WithNetwork(d)
+	}
+	ck, err := door.Check(ctx, d)
 	if checked != nil && ck != nil {
 		checked(ck)
 	}
