@@ -470,7 +470,7 @@ func write(t *testing.T, name, data string) {
 // a Bash command.
 var asCommandPlan = regexp.MustCompile(`act(?: --home \S+)? apply --as-command ([0-9a-f]{16})`)
 
-var rollbackID = regexp.MustCompile(`act(?: --home \S+)? rollback ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)
+var rollbackID = regexp.MustCompile(`act(?: --(?:home|policy) \S+)* rollback ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)
 
 // appendActions appends the action ids text names in "act rollback ID",
 // each once.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -80,7 +81,10 @@ func commandOutput(s string) string { return strings.TrimSpace(actLine.ReplaceAl
 // waiting in act pending; then it rolls back the applied actions, newest
 // first, and the tree is the one the session started from; then a person
 // applies the ~/.bashrc write from the inbox, and rolls it back.
-func sessionEnd(t *testing.T, m *agentMachine, before map[string]string, wantApplied int) {
+//
+// actions are the ids of the actions that changed something, in the
+// session's order, as act named them to the agent.
+func sessionEnd(t *testing.T, m *agentMachine, before map[string]string, actions []string, wantApplied int) {
 	t.Helper()
 	m.has(t, sessionNewFile, strings.Replace(sessionNewContent, "{   ", "{ ", 1))
 	m.has(t, "calc.go", strings.Replace(sessionFiles["calc.go"], sessionOld, sessionNew, 1))
@@ -94,9 +98,7 @@ func sessionEnd(t *testing.T, m *agentMachine, before map[string]string, wantApp
 	var pending struct {
 		Data struct {
 			Pending []struct {
-				PlanID  string `json:"plan_id"`
-				Targets []string
-				Summary string
+				PlanID string `json:"plan_id"`
 			} `json:"pending"`
 		} `json:"data"`
 	}
@@ -110,8 +112,8 @@ func sessionEnd(t *testing.T, m *agentMachine, before map[string]string, wantApp
 	var hist struct {
 		Data struct {
 			History []struct {
-				Kind, State, ID string
-				ActionID        string `json:"action_id"`
+				Kind, State string
+				ActionID    string `json:"action_id"`
 			} `json:"history"`
 		} `json:"data"`
 	}
@@ -122,16 +124,24 @@ func sessionEnd(t *testing.T, m *agentMachine, before map[string]string, wantApp
 	var applied []string
 	for _, h := range hist.Data.History {
 		if h.Kind == "action" && h.State == "applied" {
-			applied = append(applied, h.ID+h.ActionID)
+			applied = append(applied, h.ActionID)
 		}
 	}
 	if len(applied) != wantApplied {
 		t.Fatalf("act history: %d applied actions, want %d (the edits, go test, gofmt and the commit):\n%s", len(applied), wantApplied, out)
 	}
+	// All but go test's, which changed nothing, name their action.
+	if len(actions) != wantApplied-1 {
+		t.Errorf("the agent was told of %d actions to undo, want %d: %q", len(actions), wantApplied-1, actions)
+	}
+	for _, id := range actions {
+		if !slices.Contains(applied, id) {
+			t.Errorf("action %s, named to the agent, is not applied in act history:\n%s", id, out)
+		}
+	}
 	m.must(t, nil, "act", "audit", "verify")
-	// act history lists newest first.
-	for _, id := range applied {
-		m.must(t, nil, "act", "rollback", id)
+	for i := len(actions) - 1; i >= 0; i-- {
+		m.must(t, nil, "act", "rollback", actions[i])
 	}
 	if got := hashTree(t, m.proj); fmt.Sprint(got) != fmt.Sprint(before) {
 		for k, v := range got {
@@ -186,8 +196,8 @@ func TestAgentSessionClaudeCode(t *testing.T) {
 	}
 
 	m := newSessionMachine(t)
-	before := hashTree(t, m.proj)
 	m.must(t, nil, "act", "hook", "install", "claude-code", "--project", m.proj)
+	before := hashTree(t, m.proj)
 	got := runClaude(t, m, claude, calls(m), "--permission-mode", "default")
 	for i, r := range got {
 		t.Logf("with act, the model got for call %d: %q", i, r)
@@ -202,10 +212,14 @@ func TestAgentSessionClaudeCode(t *testing.T) {
 			t.Errorf("%s: the model got %q with act, %q without", calls(m)[i].input.(map[string]any)["command"], got[i], want[i])
 		}
 	}
-	if !strings.Contains(got[5], "act pending") {
+	if !strings.Contains(got[5], "is pending: a person runs") {
 		t.Errorf("the ~/.bashrc write: the model got %q, want it to say the write waits in act pending", got[5])
 	}
-	sessionEnd(t, m, before, 5)
+	var actions []string
+	for _, r := range got {
+		actions = appendActions(actions, r)
+	}
+	sessionEnd(t, m, before, actions, 5)
 }
 
 // TestAgentSessionActRun: the session as a script or a harness without
@@ -216,10 +230,8 @@ func TestAgentSessionClaudeCode(t *testing.T) {
 func TestAgentSessionActRun(t *testing.T) {
 	t.Parallel()
 	m := newSessionMachine(t)
-	before := hashTree(t, m.proj)
 	m.must(t, nil, "act", "hook", "install", "claude-code", "--project", m.proj)
-	// What install wrote is the person's, not the session's.
-	before[".claude"], before[".claude/settings.json"] = hashTree(t, m.proj)[".claude"], hashTree(t, m.proj)[".claude/settings.json"]
+	before := hashTree(t, m.proj)
 	short := func(name, body string) string {
 		t.Helper()
 		p := filepath.Join(m.dir, name+".yaml")
@@ -227,8 +239,13 @@ func TestAgentSessionActRun(t *testing.T) {
 		return p
 	}
 	quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	m.must(t, nil, "act", "apply", short("new", "  path: "+filepath.Join(m.proj, sessionNewFile)+"\n  content: "+quote(sessionNewContent)+"\n"))
-	m.must(t, nil, "act", "apply", short("edit", "  path: "+filepath.Join(m.proj, "calc.go")+"\n  edits: [{old: "+quote(sessionOld)+", new: "+quote(sessionNew)+"}]\n"))
+	var actions []string
+	apply := func(file string) {
+		t.Helper()
+		actions = appendActions(actions, m.must(t, nil, "act", "apply", file))
+	}
+	apply(short("new", "  path: "+filepath.Join(m.proj, sessionNewFile)+"\n  content: "+quote(sessionNewContent)+"\n"))
+	apply(short("edit", "  path: "+filepath.Join(m.proj, "calc.go")+"\n  edits: [{old: "+quote(sessionOld)+", new: "+quote(sessionNew)+"}]\n"))
 	sub := filepath.Join(m.proj, "sub")
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
@@ -264,6 +281,7 @@ func TestAgentSessionActRun(t *testing.T) {
 		if strings.TrimSpace(out) != strings.TrimSpace(want) {
 			t.Errorf("act run -- %s printed %q, without act %q", c.command, out, want)
 		}
+		actions = appendActions(actions, review)
 		if applied := strings.Contains(review, "Roll back with: "); applied != c.changes {
 			t.Errorf("act run -- %s: applied a change: %v, want %v", c.command, applied, c.changes)
 		}
@@ -276,5 +294,5 @@ func TestAgentSessionActRun(t *testing.T) {
 	if err := os.Remove(sub); err != nil {
 		t.Fatal(err)
 	}
-	sessionEnd(t, m, before, 5)
+	sessionEnd(t, m, before, actions, 5)
 }
