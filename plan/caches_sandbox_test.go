@@ -21,6 +21,7 @@ import (
 	modzip "golang.org/x/mod/zip"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -592,4 +593,70 @@ func fixtureModule(t *testing.T, dir, path, src, planted string) {
 	if planted != "" {
 		mustDo(t, os.WriteFile(filepath.Join(tree, name), []byte(planted), 0o644))
 	}
+}
+
+// TestPersistentCacheTamperedBetweenRuns: the agent may run as the user act
+// runs as and write act's state dir between dry runs. A module directory
+// act kept, verified when kept, is edited in place there (a TROJAN in its
+// .go file): the next dry run must not show it to the command. act
+// verifies its own module cache each time it shows it (dirhash h1 of each
+// module directory against its .ziphash), finds the edit, empties the
+// cache and says so in the plan (sandbox.cache-dropped): the command then
+// sees the user's cache alone. A cache that verifies is shown as it is.
+func TestPersistentCacheTamperedBetweenRuns(t *testing.T) {
+	t.Parallel()
+	w := newCacheWorld(t, cacheBase(t), "tampered-"+identity())
+	mod := filepath.Join(w.home, "go", "pkg", "mod")
+	w.pol.Sandbox.PersistentCaches = []string{mod}
+	fixtureModule(t, filepath.Join(w.proj, "fixtures", "good"), "example.com/good", "package good // genuine\n", "")
+	if _, err := w.build(t, `cp -R fixtures/good/. ~/go/pkg/mod/`); err != nil {
+		t.Fatalf("the run that fills the cache: %v", err)
+	}
+	own := state.Dir{Root: w.state}.Cache(filepath.Join("go", "pkg", "mod"))
+	kept := filepath.Join(own, "example.com", "good@v1.0.0", "good.go")
+	if b, err := os.ReadFile(kept); err != nil || !strings.Contains(string(b), "genuine") {
+		t.Fatalf("act's cache holds %q (%v), want the genuine module kept", b, err)
+	}
+
+	read := `cat ~/go/pkg/mod/example.com/good@v1.0.0/good.go 2>/dev/null; ls -A ~/go/pkg/mod/example.com`
+	p, err := w.build(t, read)
+	if err != nil {
+		t.Fatalf("the run that reads the verified cache: %v", err)
+	}
+	if got := stdout(t, p); !strings.Contains(got, "package good // genuine") {
+		t.Errorf("the run read %q, want the kept module: a cache that verifies is shown", got)
+	}
+	if dropped := cacheDropped(p); len(dropped) != 0 {
+		t.Errorf("a cache that verifies was dropped: %q", dropped)
+	}
+
+	// The agent, between runs, as the same user.
+	mustDo(t, os.Chmod(kept, 0o644))
+	mustDo(t, os.WriteFile(kept, []byte("package good // TROJAN\n"), 0o644))
+
+	p, err = w.build(t, read)
+	if err != nil {
+		t.Fatalf("the run after the tampering: %v", err)
+	}
+	if got := stdout(t, p); strings.Contains(got, "TROJAN") || strings.Contains(got, "good@") {
+		t.Errorf("the run after the tampering read %q: act showed the tampered module", got)
+	}
+	dropped := strings.Join(cacheDropped(p), "\n")
+	if !strings.Contains(dropped, "good@v1.0.0") || !strings.Contains(dropped, "do not hash") {
+		t.Errorf("the plan says %q, want act's cache dropped for good@v1.0.0's files that do not hash", dropped)
+	}
+	if ents, err := os.ReadDir(own); err != nil || len(ents) != 0 {
+		t.Errorf("act's own cache after the drop holds %d entries (%v), want it emptied", len(ents), err)
+	}
+}
+
+// cacheDropped is what p's warnings say of act's own caches dropped.
+func cacheDropped(p *Plan) []string {
+	var out []string
+	for _, w := range p.Warnings {
+		if w.Rule == "sandbox.cache-dropped" {
+			out = append(out, w.Message)
+		}
+	}
+	return out
 }
