@@ -660,3 +660,55 @@ func cacheDropped(p *Plan) []string {
 	}
 	return out
 }
+
+// TestPersistentCacheGoSum: what verifyGoModCache cannot catch, go.sum
+// does. The agent, writing act's state dir between runs, replaces a
+// module in act's own cache whole and consistently: its extracted files,
+// its zip and its .ziphash all a TROJAN's, which hash to one another, so
+// act's own check passes. The go command of a later go test (-mod=readonly,
+// goVerifiedEnv) checks the .ziphash against the project's go.sum, which
+// holds the genuine module's hash, and refuses to build: the plan fails
+// with the checksum mismatch, and nothing is built from the TROJAN.
+func TestPersistentCacheGoSum(t *testing.T) {
+	t.Parallel()
+	w := goWorld(t, cacheBase(t), "gosum-"+identity())
+	modCache := filepath.Join(w.home, "go", "pkg", "mod")
+	w.pol.Sandbox.PersistentCaches = []string{modCache}
+	// The user's cache has the module no more: the go command finds it in
+	// act's alone.
+	for _, p := range []string{filepath.Join(modCache, "example.com", "dep@v1.0.0"), filepath.Join(modCache, "cache", "download", "example.com", "dep")} {
+		makeRemovable(p)
+		mustDo(t, os.RemoveAll(p))
+	}
+	_, err := CachesDir(w.state)
+	mustDo(t, err)
+	own := state.Dir{Root: w.state}.Cache(filepath.Join("go", "pkg", "mod"))
+	mustDo(t, os.Mkdir(own, 0o700))
+	// First the genuine module, in act's cache alone: go test passes.
+	genuine := "package dep\n\n// Hello greets.\nfunc Hello() string { return \"hello\" }\n"
+	fixtureModule(t, own, "example.com/dep", genuine, "")
+	p, err := w.build(t, "go test ./...")
+	if err != nil {
+		t.Fatalf("go test with the genuine module in act's cache: %v", err)
+	}
+	if got := stdout(t, p); !strings.Contains(got, "ok  \texample.com/proj") {
+		t.Fatalf("go test with the genuine module in act's cache printed %q, want the package passed", got)
+	}
+
+	// The agent, between runs, as the same user.
+	makeRemovable(own)
+	mustDo(t, os.RemoveAll(filepath.Join(own, "example.com")))
+	mustDo(t, os.RemoveAll(filepath.Join(own, "cache")))
+	fixtureModule(t, own, "example.com/dep", strings.Replace(genuine, "hello", "TROJAN", 1), "")
+	if why, err := verifyGoModCache(own, modCache); why != "" || err != nil {
+		t.Fatalf("act's check of a module replaced consistently: %q, %v; want it passed (go.sum is what catches it)", why, err)
+	}
+
+	p, err = w.build(t, "go test ./...")
+	if err == nil {
+		t.Fatalf("go test built from the replaced module: the plan succeeded, printing %q", stdout(t, p))
+	}
+	if msg := err.Error(); !strings.Contains(msg, "does NOT match an earlier download recorded in go.sum") {
+		t.Errorf("the plan failed with %q, want go's checksum mismatch against go.sum", msg)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/mod/module"
@@ -197,30 +198,7 @@ func verifyGoModCache(own, user string) (string, error) {
 		case mode&(fs.ModeSetuid|fs.ModeSetgid) != 0:
 			why = rel + ": setuid or setgid"
 		case mode.IsDir():
-			if rel == "." {
-				return nil
-			}
-			parts := strings.Split(filepath.ToSlash(rel), "/")
-			if parts[0] == "cache" {
-				if len(parts) > 1 && parts[1] != "download" {
-					why = rel + ": not where Go's module cache keeps anything"
-				}
-				return nil
-			}
-			if !strings.Contains(parts[len(parts)-1], "@") {
-				return nil // a module path's element, or below a module's directory
-			}
-			for _, q := range parts[:len(parts)-1] {
-				if strings.Contains(q, "@") {
-					return nil // below a module's directory
-				}
-			}
-			escPath, escVersion, _ := strings.Cut(filepath.ToSlash(rel), "@")
-			if !validModule(escPath, escVersion) {
-				why = rel + ": not a module directory's name"
-				break
-			}
-			dirs = append(dirs, goModEntry{kind: goModSource, module: escPath + "@" + escVersion, escPath: escPath, escVersion: escVersion})
+			why = goModDir(rel, &dirs)
 		case !mode.IsRegular():
 			why = rel + ": a " + typeName(mode) + ", not a regular file"
 		default:
@@ -266,6 +244,33 @@ func verifyGoModCache(own, user string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// goModDir checks the directory rel of a Go module cache: "cache" and
+// cache/download and what lies below it, a module path's elements, a
+// module's directory (added to dirs) and what lies below it. It returns
+// "path: why" for anything else.
+func goModDir(rel string, dirs *[]goModEntry) string {
+	if rel == "." {
+		return ""
+	}
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if parts[0] == "cache" {
+		if len(parts) > 1 && parts[1] != "download" {
+			return rel + ": not where Go's module cache keeps anything"
+		}
+		return ""
+	}
+	at := slices.IndexFunc(parts, func(p string) bool { return strings.Contains(p, "@") })
+	if at != len(parts)-1 {
+		return "" // a module path's element (none), or below a module's directory
+	}
+	escPath, escVersion, _ := strings.Cut(filepath.ToSlash(rel), "@")
+	if !validModule(escPath, escVersion) {
+		return rel + ": not a module directory's name"
+	}
+	*dirs = append(*dirs, goModEntry{kind: goModSource, module: escPath + "@" + escVersion, escPath: escPath, escVersion: escVersion})
+	return ""
 }
 
 // overlayAttr says whether p carries an extended attribute overlayfs reads
