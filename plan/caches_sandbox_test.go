@@ -650,6 +650,20 @@ func TestPersistentCacheTamperedBetweenRuns(t *testing.T) {
 	}
 }
 
+// TestPersistentCacheTamperedBetweenRunsOrdinaryUser runs
+// TestPersistentCacheTamperedBetweenRuns as nobody, with a home of its own:
+// the agent is then the very user act runs as.
+func TestPersistentCacheTamperedBetweenRunsOrdinaryUser(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(cacheChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	dir := nobodyDir(t)
+	base := cacheBase(t)
+	mustDo(t, os.Chmod(base, 0o777))
+	runAsNobody(t, dir, "TestPersistentCacheTamperedBetweenRuns", cacheChildEnv+"="+base)
+}
+
 // cacheDropped is what p's warnings say of act's own caches dropped.
 func cacheDropped(p *Plan) []string {
 	var out []string
