@@ -7,8 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/sumdb/dirhash"
@@ -147,10 +152,12 @@ func validModule(escPath, escVersion string) bool {
 //   - each module whose .zip or .ziphash own holds has both in view, and
 //     the zip hashes to the .ziphash.
 //
-// Every file is read each time: the cost is proportional to the cache's
-// size. No memo of an earlier check is kept; one in the state dir would
-// be the agent's to forge, and mtimes are its to set.
+// The cost is proportional to the cache's size: every file is read,
+// but for what this process verified before and nothing has changed
+// since (verifiedMemo: in memory, never in the state dir, which would be
+// the agent's to forge).
 func verifyGoModCache(own, user string) (string, error) {
+	start := time.Now()
 	fi, err := os.Lstat(own)
 	if err != nil {
 		return "", err
@@ -179,6 +186,8 @@ func verifyGoModCache(own, user string) (string, error) {
 	}
 	var dirs, zips []goModEntry
 	seen := map[string]bool{}
+	sigs := map[string]*strings.Builder{} // a module directory's files as stat saw them
+	racy := map[string]bool{}             // a module directory with a file changed within racyWindow
 	why := ""
 	err = filepath.WalkDir(own, func(p string, d fs.DirEntry, err error) error {
 		rel, _ := filepath.Rel(own, p)
@@ -209,6 +218,15 @@ func verifyGoModCache(own, user string) (string, error) {
 			case e.kind == goModZip && !seen[e.module]:
 				seen[e.module] = true
 				zips = append(zips, e)
+			case e.kind == goModSource:
+				b := sigs[e.dir()]
+				if b == nil {
+					b = &strings.Builder{}
+					sigs[e.dir()] = b
+				}
+				line, fresh := statLine(rel, fi, start)
+				b.WriteString(line)
+				racy[e.dir()] = racy[e.dir()] || fresh
 			}
 		}
 		if why != "" {
@@ -219,31 +237,194 @@ func verifyGoModCache(own, user string) (string, error) {
 	if err != nil || why != "" {
 		return why, err
 	}
+	verifiedMemo.Lock()
+	before := verifiedMemo.m[own]
+	verifiedMemo.Unlock()
+	var mu sync.Mutex
+	now := map[string]bool{} // what this check verified, for the next
+	verified := func(key string, fresh bool, hash func() bool, after func() string) bool {
+		if before[key] {
+			mu.Lock()
+			now[key] = true
+			mu.Unlock()
+			return true
+		}
+		if !hash() {
+			return false
+		}
+		if !fresh && after() == key {
+			mu.Lock()
+			now[key] = true
+			mu.Unlock()
+		}
+		return true
+	}
+	var checks []func() string
 	for _, e := range dirs {
-		path, _ := module.UnescapePath(e.escPath)
-		version, _ := module.UnescapeVersion(e.escVersion)
-		want, ok := ziphash(e)
-		if !ok {
-			return e.dir() + ": no .ziphash to check the module's files against", nil
-		}
-		if got, err := dirhash.HashDir(filepath.Join(own, filepath.FromSlash(e.dir())), path+"@"+version, dirhash.Hash1); err != nil || got != want {
-			return e.dir() + ": the module's files do not hash to its .ziphash (go.sum's h1)", nil
-		}
+		checks = append(checks, func() string {
+			path, _ := module.UnescapePath(e.escPath)
+			version, _ := module.UnescapeVersion(e.escVersion)
+			want, ok := ziphash(e)
+			if !ok {
+				return e.dir() + ": no .ziphash to check the module's files against"
+			}
+			dir := filepath.Join(own, filepath.FromSlash(e.dir()))
+			key := func(sig string) string { return "dir\x00" + e.dir() + "\x00" + want + "\x00" + sig }
+			sig := ""
+			if b := sigs[e.dir()]; b != nil {
+				sig = b.String()
+			}
+			if !verified(key(sig), racy[e.dir()], func() bool {
+				got, err := hashDir(dir, path+"@"+version, dirhash.Hash1)
+				return err == nil && got == want
+			}, func() string {
+				sig, fresh := dirSig(own, dir, start)
+				if fresh {
+					return ""
+				}
+				return key(sig)
+			}) {
+				return e.dir() + ": the module's files do not hash to its .ziphash (go.sum's h1)"
+			}
+			return ""
+		})
 	}
 	for _, e := range zips {
-		want, ok := ziphash(e)
-		zip := find(e.download(".zip"))
-		switch {
-		case !ok:
-			return filepath.ToSlash(e.download(".zip")) + ": no .ziphash to check the module's zip against", nil
-		case zip == "":
-			return filepath.ToSlash(e.download(".ziphash")) + ": no zip to check the .ziphash against", nil
+		checks = append(checks, func() string {
+			want, ok := ziphash(e)
+			zip := find(e.download(".zip"))
+			switch {
+			case !ok:
+				return filepath.ToSlash(e.download(".zip")) + ": no .ziphash to check the module's zip against"
+			case zip == "":
+				return filepath.ToSlash(e.download(".ziphash")) + ": no zip to check the .ziphash against"
+			}
+			stat := func() (string, bool) {
+				fi, err := os.Lstat(zip)
+				if err != nil {
+					return "", true
+				}
+				line, fresh := statLine(zip, fi, start)
+				return "zip\x00" + want + "\x00" + line, fresh
+			}
+			key, fresh := stat()
+			if !verified(key, fresh, func() bool {
+				got, err := hashZip(zip, dirhash.Hash1)
+				return err == nil && got == want
+			}, func() string {
+				key, _ := stat()
+				return key
+			}) {
+				return filepath.ToSlash(e.download(".zip")) + ": the zip does not hash to its .ziphash"
+			}
+			return ""
+		})
+	}
+	why = firstFailure(checks)
+	verifiedMemo.Lock()
+	defer verifiedMemo.Unlock()
+	if why != "" {
+		delete(verifiedMemo.m, own)
+	} else {
+		verifiedMemo.m[own] = now
+	}
+	return why, nil
+}
+
+// verifiedMemo is, for each of act's own Go module caches, what this
+// process's last check of it (verifyGoModCache) found to hash to its
+// .ziphash: a module directory or a zip, keyed by the .ziphash and by
+// each of its files' device, inode, size, mtime and ctime. A later check
+// hashes again whatever differs. An agent of the user act runs as can set
+// an mtime, not a ctime: the kernel sets that to the present on every
+// change (content, name, mode, mtime), and the agent cannot set the
+// clock back. A file changed within racyWindow of a check is never
+// remembered (a change within the clock's coarse tick would keep the
+// ctime), nor one whose stat changed while it was hashed. The memo lives
+// in memory alone: in the state dir it would be the agent's to forge. It
+// spares the later commands of one plan, and act mcp's later plans.
+var verifiedMemo = struct {
+	sync.Mutex
+	m map[string]map[string]bool
+}{m: map[string]map[string]bool{}}
+
+// racyWindow: how recent a change keeps a file out of verifiedMemo.
+var racyWindow = 2 * time.Second
+
+// hashDir and hashZip are dirhash's, which only tests replace (to count
+// what a check hashes).
+var (
+	hashDir = dirhash.HashDir
+	hashZip = dirhash.HashZip
+)
+
+// statLine is name's line in a memo key: fi's device, inode, size, mtime
+// and ctime; fresh when its ctime lies within racyWindow of start (or
+// after it).
+func statLine(name string, fi fs.FileInfo, start time.Time) (line string, fresh bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", true
+	}
+	ctime := time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+	return fmt.Sprintf("%s\x00%d %d %d %d %d\n", name, st.Dev, st.Ino, st.Size, fi.ModTime().UnixNano(), ctime.UnixNano()),
+		!ctime.Before(start.Add(-racyWindow))
+}
+
+// dirSig is the signature of the module directory dir below own, as
+// verifyGoModCache's walk makes it: each file's statLine, by its path
+// relative to own, in lexical order; fresh if a file is.
+func dirSig(own, dir string, start time.Time) (string, bool) {
+	var b strings.Builder
+	fresh := false
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-		if got, err := dirhash.HashZip(zip, dirhash.Hash1); err != nil || got != want {
-			return filepath.ToSlash(e.download(".zip")) + ": the zip does not hash to its .ziphash", nil
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(own, p)
+		if err != nil {
+			return err
+		}
+		line, f := statLine(rel, fi, start)
+		b.WriteString(line)
+		fresh = fresh || f
+		return nil
+	})
+	return b.String(), fresh || err != nil
+}
+
+// firstFailure runs checks, as many at once as GOMAXPROCS, and returns
+// what the first of them (in order) that failed says, "" when none did.
+// Once one has failed, those not yet started are not.
+func firstFailure(checks []func() string) string {
+	whys := make([]string, len(checks))
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(checks)) {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= len(checks) {
+					return
+				}
+				if whys[i] = checks[i](); whys[i] != "" {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, w := range whys {
+		if w != "" {
+			return w
 		}
 	}
-	return "", nil
+	return ""
 }
 
 // goModDir checks the directory rel of a Go module cache: "cache" and

@@ -4,8 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/sumdb/dirhash"
@@ -213,5 +215,54 @@ func TestMergeCacheGoLayout(t *testing.T) {
 	}
 	if why, err := verifyGoModCache(own2, ""); why != "" || err != nil {
 		t.Errorf("act's cache after a merge fails verification: %q, %v", why, err)
+	}
+}
+
+// TestVerifyGoModCacheMemo: a later check in the same process hashes only
+// what changed since the last one (verifiedMemo), and an edit that keeps
+// the file's size and sets its mtime back is still seen: the ctime, which
+// the agent cannot set, changed.
+func TestVerifyGoModCacheMemo(t *testing.T) {
+	defer func(w time.Duration, d func(string, string, dirhash.Hash) (string, error), z func(string, dirhash.Hash) (string, error)) {
+		racyWindow, hashDir, hashZip = w, d, z
+	}(racyWindow, hashDir, hashZip)
+	racyWindow = 0          // the files are new; nothing changes them within the test's coarse ticks but the edit, after a pause
+	var hashed atomic.Int64 // the hashes run at once
+	hashDir = func(dir, prefix string, h dirhash.Hash) (string, error) {
+		hashed.Add(1)
+		return dirhash.HashDir(dir, prefix, h)
+	}
+	hashZip = func(zip string, h dirhash.Hash) (string, error) { hashed.Add(1); return dirhash.HashZip(zip, h) }
+
+	own, user := modCacheWorld(t)
+	time.Sleep(50 * time.Millisecond)
+	for i, want := range []int64{3, 0} {
+		hashed.Store(0)
+		if why, err := verifyGoModCache(own, user); why != "" || err != nil {
+			t.Fatalf("check %d: %q, %v; want it passed", i, why, err)
+		}
+		if got := hashed.Load(); got != want {
+			t.Errorf("check %d hashed %d modules' directories and zips, want %d", i, got, want)
+		}
+	}
+
+	good := filepath.Join(own, "example.com", "good@v1.0.0", "good.go")
+	fi, err := os.Stat(good)
+	mustDo(t, err)
+	time.Sleep(50 * time.Millisecond)
+	mustDo(t, os.WriteFile(good, []byte("package good // TROJAN!\n"), 0o644)) // the genuine's size
+	mustDo(t, os.Chtimes(good, fi.ModTime(), fi.ModTime()))
+	if fi2, err := os.Stat(good); err != nil || fi2.Size() != fi.Size() || !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Fatalf("the edit changed the size or mtime: %v, %v", fi2, err)
+	}
+	hashed.Store(0)
+	if why, _ := verifyGoModCache(own, user); !strings.Contains(why, "good@v1.0.0: the module's files do not hash") {
+		t.Errorf("the check after an edit with its mtime set back = %q, want the module's files do not hash", why)
+	}
+	if got := hashed.Load(); got != 1 {
+		t.Errorf("the check after the edit hashed %d, want the edited module alone", got)
+	}
+	if verifiedMemo.m[own] != nil {
+		t.Errorf("a failed check left %d entries in the memo, want none", len(verifiedMemo.m[own]))
 	}
 }
