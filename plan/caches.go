@@ -27,6 +27,8 @@ import (
 // the command wrote there out, and mergeCache keeps of it only what may
 // stay: new regular files, no setuid or setgid bit, within the bound, and
 // in Go's module cache only modules whose files hash to their .ziphash.
+// Go's module cache is verified again each time a command is to see it
+// (verifyGoModCache): the agent may write the state dir between runs.
 
 // persistentCache is one of the policy's persistent caches in a plan: the
 // sandbox's Cache (Own set) and whether it is Go's module cache.
@@ -133,12 +135,17 @@ func (m *cacheMerge) refuse(rel, why string) {
 //     removal (a whiteout) reaches neither;
 //   - a file with the setuid or setgid bit, a symbolic link, a device, a
 //     FIFO or a socket is refused;
-//   - with goModules (Go's module cache), a new module directory is kept
-//     only if its files hash (dirhash h1, as go mod verify does) to the
-//     module's .ziphash, and a new .zip or .ziphash only if the zip
-//     hashes to the .ziphash: the go command checks the .ziphash against
-//     go.sum on every use, and trusts the extracted directory;
-//   - what would take own past bound bytes is refused.
+//   - with goModules (Go's module cache), a file is kept only where the
+//     go command keeps one (goModEntryOf), a new module directory only if
+//     its files hash (dirhash h1, as go mod verify does) to the module's
+//     .ziphash, and a new .zip or .ziphash only if the zip hashes to the
+//     .ziphash: the go command checks the .ziphash against go.sum on
+//     every use, and trusts the extracted directory (verifiedModules);
+//   - what would take own past bound bytes is refused, a module's
+//     directory, .zip and .ziphash together.
+//
+// What it keeps of Go's module cache thus passes verifyGoModCache, which
+// checks own again before each command that sees it.
 //
 // Files are kept with their permission bits, read-only ones included;
 // directories are act's (0755). A file is written under a temporary name
