@@ -16,6 +16,7 @@ import (
 
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/sandbox"
 	"github.com/act-project/act/sandbox/isolate"
 )
 
@@ -221,6 +222,12 @@ func mergeCache(out, own, user string, bound int64, goModules bool) (cacheMerge,
 		sizes[unit(rel)] += fi.Size()
 	}
 	within := map[string]bool{}
+	// A module's directory is kept last, after its .zip and .ziphash, and
+	// whole: made aside and renamed into place (keepModuleDirs). A check
+	// of the cache by another plan meanwhile never sees a directory
+	// without its .ziphash, nor a part of one (verifyGoModCache).
+	modDirs := map[string][]string{} // a module's directory → its files
+	var dirOrder []string
 	for _, rel := range files {
 		u := unit(rel)
 		in, seen := within[u]
@@ -235,6 +242,13 @@ func mergeCache(out, own, user string, bound int64, goModules bool) (cacheMerge,
 			m.refuse(rel, fmt.Sprintf("act's own caches would pass sandbox.persistent_caches_mb (%d MiB)", bound>>20))
 			continue
 		}
+		if e, ok := goModEntryOf(rel); goModules && ok && e.kind == goModSource {
+			if modDirs[e.dir()] == nil {
+				dirOrder = append(dirOrder, e.dir())
+			}
+			modDirs[e.dir()] = append(modDirs[e.dir()], rel)
+			continue
+		}
 		fi, err := os.Lstat(filepath.Join(out, rel))
 		if err != nil {
 			return m, err
@@ -247,7 +261,45 @@ func mergeCache(out, own, user string, bound int64, goModules bool) (cacheMerge,
 			m.Kept++
 		}
 	}
+	for _, dir := range dirOrder {
+		n, err := keepModuleDir(out, own, dir, modDirs[dir])
+		if err != nil {
+			return m, err
+		}
+		m.Kept += n
+	}
 	return m, nil
+}
+
+// keepModuleDir keeps the module directory dir (relative to out and own)
+// with files, those of it to keep: copied into a directory made aside in
+// own's parent (act's caches/), then renamed into place whole. It returns
+// how many files it kept: none when own has dir by then.
+func keepModuleDir(out, own, dir string, files []string) (int, error) {
+	stage, err := os.MkdirTemp(filepath.Dir(own), ".act-keep-")
+	if err != nil {
+		return 0, err
+	}
+	defer sandbox.RemoveAll(stage)
+	for _, rel := range files {
+		fi, err := os.Lstat(filepath.Join(out, rel))
+		if err != nil {
+			return 0, err
+		}
+		if _, err := keepFile(filepath.Join(out, rel), stage, rel, fi.Mode().Perm()); err != nil {
+			return 0, err
+		}
+	}
+	if ok, err := mkdirs(own, filepath.Dir(filepath.FromSlash(dir))); err != nil || !ok {
+		return 0, err
+	}
+	if err := os.Rename(filepath.Join(stage, filepath.FromSlash(dir)), filepath.Join(own, filepath.FromSlash(dir))); err != nil {
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.ENOTDIR) {
+			return 0, nil // made meanwhile
+		}
+		return 0, err
+	}
+	return len(files), nil
 }
 
 // verifiedModules returns files but those of Go's module cache that may
@@ -366,24 +418,10 @@ func isDirIn(root, rel string) bool {
 // not a link; the file written under a temporary name and linked into
 // place, so that an existing one is never replaced (false: it was there).
 func keepFile(src, own, rel string, perm fs.FileMode) (bool, error) {
-	dir := own
-	parts := strings.Split(filepath.Dir(rel), string(filepath.Separator))
-	for _, part := range parts {
-		if part == "." {
-			continue
-		}
-		dir = filepath.Join(dir, part)
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return false, err
-		}
-		fi, err := os.Lstat(dir)
-		if err != nil {
-			return false, err
-		}
-		if !fi.IsDir() {
-			return false, nil // a file of the cache where a directory would go
-		}
+	if ok, err := mkdirs(own, filepath.Dir(rel)); err != nil || !ok {
+		return false, err
 	}
+	dir := filepath.Join(own, filepath.Dir(rel))
 	in, err := os.Open(src)
 	if err != nil {
 		return false, err
@@ -410,6 +448,30 @@ func keepFile(src, own, rel string, perm fs.FileMode) (bool, error) {
 			return false, nil
 		}
 		return false, err
+	}
+	return true, nil
+}
+
+// mkdirs makes each directory of rel (relative to own) that is missing
+// (0755), and checks each is a directory, not a link: false when one is
+// not (a file of the cache where a directory would go).
+func mkdirs(own, rel string) (bool, error) {
+	dir := own
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." || part == "" {
+			continue
+		}
+		dir = filepath.Join(dir, part)
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return false, err
+		}
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return false, err
+		}
+		if !fi.IsDir() {
+			return false, nil
+		}
 	}
 	return true, nil
 }

@@ -77,6 +77,13 @@ func TestVerifyGoModCache(t *testing.T) {
 		{"ziphash gone", func(t *testing.T, own, _ string) {
 			mustDo(t, os.Remove(filepath.Join(own, at, "v1.0.0.ziphash")))
 		}, "no .ziphash to check the module's files against"},
+		{"a zip without its ziphash", func(t *testing.T, own, _ string) {
+			mustDo(t, os.RemoveAll(filepath.Join(own, goodDir)))
+			mustDo(t, os.Remove(filepath.Join(own, at, "v1.0.0.ziphash")))
+		}, ""},
+		{"a ziphash without its zip", func(t *testing.T, own, _ string) {
+			mustDo(t, os.Remove(filepath.Join(own, at, "v1.0.0.zip")))
+		}, "v1.0.0.ziphash: no zip to check the .ziphash against"},
 		{"user's ziphash gone", func(t *testing.T, _, user string) {
 			mustDo(t, os.Remove(filepath.Join(user, "cache", "download", "example.com", "split", "@v", "v1.0.0.ziphash")))
 		}, "split@v1.0.0: no .ziphash"},
@@ -215,6 +222,22 @@ func TestMergeCacheGoLayout(t *testing.T) {
 	}
 	if why, err := verifyGoModCache(own2, ""); why != "" || err != nil {
 		t.Errorf("act's cache after a merge fails verification: %q, %v", why, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(base, "caches")); len(ents) != 2 {
+		t.Errorf("caches/ holds %d entries after the merges, want own and own2 alone (no directory made aside left)", len(ents))
+	}
+
+	// A module directory made meanwhile (by another plan's merge) is not
+	// added to: the merge keeps none of its files.
+	own3 := filepath.Join(base, "caches", "own3")
+	mustDo(t, os.MkdirAll(filepath.Join(own3, "example.com", "good@v1.0.0"), 0o755))
+	mustDo(t, os.WriteFile(filepath.Join(own3, "example.com", "good@v1.0.0", "go.mod"), []byte("module example.com/good\n"), 0o444))
+	n, err := keepModuleDir(out, own3, "example.com/good@v1.0.0", []string{filepath.Join("example.com", "good@v1.0.0", "good.go")})
+	if err != nil || n != 0 {
+		t.Errorf("keepModuleDir into a directory there = %d, %v; want none kept", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(own3, "example.com", "good@v1.0.0", "good.go")); err == nil {
+		t.Error("keepModuleDir added a file to a module directory that was there")
 	}
 }
 
