@@ -650,6 +650,34 @@ func TestPersistentCacheTamperedBetweenRuns(t *testing.T) {
 	}
 }
 
+// TestPersistentCacheChangedDuringRun: an agent running beside act edits a
+// module in act's cache after the check before a command and leaves it
+// so: the check after the command finds it, the plan is refused
+// (sandbox.cache-changed) and the cache emptied. (Not parallel: it sets
+// testOnlyAfterCacheCheck.)
+func TestPersistentCacheChangedDuringRun(t *testing.T) {
+	w := newCacheWorld(t, cacheBase(t), "changed-"+identity())
+	w.pol.Sandbox.PersistentCaches = []string{filepath.Join(w.home, "go", "pkg", "mod")}
+	fixtureModule(t, filepath.Join(w.proj, "fixtures", "good"), "example.com/good", "package good // genuine\n", "")
+	if _, err := w.build(t, `cp -R fixtures/good/. ~/go/pkg/mod/`); err != nil {
+		t.Fatalf("the run that fills the cache: %v", err)
+	}
+	own := state.Dir{Root: w.state}.Cache(filepath.Join("go", "pkg", "mod"))
+	kept := filepath.Join(own, "example.com", "good@v1.0.0", "good.go")
+	defer func(f func(string)) { testOnlyAfterCacheCheck = f }(testOnlyAfterCacheCheck)
+	testOnlyAfterCacheCheck = func(string) {
+		mustDo(t, os.Chmod(kept, 0o644))
+		mustDo(t, os.WriteFile(kept, []byte("package good // TROJAN\n"), 0o644))
+	}
+	_, err := w.build(t, `cat ~/go/pkg/mod/example.com/good@v1.0.0/good.go`)
+	if err == nil || !strings.Contains(err.Error(), "sandbox.cache-changed") || !strings.Contains(err.Error(), "good@v1.0.0") {
+		t.Errorf("the run during which act's cache changed: %v; want it refused (sandbox.cache-changed) naming good@v1.0.0", err)
+	}
+	if ents, err := os.ReadDir(own); err != nil || len(ents) != 0 {
+		t.Errorf("act's own cache after the refusal holds %d entries (%v), want it emptied", len(ents), err)
+	}
+}
+
 // TestPersistentCacheTamperedBetweenRunsOrdinaryUser runs
 // TestPersistentCacheTamperedBetweenRuns as nobody, with a home of its own:
 // the agent is then the very user act runs as.

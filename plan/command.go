@@ -89,6 +89,15 @@ const RuleCacheRefused = "sandbox.cache-refused"
 // was to see it, and act emptied it.
 const RuleCacheDropped = "sandbox.cache-dropped"
 
+// RuleCacheChanged: act's own cache, verified before a command ran, fails
+// verification after it: the plan is refused.
+const RuleCacheChanged = "sandbox.cache-changed"
+
+// testOnlyAfterCacheCheck is called with act's own Go module cache once
+// it has been checked before a command: tests change it there, as an
+// agent running beside act would.
+var testOnlyAfterCacheCheck = func(own string) {}
+
 // A NetworkRefusal is one request of a command the egress proxy refused.
 type NetworkRefusal struct {
 	// Target is host:port as the command asked for it.
@@ -360,6 +369,7 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 					}
 					dropped[pc.index] = why
 				}
+				testOnlyAfterCacheCheck(own)
 			}
 			if discard {
 				continue
@@ -396,6 +406,26 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		StdoutCut: res.StdoutCut, StderrCut: res.StderrCut,
 		WallMs: res.Usage.Wall.Milliseconds(), CPUMs: res.Usage.CPU.Milliseconds(),
 		Caps: map[string]string{},
+	}
+	for _, pc := range s.persistent {
+		// Checked again after the run: what changed in act's cache while
+		// the command ran (an agent beside act) and stays, the command
+		// may have built from (docs/sandbox-filesystem.md).
+		c := caches[pc.index]
+		if !pc.goModules {
+			continue
+		}
+		why, err := verifyGoModCache(c.Own, c.Dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("verify act's own cache %s: %w", c.Path, err)
+		}
+		if why != "" {
+			if err := dropCache(c.Own); err != nil {
+				return nil, nil, fmt.Errorf("empty act's own cache %s, which failed verification (%s): %w", c.Path, why, err)
+			}
+			return nil, nil, opErr(RuleCacheChanged, f, c.Path, nil, "act's own cache %s changed while the command ran and fails verification now: %s; "+
+				"what the command made may be built from it, so the plan is refused, and act emptied the cache (docs/sandbox-filesystem.md)", c.Path, why)
+		}
 	}
 	for _, pc := range s.persistent {
 		c := caches[pc.index]
