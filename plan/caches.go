@@ -16,6 +16,7 @@ import (
 
 	"github.com/act-project/act/internal/pathglob"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/sandbox"
 	"github.com/act-project/act/sandbox/isolate"
 )
 
@@ -27,6 +28,8 @@ import (
 // the command wrote there out, and mergeCache keeps of it only what may
 // stay: new regular files, no setuid or setgid bit, within the bound, and
 // in Go's module cache only modules whose files hash to their .ziphash.
+// Go's module cache is verified again each time a command is to see it
+// (verifyGoModCache): the agent may write the state dir between runs.
 
 // persistentCache is one of the policy's persistent caches in a plan: the
 // sandbox's Cache (Own set) and whether it is Go's module cache.
@@ -133,12 +136,17 @@ func (m *cacheMerge) refuse(rel, why string) {
 //     removal (a whiteout) reaches neither;
 //   - a file with the setuid or setgid bit, a symbolic link, a device, a
 //     FIFO or a socket is refused;
-//   - with goModules (Go's module cache), a new module directory is kept
-//     only if its files hash (dirhash h1, as go mod verify does) to the
-//     module's .ziphash, and a new .zip or .ziphash only if the zip
-//     hashes to the .ziphash: the go command checks the .ziphash against
-//     go.sum on every use, and trusts the extracted directory;
-//   - what would take own past bound bytes is refused.
+//   - with goModules (Go's module cache), a file is kept only where the
+//     go command keeps one (goModEntryOf), a new module directory only if
+//     its files hash (dirhash h1, as go mod verify does) to the module's
+//     .ziphash, and a new .zip or .ziphash only if the zip hashes to the
+//     .ziphash: the go command checks the .ziphash against go.sum on
+//     every use, and trusts the extracted directory (verifiedModules);
+//   - what would take own past bound bytes is refused, a module's
+//     directory, .zip and .ziphash together.
+//
+// What it keeps of Go's module cache thus passes verifyGoModCache, which
+// checks own again before each command that sees it.
 //
 // Files are kept with their permission bits, read-only ones included;
 // directories are act's (0755). A file is written under a temporary name
@@ -197,33 +205,112 @@ func mergeCache(out, own, user string, bound int64, goModules bool) (cacheMerge,
 	if err != nil {
 		return m, fmt.Errorf("act's own caches %s: %w", filepath.Dir(own), err)
 	}
+	// A module's directory, .zip and .ziphash are within the bound
+	// together or not at all (verifiedModules); any other file alone.
+	unit := func(rel string) string {
+		if e, ok := goModEntryOf(rel); goModules && ok && e.kind != goModMeta {
+			return e.module
+		}
+		return "\x00" + rel
+	}
+	sizes := map[string]int64{}
 	for _, rel := range files {
 		fi, err := os.Lstat(filepath.Join(out, rel))
 		if err != nil {
 			return m, err
 		}
-		if size+fi.Size() > bound {
+		sizes[unit(rel)] += fi.Size()
+	}
+	within := map[string]bool{}
+	// A module's directory is kept last, after its .zip and .ziphash, and
+	// whole: made aside and renamed into place (keepModuleDirs). A check
+	// of the cache by another plan meanwhile never sees a directory
+	// without its .ziphash, nor a part of one (verifyGoModCache).
+	modDirs := map[string][]string{} // a module's directory → its files
+	var dirOrder []string
+	for _, rel := range files {
+		u := unit(rel)
+		in, seen := within[u]
+		if !seen {
+			in = size+sizes[u] <= bound
+			within[u] = in
+			if in {
+				size += sizes[u]
+			}
+		}
+		if !in {
 			m.refuse(rel, fmt.Sprintf("act's own caches would pass sandbox.persistent_caches_mb (%d MiB)", bound>>20))
 			continue
+		}
+		if e, ok := goModEntryOf(rel); goModules && ok && e.kind == goModSource {
+			if modDirs[e.dir()] == nil {
+				dirOrder = append(dirOrder, e.dir())
+			}
+			modDirs[e.dir()] = append(modDirs[e.dir()], rel)
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(out, rel))
+		if err != nil {
+			return m, err
 		}
 		ok, err := keepFile(filepath.Join(out, rel), own, rel, fi.Mode().Perm())
 		if err != nil {
 			return m, err
 		}
 		if ok {
-			size += fi.Size()
 			m.Kept++
 		}
+	}
+	for _, dir := range dirOrder {
+		n, err := keepModuleDir(out, own, dir, modDirs[dir])
+		if err != nil {
+			return m, err
+		}
+		m.Kept += n
 	}
 	return m, nil
 }
 
-// verifiedModules returns files but those of Go's module cache that fail
-// verification, which it refuses in m: a new module directory (a path's
-// first component with an "@" outside cache/) whose files do not hash to
-// its .ziphash, a file added to a module directory own or user has, a
+// keepModuleDir keeps the module directory dir (relative to out and own)
+// with files, those of it to keep: copied into a directory made aside in
+// own's parent (act's caches/), then renamed into place whole. It returns
+// how many files it kept: none when own has dir by then.
+func keepModuleDir(out, own, dir string, files []string) (int, error) {
+	stage, err := os.MkdirTemp(filepath.Dir(own), ".act-keep-")
+	if err != nil {
+		return 0, err
+	}
+	defer sandbox.RemoveAll(stage)
+	for _, rel := range files {
+		fi, err := os.Lstat(filepath.Join(out, rel))
+		if err != nil {
+			return 0, err
+		}
+		if _, err := keepFile(filepath.Join(out, rel), stage, rel, fi.Mode().Perm()); err != nil {
+			return 0, err
+		}
+	}
+	if ok, err := mkdirs(own, filepath.Dir(filepath.FromSlash(dir))); err != nil || !ok {
+		return 0, err
+	}
+	if err := os.Rename(filepath.Join(stage, filepath.FromSlash(dir)), filepath.Join(own, filepath.FromSlash(dir))); err != nil {
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.ENOTDIR) {
+			return 0, nil // made meanwhile
+		}
+		return 0, err
+	}
+	return len(files), nil
+}
+
+// verifiedModules returns files but those of Go's module cache that may
+// not stay, which it refuses in m: a file where Go's module cache keeps
+// nothing (goModEntryOf); a file added to a module directory own or user
+// has; a new module directory whose files do not hash to its .ziphash; a
 // new .zip or .ziphash that does not match the other. The .ziphash is
-// read from own or user before out: what the cache had is not replaced.
+// read from own or user before out: what the cache had is not replaced. A
+// module's directory, .zip and .ziphash stay together or not at all: one
+// refused refuses the others (verifyGoModCache, on use, would drop the
+// whole cache for a module directory without its .ziphash).
 func verifiedModules(out, own, user string, files []string, m *cacheMerge) []string {
 	read := func(rel string) ([]byte, bool) {
 		for _, root := range []string{own, user, out} {
@@ -247,73 +334,70 @@ func verifiedModules(out, own, user string, files []string, m *cacheMerge) []str
 		}
 		return ""
 	}
-	ziphash := func(escPath, escVersion string) (string, bool) {
-		b, ok := read(filepath.Join("cache", "download", escPath, "@v", escVersion+".ziphash"))
+	ziphash := func(e goModEntry) (string, bool) {
+		b, ok := read(e.download(".ziphash"))
 		return strings.TrimSpace(string(b)), ok
 	}
-	verdict := map[string]string{} // module directory or download file → why refused ("": kept)
-	var kept []string
-	for _, rel := range files {
-		parts := strings.Split(filepath.ToSlash(rel), "/")
-		why := ""
-		switch {
-		case parts[0] == "cache" && len(parts) >= 5 && parts[1] == "download" && parts[len(parts)-2] == "@v":
-			name := parts[len(parts)-1]
-			ext := filepath.Ext(name)
-			if ext != ".zip" && ext != ".ziphash" {
-				break // .mod (go checks it against go.sum), .info, list, locks
-			}
-			escPath, escVersion := strings.Join(parts[2:len(parts)-2], "/"), strings.TrimSuffix(name, ext)
-			key := "download:" + escPath + "@" + escVersion
-			w, seen := verdict[key]
-			if !seen {
-				w = ""
-				want, ok := ziphash(escPath, escVersion)
-				zip := where(filepath.Join("cache", "download", escPath, "@v", escVersion+".zip"))
-				switch {
-				case !ok:
-					w = "no .ziphash to check the module's zip against"
-				case zip == "":
-					w = "no zip to check the .ziphash against"
-				default:
-					if got, err := dirhash.HashZip(zip, dirhash.Hash1); err != nil || got != want {
-						w = "the zip does not hash to its .ziphash"
-					}
-				}
-				verdict[key] = w
-			}
-			why = w
-		case parts[0] != "cache":
-			at := slices.IndexFunc(parts, func(s string) bool { return strings.Contains(s, "@") })
-			if at < 0 {
-				break
-			}
-			dir := strings.Join(parts[:at+1], "/")
-			w, seen := verdict[dir]
-			if !seen {
-				w = ""
-				escPath, escVersion, _ := strings.Cut(dir, "@")
-				path, err1 := module.UnescapePath(escPath)
-				version, err2 := module.UnescapeVersion(escVersion)
-				want, ok := ziphash(escPath, escVersion)
-				switch {
-				case err1 != nil || err2 != nil:
-					w = "not a module directory's name"
-				case isDirIn(own, dir) || isDirIn(user, dir):
-					w = "adds to a module directory the cache has"
-				case !ok:
-					w = "no .ziphash to check the module's files against"
-				default:
-					if got, err := dirhash.HashDir(filepath.Join(out, dir), path+"@"+version, dirhash.Hash1); err != nil || got != want {
-						w = "the module's files do not hash to its .ziphash (go.sum's h1)"
-					}
-				}
-				verdict[dir] = w
-			}
-			why = w
+	checked := map[string]bool{} // a module's directory or download, checked
+	why := map[string]string{}   // a module → why refused, the first reason
+	fail := func(mod, w string) {
+		if w != "" && why[mod] == "" {
+			why[mod] = w
 		}
-		if why != "" {
-			m.refuse(rel, why)
+	}
+	units := make([]string, len(files)) // each file's module, if refused with it
+	for i, rel := range files {
+		e, ok := goModEntryOf(rel)
+		if !ok {
+			units[i] = "\x00" + rel // refused alone
+			fail(units[i], "not where Go's module cache keeps anything")
+			continue
+		}
+		if e.kind != goModMeta {
+			units[i] = e.module
+		}
+		switch e.kind {
+		case goModZip:
+			if checked["download:"+e.module] {
+				continue
+			}
+			checked["download:"+e.module] = true
+			want, ok := ziphash(e)
+			zip := where(e.download(".zip"))
+			switch {
+			case !ok:
+				fail(e.module, "no .ziphash to check the module's zip against")
+			case zip == "":
+				fail(e.module, "no zip to check the .ziphash against")
+			default:
+				if got, err := dirhash.HashZip(zip, dirhash.Hash1); err != nil || got != want {
+					fail(e.module, "the zip does not hash to its .ziphash")
+				}
+			}
+		case goModSource:
+			if checked["dir:"+e.module] {
+				continue
+			}
+			checked["dir:"+e.module] = true
+			path, _ := module.UnescapePath(e.escPath)
+			version, _ := module.UnescapeVersion(e.escVersion)
+			want, ok := ziphash(e)
+			switch {
+			case isDirIn(own, e.dir()) || isDirIn(user, e.dir()):
+				fail(e.module, "adds to a module directory the cache has")
+			case !ok:
+				fail(e.module, "no .ziphash to check the module's files against")
+			default:
+				if got, err := dirhash.HashDir(filepath.Join(out, filepath.FromSlash(e.dir())), path+"@"+version, dirhash.Hash1); err != nil || got != want {
+					fail(e.module, "the module's files do not hash to its .ziphash (go.sum's h1)")
+				}
+			}
+		}
+	}
+	var kept []string
+	for i, rel := range files {
+		if w := why[units[i]]; units[i] != "" && w != "" {
+			m.refuse(rel, w)
 			continue
 		}
 		kept = append(kept, rel)
@@ -334,24 +418,10 @@ func isDirIn(root, rel string) bool {
 // not a link; the file written under a temporary name and linked into
 // place, so that an existing one is never replaced (false: it was there).
 func keepFile(src, own, rel string, perm fs.FileMode) (bool, error) {
-	dir := own
-	parts := strings.Split(filepath.Dir(rel), string(filepath.Separator))
-	for _, part := range parts {
-		if part == "." {
-			continue
-		}
-		dir = filepath.Join(dir, part)
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return false, err
-		}
-		fi, err := os.Lstat(dir)
-		if err != nil {
-			return false, err
-		}
-		if !fi.IsDir() {
-			return false, nil // a file of the cache where a directory would go
-		}
+	if ok, err := mkdirs(own, filepath.Dir(rel)); err != nil || !ok {
+		return false, err
 	}
+	dir := filepath.Join(own, filepath.Dir(rel))
 	in, err := os.Open(src)
 	if err != nil {
 		return false, err
@@ -378,6 +448,30 @@ func keepFile(src, own, rel string, perm fs.FileMode) (bool, error) {
 			return false, nil
 		}
 		return false, err
+	}
+	return true, nil
+}
+
+// mkdirs makes each directory of rel (relative to own) that is missing
+// (0755), and checks each is a directory, not a link: false when one is
+// not (a file of the cache where a directory would go).
+func mkdirs(own, rel string) (bool, error) {
+	dir := own
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." || part == "" {
+			continue
+		}
+		dir = filepath.Join(dir, part)
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return false, err
+		}
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return false, err
+		}
+		if !fi.IsDir() {
+			return false, nil
+		}
 	}
 	return true, nil
 }

@@ -21,6 +21,7 @@ import (
 	modzip "golang.org/x/mod/zip"
 
 	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -591,5 +592,165 @@ func fixtureModule(t *testing.T, dir, path, src, planted string) {
 	mustDo(t, os.WriteFile(filepath.Join(at, "v1.0.0.mod"), []byte(gomod), 0o644))
 	if planted != "" {
 		mustDo(t, os.WriteFile(filepath.Join(tree, name), []byte(planted), 0o644))
+	}
+}
+
+// TestPersistentCacheTamperedBetweenRuns: the agent may run as the user act
+// runs as and write act's state dir between dry runs. A module directory
+// act kept, verified when kept, is edited in place there (a TROJAN in its
+// .go file): the next dry run must not show it to the command. act
+// verifies its own module cache each time it shows it (dirhash h1 of each
+// module directory against its .ziphash), finds the edit, empties the
+// cache and says so in the plan (sandbox.cache-dropped): the command then
+// sees the user's cache alone. A cache that verifies is shown as it is.
+func TestPersistentCacheTamperedBetweenRuns(t *testing.T) {
+	t.Parallel()
+	w := newCacheWorld(t, cacheBase(t), "tampered-"+identity())
+	mod := filepath.Join(w.home, "go", "pkg", "mod")
+	w.pol.Sandbox.PersistentCaches = []string{mod}
+	fixtureModule(t, filepath.Join(w.proj, "fixtures", "good"), "example.com/good", "package good // genuine\n", "")
+	if _, err := w.build(t, `cp -R fixtures/good/. ~/go/pkg/mod/`); err != nil {
+		t.Fatalf("the run that fills the cache: %v", err)
+	}
+	own := state.Dir{Root: w.state}.Cache(filepath.Join("go", "pkg", "mod"))
+	kept := filepath.Join(own, "example.com", "good@v1.0.0", "good.go")
+	if b, err := os.ReadFile(kept); err != nil || !strings.Contains(string(b), "genuine") {
+		t.Fatalf("act's cache holds %q (%v), want the genuine module kept", b, err)
+	}
+
+	read := `cat ~/go/pkg/mod/example.com/good@v1.0.0/good.go 2>/dev/null; ls -A ~/go/pkg/mod/example.com`
+	p, err := w.build(t, read)
+	if err != nil {
+		t.Fatalf("the run that reads the verified cache: %v", err)
+	}
+	if got := stdout(t, p); !strings.Contains(got, "package good // genuine") {
+		t.Errorf("the run read %q, want the kept module: a cache that verifies is shown", got)
+	}
+	if dropped := cacheDropped(p); len(dropped) != 0 {
+		t.Errorf("a cache that verifies was dropped: %q", dropped)
+	}
+
+	// The agent, between runs, as the same user.
+	mustDo(t, os.Chmod(kept, 0o644))
+	mustDo(t, os.WriteFile(kept, []byte("package good // TROJAN\n"), 0o644))
+
+	p, err = w.build(t, read)
+	if err != nil {
+		t.Fatalf("the run after the tampering: %v", err)
+	}
+	if got := stdout(t, p); strings.Contains(got, "TROJAN") || strings.Contains(got, "good@") {
+		t.Errorf("the run after the tampering read %q: act showed the tampered module", got)
+	}
+	dropped := strings.Join(cacheDropped(p), "\n")
+	if !strings.Contains(dropped, "good@v1.0.0") || !strings.Contains(dropped, "do not hash") {
+		t.Errorf("the plan says %q, want act's cache dropped for good@v1.0.0's files that do not hash", dropped)
+	}
+	if ents, err := os.ReadDir(own); err != nil || len(ents) != 0 {
+		t.Errorf("act's own cache after the drop holds %d entries (%v), want it emptied", len(ents), err)
+	}
+}
+
+// TestPersistentCacheChangedDuringRun: an agent running beside act edits a
+// module in act's cache after the check before a command and leaves it
+// so: the check after the command finds it, the plan is refused
+// (sandbox.cache-changed) and the cache emptied. (Not parallel: it sets
+// testOnlyAfterCacheCheck.)
+func TestPersistentCacheChangedDuringRun(t *testing.T) {
+	w := newCacheWorld(t, cacheBase(t), "changed-"+identity())
+	w.pol.Sandbox.PersistentCaches = []string{filepath.Join(w.home, "go", "pkg", "mod")}
+	fixtureModule(t, filepath.Join(w.proj, "fixtures", "good"), "example.com/good", "package good // genuine\n", "")
+	if _, err := w.build(t, `cp -R fixtures/good/. ~/go/pkg/mod/`); err != nil {
+		t.Fatalf("the run that fills the cache: %v", err)
+	}
+	own := state.Dir{Root: w.state}.Cache(filepath.Join("go", "pkg", "mod"))
+	kept := filepath.Join(own, "example.com", "good@v1.0.0", "good.go")
+	defer func(f func(string)) { testOnlyAfterCacheCheck = f }(testOnlyAfterCacheCheck)
+	testOnlyAfterCacheCheck = func(string) {
+		mustDo(t, os.Chmod(kept, 0o644))
+		mustDo(t, os.WriteFile(kept, []byte("package good // TROJAN\n"), 0o644))
+	}
+	_, err := w.build(t, `cat ~/go/pkg/mod/example.com/good@v1.0.0/good.go`)
+	if err == nil || !strings.Contains(err.Error(), "sandbox.cache-changed") || !strings.Contains(err.Error(), "good@v1.0.0") {
+		t.Errorf("the run during which act's cache changed: %v; want it refused (sandbox.cache-changed) naming good@v1.0.0", err)
+	}
+	if ents, err := os.ReadDir(own); err != nil || len(ents) != 0 {
+		t.Errorf("act's own cache after the refusal holds %d entries (%v), want it emptied", len(ents), err)
+	}
+}
+
+// TestPersistentCacheTamperedBetweenRunsOrdinaryUser runs
+// TestPersistentCacheTamperedBetweenRuns as nobody, with a home of its own:
+// the agent is then the very user act runs as.
+func TestPersistentCacheTamperedBetweenRunsOrdinaryUser(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(cacheChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	dir := nobodyDir(t)
+	base := cacheBase(t)
+	mustDo(t, os.Chmod(base, 0o777))
+	runAsNobody(t, dir, "TestPersistentCacheTamperedBetweenRuns", cacheChildEnv+"="+base)
+}
+
+// cacheDropped is what p's warnings say of act's own caches dropped.
+func cacheDropped(p *Plan) []string {
+	var out []string
+	for _, w := range p.Warnings {
+		if w.Rule == "sandbox.cache-dropped" {
+			out = append(out, w.Message)
+		}
+	}
+	return out
+}
+
+// TestPersistentCacheGoSum: what verifyGoModCache cannot catch, go.sum
+// does. The agent, writing act's state dir between runs, replaces a
+// module in act's own cache whole and consistently: its extracted files,
+// its zip and its .ziphash all a TROJAN's, which hash to one another, so
+// act's own check passes. The go command of a later go test (-mod=readonly,
+// goVerifiedEnv) checks the .ziphash against the project's go.sum, which
+// holds the genuine module's hash, and refuses to build: the plan fails
+// with the checksum mismatch, and nothing is built from the TROJAN.
+func TestPersistentCacheGoSum(t *testing.T) {
+	t.Parallel()
+	w := goWorld(t, cacheBase(t), "gosum-"+identity())
+	modCache := filepath.Join(w.home, "go", "pkg", "mod")
+	w.pol.Sandbox.PersistentCaches = []string{modCache}
+	// The user's cache has the module no more: the go command finds it in
+	// act's alone.
+	for _, p := range []string{filepath.Join(modCache, "example.com", "dep@v1.0.0"), filepath.Join(modCache, "cache", "download", "example.com", "dep")} {
+		makeRemovable(p)
+		mustDo(t, os.RemoveAll(p))
+	}
+	_, err := CachesDir(w.state)
+	mustDo(t, err)
+	own := state.Dir{Root: w.state}.Cache(filepath.Join("go", "pkg", "mod"))
+	mustDo(t, os.Mkdir(own, 0o700))
+	// First the genuine module, in act's cache alone: go test passes.
+	genuine := "package dep\n\n// Hello greets.\nfunc Hello() string { return \"hello\" }\n"
+	fixtureModule(t, own, "example.com/dep", genuine, "")
+	p, err := w.build(t, "go test ./...")
+	if err != nil {
+		t.Fatalf("go test with the genuine module in act's cache: %v", err)
+	}
+	if got := stdout(t, p); !strings.Contains(got, "ok  \texample.com/proj") {
+		t.Fatalf("go test with the genuine module in act's cache printed %q, want the package passed", got)
+	}
+
+	// The agent, between runs, as the same user.
+	makeRemovable(own)
+	mustDo(t, os.RemoveAll(filepath.Join(own, "example.com")))
+	mustDo(t, os.RemoveAll(filepath.Join(own, "cache")))
+	fixtureModule(t, own, "example.com/dep", strings.Replace(genuine, "hello", "TROJAN", 1), "")
+	if why, err := verifyGoModCache(own, modCache); why != "" || err != nil {
+		t.Fatalf("act's check of a module replaced consistently: %q, %v; want it passed (go.sum is what catches it)", why, err)
+	}
+
+	p, err = w.build(t, "go test ./...")
+	if err == nil {
+		t.Fatalf("go test built from the replaced module: the plan succeeded, printing %q", stdout(t, p))
+	}
+	if msg := err.Error(); !strings.Contains(msg, "does NOT match an earlier download recorded in go.sum") {
+		t.Errorf("the plan failed with %q, want go's checksum mismatch against go.sum", msg)
 	}
 }

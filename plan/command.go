@@ -71,7 +71,11 @@ type CommandResult struct {
 // CacheKept is what act kept of a command's additions to one of its own
 // caches, at Path, and how many it refused, the first of them with why.
 type CacheKept struct {
-	Path    string   `json:"path"`
+	Path string `json:"path"`
+	// Dropped, if not empty, is why act emptied this cache before the
+	// command ran: the first of it that failed verification, "path: why"
+	// (docs/sandbox-filesystem.md). The command saw the user's cache alone.
+	Dropped string   `json:"dropped,omitempty"`
 	Kept    int      `json:"kept"`
 	Refused int      `json:"refused,omitempty"`
 	Why     []string `json:"why,omitempty"`
@@ -80,6 +84,19 @@ type CacheKept struct {
 // RuleCacheRefused: act refused to keep some of what a command added to
 // one of its own caches.
 const RuleCacheRefused = "sandbox.cache-refused"
+
+// RuleCacheDropped: act's own cache failed verification before a command
+// was to see it, and act emptied it.
+const RuleCacheDropped = "sandbox.cache-dropped"
+
+// RuleCacheChanged: act's own cache, verified before a command ran, fails
+// verification after it: the plan is refused.
+const RuleCacheChanged = "sandbox.cache-changed"
+
+// testOnlyAfterCacheCheck is called with act's own Go module cache once
+// it has been checked before a command: tests change it there, as an
+// agent running beside act would.
+var testOnlyAfterCacheCheck = func(own string) {}
 
 // A NetworkRefusal is one request of a command the egress proxy refused.
 type NetworkRefusal struct {
@@ -331,6 +348,7 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		}
 	}
 	caches := s.caches
+	dropped := map[int]string{} // act's own caches emptied before the run, and why
 	if len(s.persistent) > 0 {
 		// What the command writes in act's own caches is copied out for
 		// mergeCache, but for a verification's: thrown away.
@@ -338,6 +356,20 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		for _, pc := range s.persistent {
 			if pc.goModules {
 				envl = goVerifiedEnv(envl)
+				// Verified each time it is shown: the agent may have
+				// written it since it was kept (docs/sandbox-filesystem.md).
+				own := caches[pc.index].Own
+				why, err := verifyGoModCache(own, caches[pc.index].Dir)
+				if err != nil {
+					return nil, nil, fmt.Errorf("verify act's own cache %s: %w", caches[pc.index].Path, err)
+				}
+				if why != "" {
+					if err := dropCache(own); err != nil {
+						return nil, nil, fmt.Errorf("empty act's own cache %s, which failed verification (%s): %w", caches[pc.index].Path, why, err)
+					}
+					dropped[pc.index] = why
+				}
+				testOnlyAfterCacheCheck(own)
 			}
 			if discard {
 				continue
@@ -376,16 +408,35 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		Caps: map[string]string{},
 	}
 	for _, pc := range s.persistent {
+		// Checked again after the run: what changed in act's cache while
+		// the command ran (an agent beside act) and stays, the command
+		// may have built from (docs/sandbox-filesystem.md).
 		c := caches[pc.index]
-		if c.Out == "" {
+		if !pc.goModules {
 			continue
 		}
-		m, err := mergeCache(c.Out, c.Own, c.Dir, s.cacheBound, pc.goModules)
+		why, err := verifyGoModCache(c.Own, c.Dir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("act's own cache %s: %w", c.Path, err)
+			return nil, nil, fmt.Errorf("verify act's own cache %s: %w", c.Path, err)
 		}
-		if m.Kept > 0 || m.Refused > 0 {
-			out.Caches = append(out.Caches, CacheKept{Path: c.Path, Kept: m.Kept, Refused: m.Refused, Why: m.Why})
+		if why != "" {
+			if err := dropCache(c.Own); err != nil {
+				return nil, nil, fmt.Errorf("empty act's own cache %s, which failed verification (%s): %w", c.Path, why, err)
+			}
+			return nil, nil, opErr(RuleCacheChanged, f, c.Path, nil, "act's own cache %s changed while the command ran and fails verification now: %s; "+
+				"what the command made may be built from it, so the plan is refused, and act emptied the cache (docs/sandbox-filesystem.md)", c.Path, why)
+		}
+	}
+	for _, pc := range s.persistent {
+		c := caches[pc.index]
+		var m cacheMerge
+		if c.Out != "" {
+			if m, err = mergeCache(c.Out, c.Own, c.Dir, s.cacheBound, pc.goModules); err != nil {
+				return nil, nil, fmt.Errorf("act's own cache %s: %w", c.Path, err)
+			}
+		}
+		if m.Kept > 0 || m.Refused > 0 || dropped[pc.index] != "" {
+			out.Caches = append(out.Caches, CacheKept{Path: c.Path, Dropped: dropped[pc.index], Kept: m.Kept, Refused: m.Refused, Why: m.Why})
 		}
 	}
 	if res.HomeWroteCount > 0 {
@@ -552,6 +603,10 @@ func (r *runner) outcome(f []string, what string, argv []string, res *CommandRes
 	}
 	r.res.Commands = append(r.res.Commands, *res)
 	for _, c := range res.Caches {
+		if c.Dropped != "" {
+			r.note(RuleCacheDropped, f, c.Path, "act emptied its own cache %s before the %s ran: %s (docs/sandbox-filesystem.md); the command saw the user's cache alone",
+				c.Path, what, c.Dropped)
+		}
 		if c.Refused > 0 {
 			r.note(RuleCacheRefused, f, c.Path, "act kept %d of what the %s added to its own cache %s and refused %d (docs/sandbox-filesystem.md): %s",
 				c.Kept, what, c.Path, c.Refused, strings.Join(c.Why, "; "))

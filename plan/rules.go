@@ -38,6 +38,9 @@ func Rules() []Rule {
 		{RuleSpecialMode, "the dry run made a file setuid, setgid or sticky (act never promotes one)", problem.Rejected},
 		{RuleScopeCredentialStore, "a scope of a plan that runs commands is, holds or lies in a credential store found on its real path (through a symbolic link) or a tool's configuration that holds a secret now: refused before anything runs", problem.Rejected},
 		{RuleVerificationWrote, "warning: a verification command wrote in the scope; it ran over the planned result in a throwaway layer, so nothing it wrote is in the plan (the warning names the first paths, and how many)", problem.Rejected},
+		{RuleCacheRefused, "warning: act refused to keep some of what a command added to one of its own persistent caches (sandbox.persistent_caches; the warning names the first, with why)", problem.Rejected},
+		{RuleCacheChanged, "act's own persistent Go module cache, verified before a command ran, fails verification after it (something wrote it meanwhile): what the command made may be built from it; act empties the cache (docs/sandbox-filesystem.md)", problem.Rejected},
+		{RuleCacheDropped, "warning: act's own persistent Go module cache failed verification before a command was to see it (something other than act wrote it), and act emptied it whole; the warning names what failed (docs/sandbox-filesystem.md)", problem.Rejected},
 	}
 	for _, r := range OpRules() {
 		out = append(out, Rule{ID: r.ID, Summary: r.Summary, Layer: problem.Rejected})
