@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -293,6 +295,84 @@ func TestAgentSessionActRun(t *testing.T) {
 	}
 	if err := os.Remove(sub); err != nil {
 		t.Fatal(err)
+	}
+	sessionEnd(t, m, before, actions, 5)
+}
+
+// TestAgentSessionCodex: the session through Codex itself (codex exec,
+// its model a local mock of the Responses API), act hook install codex
+// in the project. Codex enforces only a deny, so act answers every call
+// with one: what it applied, with a command's output, or why it waits.
+func TestAgentSessionCodex(t *testing.T) {
+	t.Parallel()
+	codex := agentCLI(t, "codex", "@openai/codex", codexVersion)
+	m := newSessionMachine(t)
+	calls := []toolCall{
+		{name: "apply_patch", kind: "custom", input: "*** Begin Patch\n*** Add File: " + sessionNewFile + "\n+" +
+			strings.ReplaceAll(strings.TrimSuffix(sessionNewContent, "\n"), "\n", "\n+") + "\n*** End Patch\n"},
+		{name: "apply_patch", kind: "custom", input: "*** Begin Patch\n*** Update File: calc.go\n@@\n-func Add(a, b int) int { " + sessionOld + " }\n+func Add(a, b int) int { " + sessionNew + " }\n*** End Patch\n"},
+		{name: "exec_command", input: map[string]any{"cmd": sessionGoTest}},
+		{name: "exec_command", input: map[string]any{"cmd": sessionGofmt}},
+		{name: "exec_command", input: map[string]any{"cmd": sessionCommit}},
+		{name: "apply_patch", kind: "custom", input: "*** Begin Patch\n*** Add File: " + filepath.Join(m.home, ".bashrc") + "\n+" + strings.TrimSuffix(sessionBashrc, "\n") + "\n*** End Patch\n"},
+	}
+	mock := &modelMock{calls: calls}
+	srv := httptest.NewServer(http.HandlerFunc(mock.responses))
+	defer srv.Close()
+	codexHome := filepath.Join(m.home, ".codex")
+	write(t, filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "gpt-5.5"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.mock]
+name = "mock"
+base_url = "%s/v1"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+
+[projects.%q]
+trust_level = "trusted"
+`, srv.URL, m.proj))
+	m.must(t, nil, "act", "hook", "install", "codex", "--project", m.proj)
+	before := hashTree(t, m.proj)
+	agentEnv := []string{"CODEX_HOME=" + codexHome, "MOCK_API_KEY=mock"}
+	if stdout, stderr, err := m.run(t, agentEnv, codex, "exec", "make the session's changes"); err != nil {
+		t.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	got := mock.outputs()
+	for i, r := range got {
+		t.Logf("the model got for call %d: %q", i, r)
+	}
+	if len(got) != len(calls) {
+		t.Fatalf("the model got %d tool outputs, want %d", len(got), len(calls))
+	}
+	// What each command prints without act, after the same edits: the
+	// model reads it in act's answer.
+	plain := newSessionMachine(t)
+	write(t, filepath.Join(plain.proj, sessionNewFile), sessionNewContent)
+	write(t, filepath.Join(plain.proj, "calc.go"), strings.Replace(sessionFiles["calc.go"], sessionOld, sessionNew, 1))
+	for i := 2; i <= 4; i++ {
+		cmd := calls[i].input.(map[string]any)["cmd"].(string)
+		want, _, err := plain.run(t, nil, "sh", "-c", cmd)
+		if err != nil {
+			t.Fatalf("%s without act: %v", cmd, err)
+		}
+		out := got[i]
+		if i == 2 {
+			out, want = sameGoTest(out), sameGoTest(want)
+		}
+		if !strings.HasPrefix(got[i], "Command blocked by PreToolUse hook: act ran this command in its sandbox") ||
+			!strings.Contains(out, "Its output:\n"+strings.TrimSpace(want)) {
+			t.Errorf("%s: the model got %q, want act's answer with the command's output %q", cmd, got[i], want)
+		}
+	}
+	if !strings.Contains(got[5], "a person must confirm this patch") || !strings.Contains(got[5], "pending") {
+		t.Errorf("the ~/.bashrc patch: the model got %q, want it to say it waits for a person", got[5])
+	}
+	var actions []string
+	for _, r := range got {
+		actions = appendActions(actions, r)
 	}
 	sessionEnd(t, m, before, actions, 5)
 }

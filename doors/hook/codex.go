@@ -103,7 +103,7 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 	if err != nil {
 		return nil, err
 	}
-	files := &patchFiles{ws: ws}
+	files := &patchFiles{ws: ws, added: addedOnly(hunks, dir)}
 	changes, err := applypatch.Plan(hunks, dir, files.check, files.read)
 	if err != nil {
 		return nil, refuse(err)
@@ -193,19 +193,55 @@ func patchDir(cwd, ws string) (string, error) {
 // patchFiles is what applypatch.Plan sees of the tree for a patch in the
 // workspace ws: only paths below it, as named and once symbolic links are
 // followed, checked before anything is read there (a refusal must not
-// tell the model whether a file outside exists or what it holds).
+// tell the model whether a file outside exists or what it holds) — and
+// the files the patch only adds, wherever they are: an added file's whole
+// content is in the patch, so nothing of what it replaces reaches the
+// model, and where it lies is the gate's to grade, as for Claude Code's
+// Write (a ~/.bashrc waits for a person: docs/agents.md).
 type patchFiles struct {
-	ws   string
-	size int64 // bytes read so far
+	ws    string
+	added map[string]bool
+	size  int64 // bytes read so far
+}
+
+// addedOnly is the set of absolute paths (relative ones resolved in dir)
+// that hunks only add: no other hunk names them.
+func addedOnly(hunks []applypatch.Hunk, dir string) map[string]bool {
+	abs := func(p string) string {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return filepath.Clean(p)
+	}
+	added, other := map[string]bool{}, map[string]bool{}
+	for _, h := range hunks {
+		if h.Kind == applypatch.Add && h.MoveTo == "" {
+			if added[abs(h.Path)] {
+				other[abs(h.Path)] = true
+			}
+			added[abs(h.Path)] = true
+			continue
+		}
+		other[abs(h.Path)] = true
+		if h.MoveTo != "" {
+			other[abs(h.MoveTo)] = true
+		}
+	}
+	for p := range other {
+		delete(added, p)
+	}
+	return added
 }
 
 // check refuses a path a patch may not touch.
 func (f *patchFiles) check(p string) error {
 	switch {
-	case p == f.ws || !pathglob.Within(p, f.ws):
-		return fmt.Errorf("%s is outside the workspace %s", p, f.ws)
 	case pathglob.HasMeta(p):
 		return fmt.Errorf("%s holds a glob character (* or ?)", p)
+	case f.added[p] && !pathglob.Within(p, f.ws) && !pathglob.Within(f.ws, p):
+		return nil
+	case p == f.ws || !pathglob.Within(p, f.ws):
+		return fmt.Errorf("%s is outside the workspace %s", p, f.ws)
 	case !realWithin(p, f.ws):
 		return fmt.Errorf("%s is outside the workspace %s once symbolic links are followed", p, f.ws)
 	}
@@ -278,6 +314,10 @@ func codexDecide(door *doors.Door, dec *gate.Decision, p *gate.Plan, tool string
 		}
 		why := fmt.Sprintf("act ran this command in its sandbox and applied what it changed as action %s (plan %s; undo: %s): %s. This is not a failure: do not run the command again.",
 			id, p.ID, undo, doors.ChangeSummary(p))
+		if len(p.Changes) == 0 {
+			// Nothing to undo: the command's output is the answer.
+			why = "act ran this command in its sandbox; it changed nothing. This is not a failure: do not run the command again."
+		}
 		for _, c := range p.Commands {
 			if c.Field != "operation" {
 				continue

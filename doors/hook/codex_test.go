@@ -95,11 +95,13 @@ func TestCodexPatchDescriptor(t *testing.T) {
 
 	// Refused, with the reason the model reads.
 	for patch, want := range map[string]string{
-		"*** Begin Patch\n*** Add File: link/x.txt\n+x\n*** End Patch":                "outside the workspace " + ws + " once symbolic links are followed",
-		"*** Begin Patch\n*** Update File: alias.txt\n@@\n-hello\n+hi\n*** End Patch": "is a symbolic link",
-		"*** Begin Patch\n*** Add File: ../x.txt\n+x\n*** End Patch":                  "is outside the workspace",
-		"*** Begin Patch\n*** Add File: a*.txt\n+x\n*** End Patch":                    "holds a glob character",
-		"*** Begin Patch\n*** Update File: keep.txt\n@@\n-nope\n+x\n*** End Patch":    "these lines are not in the file",
+		"*** Begin Patch\n*** Add File: link/x.txt\n+x\n*** End Patch":                          "outside the workspace " + ws + " once symbolic links are followed",
+		"*** Begin Patch\n*** Update File: alias.txt\n@@\n-hello\n+hi\n*** End Patch":           "is a symbolic link",
+		"*** Begin Patch\n*** Update File: ../x.txt\n@@\n-x\n+y\n*** End Patch":                 "is outside the workspace",
+		"*** Begin Patch\n*** Delete File: ../x.txt\n*** End Patch":                             "is outside the workspace",
+		"*** Begin Patch\n*** Add File: ../x.txt\n+x\n*** Delete File: ../x.txt\n*** End Patch": "is outside the workspace",
+		"*** Begin Patch\n*** Add File: a*.txt\n+x\n*** End Patch":                              "holds a glob character",
+		"*** Begin Patch\n*** Update File: keep.txt\n@@\n-nope\n+x\n*** End Patch":              "these lines are not in the file",
 		"not a patch": "the first line must be",
 	} {
 		_, err := describe(patch)
@@ -107,6 +109,13 @@ func TestCodexPatchDescriptor(t *testing.T) {
 		if !errors.As(err, &r) || !strings.HasPrefix(r.why, "act refused this apply_patch, nothing was changed: ") || !strings.Contains(r.why, want) {
 			t.Errorf("%q: got %v, want a refusal containing %q", patch, err, want)
 		}
+	}
+	// A file the patch only adds, outside the workspace: planned, its
+	// whole content in the patch; where it lies is the gate's to grade.
+	if d, err := describe("*** Begin Patch\n*** Add File: ../x.txt\n+x\n*** End Patch"); err != nil {
+		t.Errorf("an added file outside the workspace: %v", err)
+	} else if op, _ := d["operation"].(map[string]any); op["path"] != filepath.Join(filepath.Dir(ws), "x.txt") {
+		t.Errorf("an added file outside the workspace: %v", d)
 	}
 	// No patch at all is bad input, not a refusal: the hook blocks.
 	if _, err := codexPatchDescriptor(map[string]json.RawMessage{}, ws, ws, caps, nil); err == nil || errors.As(err, new(*hookRefusal)) {
