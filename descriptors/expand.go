@@ -719,3 +719,38 @@ func decodeNode(dec *json.Decoder) (*document.Node, error) {
 	}
 	return &document.Node{Kind: document.Null}, nil
 }
+
+// MayChangeBelow are the effects a command or a package manager of d (its
+// operation's, or any step's) claims by its workdir, WORKDIR/**, each
+// once: what the short form derives for it, "it may create, modify and
+// delete anything below", the claim under which its dry run's diff,
+// reviewed and graded, decides (docs/descriptor.md, "Short form"). A
+// command that changes nothing there has not failed to do what it said,
+// so the plan does not warn effects.not-happened for these.
+func MayChangeBelow(d *Descriptor) []string {
+	var out []string
+	add := func(op Operation) {
+		var w string
+		switch o := op.(type) {
+		case CommandExecutionOp:
+			w = o.Workdir
+		case PackageOp:
+			w = o.Workdir
+		default:
+			return
+		}
+		if p := pathglob.Join(w, "**"); !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	var steps func([]Step)
+	steps = func(ss []Step) {
+		for _, s := range ss {
+			add(s.Op)
+			steps(s.Steps)
+		}
+	}
+	add(d.Op)
+	steps(d.Steps)
+	return out
+}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
@@ -12,9 +13,12 @@ import (
 // (docs/lifecycle.md). Every change must match a declared effect of the same kind —
 // globs allowed, and a declared delete covers everything below it. It
 // returns one Rejected problem per undeclared change, and a warning per
-// declared effect that did not happen.
+// declared effect that did not happen, but for a command's claim on its
+// workdir (WORKDIR/**, descriptors.MayChangeBelow): a command that only
+// reads, such as go test, changes nothing, and that is fine.
 func CheckEffects(d *descriptors.Descriptor, changes []diff.Change) (rejected problem.List, warnings []problem.Problem) {
 	fx := d.Effects.Filesystem
+	mayChange := descriptors.MayChangeBelow(d)
 	declared := map[diff.Kind][]string{
 		diff.Create: fx.Create,
 		diff.Modify: fx.Modify,
@@ -71,7 +75,7 @@ func CheckEffects(d *descriptors.Descriptor, changes []diff.Change) (rejected pr
 	}
 	for _, k := range []diff.Kind{diff.Create, diff.Modify, diff.Delete} {
 		for i, pat := range declared[k] {
-			if happened[k][i] || either(k, pat) {
+			if happened[k][i] || either(k, pat) || slices.Contains(mayChange, pat) {
 				continue
 			}
 			warnings = append(warnings, problem.Problem{
