@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -610,6 +611,27 @@ type Found struct {
 	Seq   uint64    `json:"seq"`
 	Event string    `json:"event"`
 	Time  time.Time `json:"time"`
+}
+
+// Named verifies the log in dir and returns, oldest first, the records
+// whose event is one of names (act history lists the rejected dry runs,
+// of which the log is the only record: docs/lifecycle.md). A log with no
+// records yet has none.
+func Named(dir string, names ...string) ([]Predicate, error) {
+	if _, err := os.Stat(filepath.Join(dir, LogFile)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	_, s, err := scan(dir, VerifyOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []Predicate
+	for _, st := range s.stmts {
+		if st != nil && slices.Contains(names, st.Predicate.Name) {
+			out = append(out, st.Predicate)
+		}
+	}
+	return out, nil
 }
 
 // Find verifies the log in dir and returns, oldest first, the records of

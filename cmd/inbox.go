@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/act-project/act/audit"
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
@@ -247,6 +248,7 @@ func renderDenied(w io.Writer, rows []deniedRow) {
 // historyRow is one line of `act history`.
 type historyRow struct {
 	Kind        string  `json:"kind"` // "action" or "plan"
+	Reason      string  `json:"reason,omitempty"`
 	ID          string  `json:"id"`
 	ActionID    string  `json:"action_id"`
 	PlanID      string  `json:"plan_id"`
@@ -275,7 +277,7 @@ EXAMPLES:
 
 ` + endsWith("success", 1, 2).help(),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "state", Usage: "only this state: planned, pending, applied, rolled_back, denied, expired"},
+			&cli.StringFlag{Name: "state", Usage: "only this state: planned, pending, applied, rolled_back, rejected, denied, expired"},
 			&cli.StringFlag{Name: "since", Usage: "only since this long ago (24h) or this time (RFC 3339)"},
 			&cli.IntFlag{Name: "limit", Usage: "at most this many, newest first (0: all)"},
 		},
@@ -331,6 +333,8 @@ EXAMPLES:
 					intent := ""
 					if r.Intent != "" {
 						intent = "  " + review.ShortIntent(r.Intent)
+					} else if r.Reason != "" {
+						intent = "  " + review.ShortIntent(r.Reason)
 					}
 					fmt.Fprintf(w, "%s  %-11s  %s %s  %s  +%d ~%d -%d%s%s\n", r.At, escapeLine(r.State), r.Kind, escapeLine(r.ID), escapeLine(r.ActionType),
 						r.Summary.Create, r.Summary.Modify, r.Summary.Delete, escapeLine(who), intent)
@@ -385,6 +389,23 @@ func history(g *gate.Gate) ([]historyRow, error) {
 		c, m, d := gate.Summary(p)
 		rows = append(rows, historyRow{Kind: "plan", ID: p.ID, ActionID: p.ActionID, PlanID: p.ID, ActionType: p.ActionType, Intent: review.IntentOf(p),
 			State: string(l.State), At: at.UTC().Format(time.RFC3339), Summary: summary{c, m, d}, at: at})
+	}
+	// A rejected dry run saved no plan: the audit log is its only record.
+	rejected, err := audit.Named(g.Home.Audit(), audit.EventRejected)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rejected {
+		id := r.PlanID
+		if id == "" {
+			id = r.ActionID
+		}
+		var sum summary
+		if r.Changes != nil {
+			sum = summary{r.Changes.Created, r.Changes.Modified, r.Changes.Deleted}
+		}
+		rows = append(rows, historyRow{Kind: "plan", ID: id, ActionID: r.ActionID, PlanID: r.PlanID, State: string(lifecycle.Rejected),
+			Reason: r.Reason, At: r.Time.UTC().Format(time.RFC3339), Summary: sum, at: r.Time})
 	}
 	slices.SortStableFunc(rows, func(a, b historyRow) int { return b.at.Compare(a.at) })
 	return rows, nil
