@@ -356,6 +356,14 @@ func runHookCheck(env *Env, agents []agentsetup.Agent, projectFlag string, timeo
 			failing = append(failing, string(r.Agent))
 		}
 	}
+	// Not a fail-open set-up, but not the hands-free one install makes:
+	// outside the policy's workspaces every change waits for a person.
+	if project != "" {
+		if pol, err := env.loadPolicy(res); err == nil && !pol.InWorkspace(project, pol.Workspaces) {
+			res.Warnings = append(res.Warnings, jsonProblem{Rule: "hook.not-a-workspace",
+				Message: fmt.Sprintf("%s is not in the policy's workspaces: each change the agent makes there waits for a person; act hook install adds it (docs/policy.md, \"Workspaces\")", project)})
+		}
+	}
 	res.Data = map[string]any{"check": reports}
 	if !env.json {
 		renderCheck(env.Stdio.Out, reports, counted)
