@@ -166,20 +166,33 @@ func TestSystemRiskCommands(t *testing.T) {
 // (another is left out), "~" the home; under a system policy only where
 // both layers opt in, bounded by the smaller persistent_caches_mb.
 func TestPersistentCachesOptIn(t *testing.T) {
-	user, err := Parse("u.yaml", []byte("sandbox:\n  persistent_caches: [~/go/pkg/mod, ~/.cache/go-build, ~/elsewhere]\n  persistent_caches_mb: 4096\n"), "/home/u")
+	user, err := Parse("u.yaml", []byte("sandbox:\n  persistent_caches: [~/go/pkg/mod, ~/elsewhere/pkg/mod]\n  persistent_caches_mb: 4096\n"), "/home/u")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"/home/u/go/pkg/mod", "/home/u/.cache/go-build"}; !slices.Equal(user.Sandbox.PersistentCaches, want) || user.Sandbox.PersistentCachesMB != 4096 {
+	if want := []string{"/home/u/go/pkg/mod"}; !slices.Equal(user.Sandbox.PersistentCaches, want) || user.Sandbox.PersistentCachesMB != 4096 {
 		t.Errorf("persistent caches %q (%d MiB), want %q (4096)", user.Sandbox.PersistentCaches, user.Sandbox.PersistentCachesMB, want)
 	}
-	sys, err := Parse("s.yaml", []byte("sandbox:\n  persistent_caches: [~/go/pkg/mod]\n  persistent_caches_mb: 512\n"), "/home/u")
-	if err != nil {
-		t.Fatal(err)
+	// Only Go's module cache, the one act verifies on use, may persist.
+	if _, err := Parse("u.yaml", []byte("sandbox:\n  persistent_caches: [~/go/pkg/mod, ~/.cache/go-build]\n"), "/home/u"); err == nil ||
+		!strings.Contains(err.Error(), `sandbox.persistent_caches[1]: "~/.cache/go-build" is not Go's module cache`) {
+		t.Errorf("a build cache made persistent: %v, want a refusal", err)
 	}
-	p := tighten(sys, user, Origin{Source: OriginFlag})
-	if want := []string{"/home/u/go/pkg/mod"}; !slices.Equal(p.Sandbox.PersistentCaches, want) || p.Sandbox.PersistentCachesMB != 512 {
-		t.Errorf("under the system policy: %q (%d MiB), want %q (512)", p.Sandbox.PersistentCaches, p.Sandbox.PersistentCachesMB, want)
+	for _, c := range []struct {
+		sys  string
+		want []string
+	}{
+		{"[~/go/pkg/mod]", []string{"/home/u/go/pkg/mod"}},
+		{"[]", nil},
+	} {
+		sys, err := Parse("s.yaml", []byte("sandbox:\n  persistent_caches: "+c.sys+"\n  persistent_caches_mb: 512\n"), "/home/u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := tighten(sys, user, Origin{Source: OriginFlag})
+		if !slices.Equal(p.Sandbox.PersistentCaches, c.want) || p.Sandbox.PersistentCachesMB != 512 {
+			t.Errorf("under the system policy %s: %q (%d MiB), want %q (512)", c.sys, p.Sandbox.PersistentCaches, p.Sandbox.PersistentCachesMB, c.want)
+		}
 	}
 	def, err := Default("/home/u")
 	if err != nil {
