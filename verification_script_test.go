@@ -47,3 +47,11 @@ func TestRunNetworkScriptNobody(t *testing.T) {
 	must(t, err)
 	asNobody(t, "TestScript$/^run_network$", "ACT_TEST_ROOT="+root)
 }
+
+// TestRunNpmTestScriptNobody runs testdata/script/run_npm_test.txtar as
+// nobody, as the person who met EROFS in the masked home was.
+func TestRunNpmTestScriptNobody(t *testing.T) {
+	root, err := filepath.Abs(".")
+	must(t, err)
+	asNobody(t, "TestScript$/^run_npm_test$", "ACT_TEST_ROOT="+root)
+}
