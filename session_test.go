@@ -54,6 +54,13 @@ func newSessionMachine(t *testing.T) *agentMachine {
 	}
 	m := newAgentMachine(t)
 	m.env = append(m.env, "GOTOOLCHAIN=local", "GOFLAGS=", "GIT_CONFIG_NOSYSTEM=1")
+	// The go command's own build cache, warm: a go test run without act
+	// would otherwise build the standard library first. (In the sandbox
+	// go uses the same cache, the user's, read-only under a throwaway
+	// layer: docs/sandbox-filesystem.md, "Caches".)
+	if c := testGoCache(); c != "" {
+		m.env = append(m.env, "GOCACHE="+c)
+	}
 	for name, data := range sessionFiles {
 		write(t, filepath.Join(m.proj, name), data)
 	}
