@@ -157,9 +157,13 @@ func crashForcedRollback(t *testing.T, base string) {
 // TestRollbackNothingLostNobody runs it as an ordinary user.
 func TestRollbackNothingLost(t *testing.T) {
 	t.Parallel()
-	iterations := 60
+	// Batches of independent iterations, until the generator has shown
+	// each kind of rollback (at once, refused, then forced), at most
+	// maxIterations: 24 usually do; a run stops early only once all have
+	// been seen, so the strength check below can still fail.
+	batch, maxIterations := 24, 72
 	if testing.Short() {
-		iterations = 8
+		batch, maxIterations = 8, 8
 	}
 	sandboxErr := isolate.Available()
 	seed := uint64(time.Now().UnixNano())
@@ -171,16 +175,24 @@ func TestRollbackNothingLost(t *testing.T) {
 	}
 	t.Logf("seed %d (ACT_TEST_SEED=%d replays it)", seed, seed)
 	var applied, refused, forced, plain atomic.Int64
-	// The iterations are independent, each with its own stream of the
-	// seed, and run in parallel.
-	t.Run("iterations", func(t *testing.T) {
-		for i := range iterations {
-			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				t.Parallel()
-				nothingLost(t, i, seed, sandboxErr == nil, &applied, &refused, &forced, &plain)
-			})
+	iterations := 0
+	for iterations < maxIterations && (iterations == 0 || refused.Load() == 0 || forced.Load() == 0 || plain.Load() == 0) {
+		// The iterations are independent, each with its own stream of
+		// the seed, and run in parallel.
+		from := iterations
+		iterations += batch
+		t.Run(fmt.Sprintf("iterations-%d-%d", from, iterations-1), func(t *testing.T) {
+			for i := from; i < iterations; i++ {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					t.Parallel()
+					nothingLost(t, i, seed, sandboxErr == nil, &applied, &refused, &forced, &plain)
+				})
+			}
+		})
+		if t.Failed() {
+			return
 		}
-	})
+	}
 	t.Logf("%d iterations: %d applied; %d rolled back at once, %d refused, %d then forced", iterations, applied.Load(), plain.Load(), refused.Load(), forced.Load())
 	if applied.Load() < int64(iterations/2) || refused.Load() == 0 || forced.Load() == 0 {
 		t.Errorf("the generator is too weak: %d of %d applied, %d refused, %d forced", applied.Load(), iterations, refused.Load(), forced.Load())
