@@ -8,9 +8,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/act-project/act/internal/clitest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -22,13 +22,7 @@ import (
 
 // testGoCache is the Go build cache of the go command running these tests
 // (for a copy run as nobody, the one asNobody gave it), or "" if off.
-var testGoCache = sync.OnceValue(func() string {
-	out, err := exec.Command("go", "env", "GOCACHE").Output()
-	if dir := strings.TrimSpace(string(out)); err == nil && dir != "off" {
-		return dir
-	}
-	return ""
-})
+var testGoCache = clitest.GoCache
 
 // seedGoCache copies into the Go build cache dir the entries that go test
 // ./... in proj takes from testGoCache: the go command names the cache

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/act-project/act/internal/treesnap"
+	"github.com/act-project/act/internal/clitest"
 
 	"github.com/act-project/act/sandbox/isolate"
 )
@@ -428,20 +428,8 @@ func checkCommits(t *testing.T, run func([]byte, string, ...string) (string, str
 	}
 }
 
-// hashTree is every entry under root (treesnap's: type, mode, owner, a
-// file's sha256, a link's target), each as one string.
-func hashTree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	snap, err := treesnap.Take(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]string{}
-	for rel, e := range snap {
-		m[rel] = fmt.Sprintf("%+v", e)
-	}
-	return m
-}
+// hashTree is clitest.HashTree.
+func hashTree(t *testing.T, root string) map[string]string { return clitest.HashTree(t, root) }
 
 func or(s, alt string) string {
 	if s == "" {
@@ -455,33 +443,18 @@ func firstLine(s string) string {
 	return s
 }
 
-// write writes data to name, making its directory.
-func write(t *testing.T, name, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// write writes data to name, making its directory (clitest.Write).
+func write(t *testing.T, name, data string) { clitest.Write(t, name, data) }
 
 // asCommandPlan finds the plan id in the command the hook put in place of
 // a Bash command.
 var asCommandPlan = regexp.MustCompile(`act(?: --home \S+)? apply --as-command ([0-9a-f]{16})`)
 
-var rollbackID = regexp.MustCompile(`act(?: --(?:home|policy) \S+)* rollback ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)
+// rollbackID finds the action id in act's "act rollback ID" (clitest.RollbackID).
+var rollbackID = clitest.RollbackID
 
-// appendActions appends the action ids text names in "act rollback ID",
-// each once.
-func appendActions(ids []string, text string) []string {
-	for _, m := range rollbackID.FindAllStringSubmatch(text, -1) {
-		if !slices.Contains(ids, m[1]) {
-			ids = append(ids, m[1])
-		}
-	}
-	return ids
-}
+// appendActions is clitest.AppendActions.
+func appendActions(ids []string, text string) []string { return clitest.AppendActions(ids, text) }
 
 // npmFailed matches the reason of a deny of npm install that failed in
 // the sandbox: npm's error, where npm is installed.

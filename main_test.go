@@ -420,14 +420,18 @@ func TestDeps(t *testing.T) {
 	// allowed maps a package (relative to the module) to the module-local and
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
-		"":                      {"cmd", "sandbox/isolate"},
-		"cmd":                   {"audit", "descriptors", "diff", "doors", "doors/hook", "doors/mcpserver", "doors/report", "doors/run", "gate", "internal/agentsetup", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "internal/document", "internal/problem", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "internal/timings", "github.com/cpuguy83/go-md2man/v2/md2man"},
-		"doors":                 {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "review", "golang.org/x/sys/unix"},
-		"doors/report":          {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "internal/timings"},
-		"doors/mcpserver":       {"diff", "doors", "doors/report", "gate", "internal/document", "internal/lifecycle", "internal/outcome", "internal/problem", "internal/redact", "internal/state", "policy", "review", "schema", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema", "internal/timings"},
-		"doors/hook":            {"descriptors", "diff", "doors", "gate", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/pathglob", "internal/state", "policy", "review", "internal/agentsetup", "internal/claudeedit"},
-		"doors/run":             {"doors", "gate", "internal/pathglob"},
-		"internal/treesnap":     {"internal/digest"},
+		"":                  {"cmd", "sandbox/isolate"},
+		"cmd":               {"audit", "descriptors", "diff", "doors", "doors/hook", "doors/mcpserver", "doors/report", "doors/run", "gate", "internal/agentsetup", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "internal/document", "internal/problem", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "internal/timings", "github.com/cpuguy83/go-md2man/v2/md2man"},
+		"doors":             {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "review", "golang.org/x/sys/unix"},
+		"doors/report":      {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "internal/timings"},
+		"doors/mcpserver":   {"diff", "doors", "doors/report", "gate", "internal/document", "internal/lifecycle", "internal/outcome", "internal/problem", "internal/redact", "internal/state", "policy", "review", "schema", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema", "internal/timings"},
+		"doors/hook":        {"descriptors", "diff", "doors", "gate", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/pathglob", "internal/state", "policy", "review", "internal/agentsetup", "internal/claudeedit"},
+		"doors/run":         {"doors", "gate", "internal/pathglob"},
+		"internal/treesnap": {"internal/digest"},
+		// Tests only: the test CLI and helpers of the packages that drive
+		// act as a program (the root's tests and agents').
+		"internal/clitest":      {"internal/treesnap"},
+		"agents":                {},
 		"internal/witnesstest":  {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
 		"internal/cgrouptest":   {"internal/cgroupfs"},
 		"internal/cgroupfs":     {},

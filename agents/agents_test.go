@@ -1,4 +1,4 @@
-package main
+package agents
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ const agentHang = 5 * time.Minute
 // agentCLI is the installed CLI of an npm package, or a skip.
 func agentCLI(t *testing.T, bin, pkg, version string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join(".ci/node/node_modules/.bin", bin))
+	p, err := filepath.Abs(filepath.Join("..", ".ci/node/node_modules/.bin", bin))
 	if err != nil {
 		t.Fatal(err)
 	}

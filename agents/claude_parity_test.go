@@ -1,4 +1,4 @@
-package main
+package agents
 
 import (
 	"encoding/json"
@@ -70,7 +70,7 @@ type editCase struct {
 func TestClaudeCodeEditCases(t *testing.T) {
 	t.Parallel()
 	claude := agentCLI(t, "claude", "@anthropic-ai/claude-code", claudeCodeVersion)
-	data, err := os.ReadFile("internal/claudeedit/testdata/cases.json")
+	data, err := os.ReadFile("../internal/claudeedit/testdata/cases.json")
 	if err != nil {
 		t.Fatal(err)
 	}
