@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -34,16 +33,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script")
 
 func TestMain(m *testing.M) {
-	// These tests mostly wait on act processes (their fsyncs, their
-	// sandboxes, a hook's time) rather than use a CPU each: unless
-	// -parallel says otherwise, twice as many run at once as go test's
-	// default, the number of CPUs.
 	flag.Parse()
-	parallel := false
-	flag.Visit(func(f *flag.Flag) { parallel = parallel || f.Name == "test.parallel" })
-	if !parallel {
-		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
-	}
 	os.Exit(runWithTestCLI(m))
 }
 
@@ -430,8 +420,9 @@ func TestDeps(t *testing.T) {
 		"internal/treesnap": {"internal/digest"},
 		// Tests only: the test CLI and helpers of the packages that drive
 		// act as a program (the root's tests and agents').
-		"internal/clitest":      {"internal/treesnap"},
+		"internal/clitest":      {"internal/cgrouptest", "internal/treesnap"},
 		"agents":                {},
+		"promotion":             {},
 		"internal/witnesstest":  {"golang.org/x/crypto/ssh", "golang.org/x/crypto/ssh/agent"},
 		"internal/cgrouptest":   {"internal/cgroupfs"},
 		"internal/cgroupfs":     {},

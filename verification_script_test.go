@@ -3,6 +3,8 @@ package main
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/act-project/act/internal/clitest"
 )
 
 // TestVerificationScriptNobody runs the plan_verification_writes testscript
@@ -15,7 +17,7 @@ func TestVerificationScriptNobody(t *testing.T) {
 }
 
 // noCgroupEnv, among asNobody's env, runs the test without a memory cgroup.
-const noCgroupEnv = "ACT_TEST_NO_CGROUP=1"
+const noCgroupEnv = clitest.NoCgroupEnv
 
 // TestPlanCommandNobody runs the plan_memory_per_process testscript as an
 // ordinary user without a memory cgroup: with the default policy a
@@ -54,4 +56,12 @@ func TestRunNpmTestScriptNobody(t *testing.T) {
 	root, err := filepath.Abs(".")
 	must(t, err)
 	asNobody(t, "TestScript$/^run_npm_test$", "ACT_TEST_ROOT="+root)
+}
+
+// TestGCNobody runs the gc testscript as an ordinary user, for whom the
+// mode 000 and 555 directories left in a layer are really in the way.
+func TestGCNobody(t *testing.T) {
+	root, err := filepath.Abs(".")
+	must(t, err)
+	asNobody(t, "TestScript$/^gc_retention$", "ACT_TEST_ROOT="+root)
 }

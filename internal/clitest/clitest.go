@@ -5,17 +5,24 @@
 package clitest
 
 import (
+	"bytes"
+	"flag"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/act-project/act/internal/cgrouptest"
 	"github.com/act-project/act/internal/treesnap"
 )
 
@@ -27,7 +34,18 @@ const EnvDir = "ACT_TEST_CLI"
 // act-audit-fill: built once from src (the testdata/testcli directory),
 // with -race and -cover as the test binary was (race says), or the
 // directory $ACT_TEST_CLI names.
+//
+// These tests mostly wait on act processes (their fsyncs, their
+// sandboxes, a hook's time) rather than use a CPU each: unless -parallel
+// says otherwise, twice as many run at once as go test's default, the
+// number of CPUs.
 func Main(m *testing.M, src string, race bool) int {
+	flag.Parse()
+	parallel := false
+	flag.Visit(func(f *flag.Flag) { parallel = parallel || f.Name == "test.parallel" })
+	if !parallel {
+		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
+	}
 	dir := os.Getenv(EnvDir)
 	if dir == "" {
 		var err error
@@ -132,4 +150,104 @@ func AppendActions(ids []string, text string) []string {
 		}
 	}
 	return ids
+}
+
+// NoCgroupEnv, among AsNobody's env, runs the test without a memory
+// cgroup.
+const NoCgroupEnv = "ACT_TEST_NO_CGROUP=1"
+
+// AsNobody runs the test named test as uid and gid 65534, in a copy of
+// this test binary, and fails t if it fails. seed, if not nil, fills the
+// copy's Go build cache (a directory it is given) first.
+func AsNobody(t *testing.T, test string, seed func(gocache string) error, env ...string) {
+	if os.Getenv("ACT_TEST_AS_NOBODY") != "" || testing.Short() {
+		t.Skip("already an ordinary user, or -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skipf("not root: %s itself runs as an ordinary user", test)
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv (util-linux) is not installed: cannot switch to an ordinary user")
+	}
+	t.Parallel()
+	dir, err := os.MkdirTemp("", "act-nobody-")
+	check(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	check(t, os.Chmod(dir, 0o777))
+	exe, err := os.Executable()
+	check(t, err)
+	bin := filepath.Join(dir, "act.test")
+	// A hard link where it can be: a copy written here while another
+	// test's goroutine forks may still be open for writing in that child
+	// when setpriv runs it ("text file busy").
+	if os.Link(exe, bin) != nil {
+		CopyFile(t, exe, bin, 0o755)
+	}
+	// In a memory cgroup of its own, without which a command's memory cap
+	// is RLIMIT_AS per process (docs/sandbox-process.md); without one
+	// where env asks (NoCgroupEnv).
+	var prefix []string
+	if !slices.Contains(env, NoCgroupEnv) {
+		var remove func()
+		prefix, remove, err = cgrouptest.Delegate(65534, 65534)
+		if err != nil {
+			t.Skipf("cannot give uid 65534 a memory cgroup: %v", err)
+		}
+		defer remove()
+	}
+	args := append(append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--"}, prefix...), bin, "-test.run=^"+test+"$", "-test.count=1")
+	if testing.Verbose() {
+		args = append(args, "-test.v")
+	}
+	c := exec.Command("setpriv", args...)
+	c.Dir = dir
+	for _, kv := range os.Environ() {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "TMPDIR", "HOME", "GOCOVERDIR", "GOCACHE":
+		default:
+			c.Env = append(c.Env, kv)
+		}
+	}
+	gocache := filepath.Join(dir, "gocache")
+	if seed != nil {
+		check(t, seed(gocache))
+	}
+	c.Env = append(c.Env, "TMPDIR="+dir, "HOME="+dir, "GOCACHE="+gocache, "ACT_TEST_AS_NOBODY=1")
+	c.Env = append(c.Env, env...)
+	out, err := c.CombinedOutput()
+	for try := 0; err != nil && bytes.Contains(bytes.ToLower(out), []byte("text file busy")) && try < 5; try++ {
+		time.Sleep(100 * time.Millisecond) // the copy's writer fd, in a forked child, is gone once it execs
+		again := exec.Command(c.Path, c.Args[1:]...)
+		again.Dir, again.Env = c.Dir, c.Env
+		c = again
+		out, err = c.CombinedOutput()
+	}
+	if err != nil {
+		t.Fatalf("%s as nobody: %v\n%s", test, err, out)
+	}
+	if !bytes.Contains(out, []byte("ok")) && !bytes.Contains(out, []byte("PASS")) {
+		t.Fatalf("%s as nobody ran nothing:\n%s", test, out)
+	}
+	t.Logf("%s as nobody:\n%s", test, out)
+}
+
+// CopyFile copies a regular file, for the test binary.
+func CopyFile(t *testing.T, from, to string, mode fs.FileMode) {
+	t.Helper()
+	in, err := os.Open(from)
+	check(t, err)
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	check(t, err)
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	check(t, out.Close())
+}
+
+func check(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package promotion
 
 // The confirmation prompt as a person meets it: act in a real
 // pseudo-terminal (its controlling terminal), answered y, n, interrupted

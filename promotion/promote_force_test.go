@@ -1,4 +1,4 @@
-package main
+package promotion
 
 // A forced rollback never loses what a person did after the apply: the
 // crash matrix of a forced rollback over a tree changed since the apply

@@ -1,4 +1,4 @@
-package main
+package promotion
 
 // End-to-end tests of promotion (docs/promotion.md), through the test CLI in
 // separate processes, on real files: a crash matrix that SIGKILLs act at
@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -26,12 +25,11 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/act-project/act/audit"
-	"github.com/act-project/act/internal/cgrouptest"
+	"github.com/act-project/act/internal/clitest"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/internal/treesnap"
 	"github.com/act-project/act/plan"
@@ -626,20 +624,6 @@ func crashRollback(t *testing.T, base string) {
 	}
 }
 
-// copyFile copies a regular file, for the test binary.
-func copyFile(t *testing.T, from, to string, mode fs.FileMode) {
-	t.Helper()
-	in, err := os.Open(from)
-	must(t, err)
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	must(t, err)
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	must(t, out.Close())
-}
-
 // A roundTrip case is one operation applied to a tree and rolled back.
 type roundTrip struct {
 	name    string
@@ -739,87 +723,9 @@ func TestRoundTrip(t *testing.T) {
 // an ordinary user), in a copy of this test binary.
 func TestRoundTripNobody(t *testing.T) { asNobody(t, "TestRoundTrip") }
 
-// TestGCNobody runs the gc testscript as an ordinary user, for whom the
-// mode 000 and 555 directories left in a layer are really in the way.
-func TestGCNobody(t *testing.T) {
-	root, err := filepath.Abs(".")
-	must(t, err)
-	asNobody(t, "TestScript$/^gc_retention$", "ACT_TEST_ROOT="+root)
-}
-
 // asNobody runs the test named test as uid and gid 65534, in a copy of
-// this test binary, and fails t if it fails.
-func asNobody(t *testing.T, test string, env ...string) {
-	if os.Getenv("ACT_TEST_AS_NOBODY") != "" || testing.Short() {
-		t.Skip("already an ordinary user, or -short")
-	}
-	if os.Geteuid() != 0 {
-		t.Skipf("not root: %s itself runs as an ordinary user", test)
-	}
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Skip("setpriv (util-linux) is not installed: cannot switch to an ordinary user")
-	}
-	t.Parallel()
-	dir, err := os.MkdirTemp("", "act-nobody-")
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	must(t, os.Chmod(dir, 0o777))
-	exe, err := os.Executable()
-	must(t, err)
-	bin := filepath.Join(dir, "act.test")
-	// A hard link where it can be: a copy written here while another
-	// test's goroutine forks may still be open for writing in that child
-	// when setpriv runs it ("text file busy").
-	if os.Link(exe, bin) != nil {
-		copyFile(t, exe, bin, 0o755)
-	}
-	// In a memory cgroup of its own, without which a command's memory cap
-	// is RLIMIT_AS per process (docs/sandbox-process.md); without one
-	// where env asks (noCgroupEnv).
-	var prefix []string
-	if !slices.Contains(env, noCgroupEnv) {
-		var remove func()
-		prefix, remove, err = cgrouptest.Delegate(65534, 65534)
-		if err != nil {
-			t.Skipf("cannot give uid 65534 a memory cgroup: %v", err)
-		}
-		defer remove()
-	}
-	args := append(append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--"}, prefix...), bin, "-test.run=^"+test+"$", "-test.count=1")
-	if testing.Verbose() {
-		args = append(args, "-test.v")
-	}
-	c := exec.Command("setpriv", args...)
-	c.Dir = dir
-	for _, kv := range os.Environ() {
-		switch name, _, _ := strings.Cut(kv, "="); name {
-		case "TMPDIR", "HOME", "GOCOVERDIR", "GOCACHE":
-		default:
-			c.Env = append(c.Env, kv)
-		}
-	}
-	gocache := filepath.Join(dir, "gocache")
-	if slices.Contains(env, seedGoCacheEnv) {
-		must(t, seedNobodyGoCache(gocache))
-	}
-	c.Env = append(c.Env, "TMPDIR="+dir, "HOME="+dir, "GOCACHE="+gocache, "ACT_TEST_AS_NOBODY=1")
-	c.Env = append(c.Env, env...)
-	out, err := c.CombinedOutput()
-	for try := 0; err != nil && bytes.Contains(bytes.ToLower(out), []byte("text file busy")) && try < 5; try++ {
-		time.Sleep(100 * time.Millisecond) // the copy's writer fd, in a forked child, is gone once it execs
-		again := exec.Command(c.Path, c.Args[1:]...)
-		again.Dir, again.Env = c.Dir, c.Env
-		c = again
-		out, err = c.CombinedOutput()
-	}
-	if err != nil {
-		t.Fatalf("%s as nobody: %v\n%s", test, err, out)
-	}
-	if !bytes.Contains(out, []byte("ok")) && !bytes.Contains(out, []byte("PASS")) {
-		t.Fatalf("%s as nobody ran nothing:\n%s", test, out)
-	}
-	t.Logf("%s as nobody:\n%s", test, out)
-}
+// this test binary (clitest.AsNobody).
+func asNobody(t *testing.T, test string, env ...string) { clitest.AsNobody(t, test, nil, env...) }
 
 // TestConcurrentPromotions runs 16 act processes at once against one state
 // dir, twice: 8 actions applied, each by its plan id and, at the same time,

@@ -1,4 +1,4 @@
-package main
+package promotion
 
 // Ctrl-C during a dry run (docs/lifecycle.md, "Interrupted"): act says so,
 // removes what it made (the sandbox and its cgroups, the part-made plan

@@ -1,0 +1,5 @@
+//go:build race
+
+package promotion
+
+func init() { raceEnabled = true }
