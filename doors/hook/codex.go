@@ -249,7 +249,15 @@ func (f *patchFiles) check(p string) error {
 }
 
 // read is readPatchFile, within maxPatchRead for the whole patch.
+//
+// A file the patch only adds outside the workspace is not read at all: it
+// is planned as new (its whole content is in the patch), and what is
+// there — a file, a directory, a link — is the gate's to find, so no
+// refusal here tells the model whether it exists or what it is.
 func (f *patchFiles) read(p string) ([]byte, fs.FileMode, error) {
+	if f.added[p] && !pathglob.Within(p, f.ws) {
+		return nil, 0, fs.ErrNotExist
+	}
 	b, mode, err := readPatchFile(p)
 	if f.size += int64(len(b)); f.size > maxPatchRead {
 		return nil, 0, fmt.Errorf("the patch names files of more than %d bytes in all", maxPatchRead)

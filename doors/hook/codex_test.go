@@ -117,6 +117,17 @@ func TestCodexPatchDescriptor(t *testing.T) {
 	} else if op, _ := d["operation"].(map[string]any); op["path"] != filepath.Join(filepath.Dir(ws), "x.txt") {
 		t.Errorf("an added file outside the workspace: %v", d)
 	}
+	// What lies outside is not read for an added file, so no answer
+	// tells the model whether it exists or what it is: a directory, a
+	// link or a large file there is the gate's to find, as a new file is.
+	outsideDir := filepath.Dir(ws)
+	os.Mkdir(filepath.Join(outsideDir, "adir"), 0o755)
+	os.Symlink("/etc/passwd", filepath.Join(outsideDir, "alink"))
+	for _, name := range []string{"adir", "alink", "absent"} {
+		if _, err := describe("*** Begin Patch\n*** Add File: ../" + name + "\n+x\n*** End Patch"); err != nil {
+			t.Errorf("an added %s outside the workspace: %v, want it planned without a look at what is there", name, err)
+		}
+	}
 	// No patch at all is bad input, not a refusal: the hook blocks.
 	if _, err := codexPatchDescriptor(map[string]json.RawMessage{}, ws, ws, caps, nil); err == nil || errors.As(err, new(*hookRefusal)) {
 		t.Errorf("no command: got %v, want an error", err)
