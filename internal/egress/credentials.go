@@ -212,28 +212,11 @@ func (s *state) intercept(w http.ResponseWriter, r *http.Request, host, target s
 		refuse(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	client, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		up.Close()
-		refuse(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	s.logEvent(Event{Method: r.Method, Target: target, Addr: up.RemoteAddr().String(), Allowed: true})
-	if !s.track(client, up) {
-		client.Close()
-		up.Close()
+	client, in, ok := s.establish(w, r, target, up)
+	if !ok {
 		return
 	}
 	defer s.untrack(client, up)
-	client.SetDeadline(time.Time{})
-	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		return
-	}
-	var in net.Conn = client
-	if n := brw.Reader.Buffered(); n > 0 {
-		b, _ := brw.Reader.Peek(n)
-		in = &prefixConn{Conn: client, prefix: append([]byte(nil), b...)}
-	}
 	first := make([]byte, 1)
 	client.SetReadDeadline(time.Now().Add(s.idle))
 	if _, err := io.ReadFull(in, first); err != nil {

@@ -215,32 +215,44 @@ func (s *state) connect(w http.ResponseWriter, r *http.Request) {
 		s.logEvent(Event{Method: r.Method, Target: target, Allowed: status != http.StatusForbidden, Err: reason})
 		return
 	}
+	client, in, ok := s.establish(w, r, target, up)
+	if !ok {
+		return
+	}
+	defer s.untrack(client, up)
+	pipe(in, up, s.idle)
+}
+
+// establish answers the CONNECT r to target, whose upstream connection up
+// is open: it takes the client's connection over, logs the tunnel, tracks
+// both connections (the caller untracks them when ok) and answers 200. in
+// is what the client sends from then on, with the bytes it sent behind
+// the request (a TLS ClientHello) that are already in the server's buffer
+// first. Not ok, both connections are closed or were never taken.
+func (s *state) establish(w http.ResponseWriter, r *http.Request, target string, up net.Conn) (client, in net.Conn, ok bool) {
 	client, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		up.Close()
 		refuse(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, nil, false
 	}
 	s.logEvent(Event{Method: r.Method, Target: target, Addr: up.RemoteAddr().String(), Allowed: true})
 	if !s.track(client, up) {
 		client.Close()
 		up.Close()
-		return
+		return nil, nil, false
 	}
-	defer s.untrack(client, up)
 	client.SetDeadline(time.Time{})
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		return
+		s.untrack(client, up)
+		return nil, nil, false
 	}
-	// Bytes the client sent behind the request (a TLS ClientHello) are
-	// already in the server's buffer.
+	in = client
 	if n := brw.Reader.Buffered(); n > 0 {
 		b, _ := brw.Reader.Peek(n)
-		if _, err := up.Write(b); err != nil {
-			return
-		}
+		in = &prefixConn{Conn: client, prefix: append([]byte(nil), b...)}
 	}
-	pipe(client, up, s.idle)
+	return client, in, true
 }
 
 // enter counts a request in, false when Serve is already closing.
