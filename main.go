@@ -8,10 +8,12 @@ import (
 	"slices"
 
 	"github.com/act-project/act/cmd"
+	"github.com/act-project/act/internal/startheap"
 	"github.com/act-project/act/sandbox/isolate"
 )
 
 func main() {
+	startheap.Adjust(32 << 20)
 	// An ordinary user without a memory cgroup, where a systemd user
 	// manager runs, gets a delegated user scope for the commands' memory
 	// cap: act re-executes itself in one (docs/sandbox-process.md). Only

@@ -3,8 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime/debug"
 	"sync"
 
 	"github.com/urfave/cli/v2"
@@ -12,6 +10,7 @@ import (
 	"github.com/act-project/act/doors"
 	"github.com/act-project/act/doors/mcpserver"
 	"github.com/act-project/act/gate"
+	"github.com/act-project/act/internal/startheap"
 	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/internal/timings"
 )
@@ -57,12 +56,10 @@ EXAMPLES:
 					return err
 				}
 			}
-			if os.Getenv("GOGC") == "" {
-				// A long-running server of short calls: a heap of a few
-				// times the live one (about 40 MiB in all) halves the
-				// collector's share of each call's CPU.
-				debug.SetGCPercent(400)
-			}
+			// A long-running server of short calls: a heap of a few
+			// times the live one (about 40 MiB in all) halves the
+			// collector's share of each call's CPU.
+			startheap.Steady(400)
 			env.session = gate.NewSession(home)
 			defer env.session.Close()
 			out := env.rawOut

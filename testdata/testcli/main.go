@@ -26,6 +26,7 @@ import (
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/cmd"
 	"github.com/act-project/act/internal/agentsetup"
+	"github.com/act-project/act/internal/startheap"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/schema"
@@ -36,6 +37,7 @@ import (
 var testNow = time.Date(2026, 11, 22, 0, 10, 0, 0, time.UTC)
 
 func main() {
+	startheap.Adjust(32 << 20) // as act's main does
 	// The name it was run as, as the test binary's commands had it.
 	name := filepath.Base(os.Args[0])
 	os.Args[0] = name
