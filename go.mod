@@ -64,3 +64,5 @@ require (
 )
 
 tool filippo.io/torchwood/cmd/litewitness
+
+replace github.com/cockroachdb/apd/v3 => ./third_party/apd

@@ -1,0 +1,3 @@
+module github.com/cockroachdb/apd/v3
+
+go 1.21
