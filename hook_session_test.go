@@ -167,9 +167,9 @@ func TestHookSession(t *testing.T) {
 		// Code's own Write writes it).
 		"12_write_bashrc": {decisions: []string{"ask"}, check: func(t *testing.T, proj string) { has(".bashrc", "/tmp/evil")(t, home) }},
 		// curl | sh: the sandbox has no network, so curl fetches nothing
-		// and sh runs nothing: a run that changes nothing, allowed — what
-		// runs instead is act apply --as-command, which prints curl's
-		// error; nothing ran outside the sandbox.
+		// and sh runs nothing: a run that changes nothing, allowed and
+		// recorded by the hook — what runs instead prints curl's error,
+		// kept from the dry run; nothing ran outside the sandbox.
 		"13_bash_curl_sh":       {decisions: []string{"allow"}, check: same},
 		"14_grep":               {decisions: []string{""}, check: same},
 		"15_edit_absent":        {decisions: []string{"deny"}, check: has("calc.go", "return b + a")},
@@ -282,7 +282,14 @@ func TestHookSession(t *testing.T) {
 				o, e, err := run(nil, "sh", "-c", command)
 				actions = appendActions(actions, e) // act apply --as-command's last line
 				// The agent sees what the command printed in the sandbox.
-				if m := asCommandPlan.FindStringSubmatch(command); m != nil && err == nil {
+				// Its plan: the replacement's (act apply --as-command), or,
+				// for a run that changed nothing, the reason's (what
+				// replaces the call prints its output).
+				m := asCommandPlan.FindStringSubmatch(command)
+				if m == nil {
+					m = quietPlan.FindStringSubmatch(dec.Out.Reason)
+				}
+				if m != nil && err == nil {
 					var shown struct {
 						Data struct {
 							Plan struct {
@@ -448,6 +455,8 @@ func write(t *testing.T, name, data string) { clitest.Write(t, name, data) }
 
 // asCommandPlan finds the plan id in the command the hook put in place of
 // a Bash command.
+var quietPlan = regexp.MustCompile(`^act dry-ran this Bash as plan ([0-9a-f]{16}); it changed nothing`)
+
 var asCommandPlan = regexp.MustCompile(`act(?: --home \S+)? apply --as-command ([0-9a-f]{16})`)
 
 // rollbackID finds the action id in act's "act rollback ID" (clitest.RollbackID).

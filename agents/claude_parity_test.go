@@ -313,8 +313,9 @@ func TestClaudeCodeDenyRules(t *testing.T) {
 
 // TestClaudeCodeCd: Claude Code's shell keeps the directory a Bash call
 // ends in, and resets it to the project when the call leaves it; behind
-// act's hook, whose replacement act apply --as-command runs instead of
-// the command, the next call starts where it would without act.
+// act's hook, whose replacement runs instead of the command (act apply
+// --as-command, or the replay of a run that changed nothing), the next
+// call starts where it would without act.
 func TestClaudeCodeCd(t *testing.T) {
 	t.Parallel()
 	claude := agentCLI(t, "claude", "@anthropic-ai/claude-code", claudeCodeVersion)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/doors"
 	"github.com/act-project/act/doors/report"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/lifecycle"
@@ -264,29 +265,13 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 // code, which is 0 (a command that exits non-zero rejects its dry run).
 // docs/agents.md, "Bash is promoted by act".
 func endAsCommand(env *Env, res *result, p *gate.Plan, out *gate.Outcome) error {
-	var cmd *gate.CommandResult
-	for i := range p.Commands {
-		if p.Commands[i].Field == "operation" {
-			cmd = &p.Commands[i]
-		}
-	}
-	if cmd == nil {
+	stdout, stderr, code, ok := doors.AsCommand(p)
+	if !ok {
 		// Not expected: the plan of a COMMAND_EXECUTION records its run.
 		return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("plan %s was applied, but it records no output of its command", p.ID), nil)
 	}
-	io.WriteString(env.Stdio.Out, cmd.Stdout)
-	io.WriteString(env.Stdio.Err, cmd.Stderr)
-	if cmd.Stderr != "" && !strings.HasSuffix(cmd.Stderr, "\n") {
-		fmt.Fprintln(env.Stdio.Err)
-	}
-	for _, s := range []struct {
-		name string
-		c    review.Captured
-	}{{"the command's output", review.Captured{Cut: cmd.StdoutCut}}, {"the command's error output", review.Captured{Cut: cmd.StderrCut}}} {
-		if cut := review.CaptureCut(s.name, s.c); cut != "" {
-			fmt.Fprintf(env.Stdio.Err, "act: %s\n", cut)
-		}
-	}
+	io.WriteString(env.Stdio.Out, stdout)
+	io.WriteString(env.Stdio.Err, stderr)
 	id, status := p.ActionID, outcome.Succeeded.Status
 	if out != nil && out.Action != nil {
 		id = out.Action.ActionID
@@ -309,8 +294,8 @@ func endAsCommand(env *Env, res *result, p *gate.Plan, out *gate.Outcome) error 
 	if what != "" {
 		fmt.Fprintf(env.Stdio.Err, "act: action %s (plan %s) %s; undo: %s\n", escapeLine(id), escapeLine(p.ID), what, env.actLine("rollback", id))
 	}
-	if cmd.ExitCode != 0 {
-		return &rendered{outcome.CommandExit(cmd.ExitCode, status)}
+	if code != 0 {
+		return &rendered{outcome.CommandExit(code, status)}
 	}
 	return nil
 }

@@ -226,3 +226,36 @@ func CommandFailed(err error) (int, bool) {
 	}
 	return 0, false
 }
+
+// AsCommand is what act prints of the command of plan p when it ends as
+// the command (act apply --as-command, and the hook's replay of a run
+// that changed nothing): its standard output as the dry run captured it;
+// its standard error, ended by a newline, then a line of act's for each
+// stream that was cut; and its exit code. ok is false when p records no
+// run of its operation (not expected of a COMMAND_EXECUTION's plan).
+// docs/agents.md, "Bash is promoted by act".
+func AsCommand(p *gate.Plan) (stdout, stderr string, code int, ok bool) {
+	var cmd *gate.CommandResult
+	for i := range p.Commands {
+		if p.Commands[i].Field == "operation" {
+			cmd = &p.Commands[i]
+		}
+	}
+	if cmd == nil {
+		return "", "", 0, false
+	}
+	var errOut strings.Builder
+	errOut.WriteString(cmd.Stderr)
+	if cmd.Stderr != "" && !strings.HasSuffix(cmd.Stderr, "\n") {
+		errOut.WriteString("\n")
+	}
+	for _, s := range []struct {
+		name string
+		c    review.Captured
+	}{{"the command's output", review.Captured{Cut: cmd.StdoutCut}}, {"the command's error output", review.Captured{Cut: cmd.StderrCut}}} {
+		if cut := review.CaptureCut(s.name, s.c); cut != "" {
+			fmt.Fprintf(&errOut, "act: %s\n", cut)
+		}
+	}
+	return cmd.Stdout, errOut.String(), cmd.ExitCode, true
+}

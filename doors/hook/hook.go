@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -20,6 +21,7 @@ import (
 	"github.com/act-project/act/doors"
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/pathglob"
+	"github.com/act-project/act/internal/state"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/review"
 )
@@ -410,8 +412,15 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 		who = claudeAnswerer(host, in)
 	}
 	unseen := who.unseen
+	// A Bash whose dry run changed nothing has nothing to promote but the
+	// record that it ran: where the policy allows it, the gate records it
+	// here, in the hook's own process, and what replaces the call only
+	// prints its output (replay) — no second act process. A Bash that
+	// changed something is promoted by its replacement, act apply
+	// --as-command.
+	quiet := bash && !h.denyOnly && len(p.Changes) == 0 && commandExit(p) == 0
 	// The gate decides, records and promotes; the hook translates.
-	dec, err := g.Submit(ctx, e, gate.Door{Prompt: !h.denyOnly && unseen == "", Later: bash && !h.denyOnly})
+	dec, err := g.Submit(ctx, e, gate.Door{Prompt: !h.denyOnly && unseen == "", Later: bash && !h.denyOnly && !quiet})
 	if err != nil {
 		why, ok := doors.ProblemsText(err)
 		switch {
@@ -442,6 +451,15 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 			PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; the policy allows it", in.ToolName, p.ID),
 			UpdatedInput:             withCommand(tool, asCommand+cd)}, nil
 	case gate.Promoted:
+		if bash {
+			line, err := replay(g.Home, p)
+			if err != nil {
+				return nil, err
+			}
+			return &hookDecision{PermissionDecision: "allow",
+				PermissionDecisionReason: fmt.Sprintf("act dry-ran this %s as plan %s; it changed nothing, and the policy allows it: act recorded that it ran, and what runs instead prints its output", in.ToolName, p.ID),
+				UpdatedInput:             withCommand(tool, line+cd)}, nil
+		}
 		return hookPromoted(door, dec, p, in.ToolName), nil
 	case gate.Ask:
 		// A yes in Claude Code's prompt is what --confirm is; the record
@@ -544,6 +562,55 @@ func viaName(via string) string {
 		return "an SSH signature by a listed approver"
 	}
 	return via
+}
+
+// commandExit is the exit code of plan p's command, -1 if it records no
+// run of it.
+func commandExit(p *gate.Plan) int {
+	if _, _, code, ok := doors.AsCommand(p); ok {
+		return code
+	}
+	return -1
+}
+
+// replay keeps the output of the Bash call of plan p, which changed
+// nothing and which the gate recorded as run, in the plan's directory,
+// and returns the shell command that prints it as act apply --as-command
+// would (doors.AsCommand): "cat" of each non-empty stream, or ":" when
+// there is none. The files are new (a directory made here, files opened
+// exclusively, never through a link), so nothing else is written.
+func replay(home state.Dir, p *gate.Plan) (string, error) {
+	stdout, stderr, _, ok := doors.AsCommand(p)
+	if !ok {
+		return "", fmt.Errorf("plan %s records no output of its command", p.ID)
+	}
+	dir := home.Replay(p.ID)
+	if stdout == "" && stderr == "" {
+		return ":", nil
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", fmt.Errorf("keep the output of plan %s: %w", p.ID, err)
+	}
+	var parts []string
+	for _, s := range []struct{ name, data, redirect string }{{"stdout", stdout, ""}, {"stderr", stderr, " >&2"}} {
+		if s.data == "" {
+			continue
+		}
+		name := filepath.Join(dir, s.name)
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return "", fmt.Errorf("keep the output of plan %s: %w", p.ID, err)
+		}
+		_, err = f.WriteString(s.data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", fmt.Errorf("keep the output of plan %s: %w", p.ID, err)
+		}
+		parts = append(parts, "cat -- "+shellQuote(name)+s.redirect)
+	}
+	return strings.Join(parts, " && "), nil
 }
 
 // withCommand is a copy of a Bash tool input with its command replaced

@@ -138,6 +138,11 @@ func (d Dir) AdoptCopy(id string, n int) string {
 	return filepath.Join(d.Adopt(id), strconv.Itoa(n))
 }
 
+// Replay is the directory of the output act hook claude-code keeps of a
+// Bash call it promoted itself, for the command that replaces the call
+// to print (docs/agents.md, "Bash is promoted by act").
+func (d Dir) Replay(id string) string { return filepath.Join(d.Plan(id), "replay") }
+
 // Hooks is the directory of act hook's notes: per tool call, the plan it
 // asked a person about.
 func (d Dir) Hooks() string { return filepath.Join(d.Root, "hooks") }
