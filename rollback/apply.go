@@ -269,8 +269,13 @@ func Apply(ctx context.Context, home state.Dir, p *plan.Plan, opts Options) (*Ou
 		return out, err
 	}
 	// The plan's layer may still be in the page cache, dirty: start writing
-	// it out now, while the checks below hash it.
-	flushed := flushEarly(plan.UpperDir(home.Root, p.ID))
+	// it out now, while the checks below hash it. A plan that changes
+	// nothing (a command that only read) takes nothing from its layer:
+	// no filesystem-wide sync for it.
+	flushed := func() error { return nil }
+	if len(p.Changes) > 0 {
+		flushed = flushEarly(plan.UpperDir(home.Root, p.ID))
+	}
 	defer flushed()
 	var probs problem.List
 	retype := retyped(p.Changes)
