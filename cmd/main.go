@@ -56,6 +56,11 @@ type Env struct {
 	// LookupEnv tells an unset variable from an empty one (PAGER); nil
 	// means a variable is set when Getenv gives it a value.
 	LookupEnv func(string) (string, bool)
+	// Self is act's own executable, which act may start to finish work
+	// after it returns (the removal of a large applied layer: act
+	// __remove-layer); "" (tests that run act in their own process) does
+	// that work before returning.
+	Self string
 
 	// page: the human output goes through the pager on a terminal
 	// (plan, show, pending, history; showPaged).
@@ -118,7 +123,9 @@ func DefaultEnv(stdio Stdio) *Env {
 // Main runs act with args (args[0] is the program name) and returns the exit
 // code.
 func Main(args []string, stdio Stdio) int {
-	return MainEnv(args, DefaultEnv(stdio))
+	env := DefaultEnv(stdio)
+	env.Self = "/proc/self/exe"
+	return MainEnv(args, env)
 }
 
 // MainEnv is [Main] with an explicit environment.
@@ -210,6 +217,7 @@ func newApp(env *Env) *cli.App {
 			newCompletionCommand(env),
 			newManCommand(env),
 			newIDsCommand(env),
+			newRemoveLayerCommand(env),
 			newMCPCommand(env),
 		},
 		Reader:                env.Stdio.In,

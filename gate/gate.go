@@ -75,6 +75,11 @@ type Gate struct {
 	// messages hand it out to be run (cmd's: it names the state dir
 	// where the environment chose it); nil, "act" and args.
 	ActLine func(args ...string) string
+	// RemoveLater, if not nil, hands the removal of dir, a layer already
+	// renamed out of its plan (plans/.gc-<id>.layer), to a process that
+	// outlives this one, and reports whether it could; nil, or false, and
+	// the gate removes it itself (docs/promotion.md, "After").
+	RemoveLater func(dir string) bool
 }
 
 // actLine is the command line of act with args in the gate's messages.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/act-project/act/internal/outcome"
 	"github.com/act-project/act/internal/rmtree"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/plan"
 	"github.com/act-project/act/rollback"
 	"github.com/act-project/act/sandbox"
@@ -298,6 +300,67 @@ func removeDir(dir string) (bool, error) {
 // removes.
 func (g *Gate) removeLayer(id string) (bool, error) {
 	return removeAs(g.Home.Layer(id), g.Home.GCLayer(id))
+}
+
+// Removing a layer of many files can take longer than the promotion
+// that used them (an unlink that frees blocks a filesystem mounted with
+// discard must trim): past these, an applied plan's layer is removed by
+// a process of its own (Gate.RemoveLater), once renamed out of the plan.
+const (
+	removeLaterChanges = 64
+	removeLaterBytes   = 16 << 20
+)
+
+// dropLayer removes the layer of applied plan p: renamed out of the plan
+// at once (the plan has no layer from then on), then removed, by another
+// process where p's layer is large and the gate may hand it off. A
+// removal that does not finish leaves a .gc-* leftover for gc.
+func (g *Gate) dropLayer(ctx context.Context, p *Plan) {
+	dir, tmp := g.Home.Layer(p.ID), g.Home.GCLayer(p.ID)
+	if err := os.Rename(dir, tmp); err != nil {
+		return
+	}
+	if g.RemoveLater != nil && (len(p.Changes) >= removeLaterChanges || layerBytes(p) >= removeLaterBytes) {
+		end := timings.Start(ctx, "the layer handed to another process for removal")
+		handed := g.RemoveLater(tmp)
+		end()
+		if handed {
+			return
+		}
+	}
+	defer timings.Start(ctx, "the layer removed")()
+	_ = sandbox.RemoveAll(tmp)
+}
+
+// droppedLayer is the name of a layer renamed out of its plan
+// (state.Dir.GCLayer).
+var droppedLayer = regexp.MustCompile(`^` + regexp.QuoteMeta(state.GCPrefix) + `[0-9a-f]{16}\.layer$`)
+
+// RemoveDroppedLayer removes dir, a layer dropLayer renamed out of its
+// plan and handed to another process (Gate.RemoveLater): only a
+// directory so named, directly in a plans directory, never through a
+// link. Anything else it leaves, and what it cannot remove stays for gc,
+// which removes such leftovers.
+func RemoveDroppedLayer(dir string) {
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || !droppedLayer.MatchString(filepath.Base(dir)) || filepath.Base(filepath.Dir(dir)) != "plans" {
+		return
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return
+	}
+	_ = sandbox.RemoveAll(dir)
+}
+
+// layerBytes is the size of the files plan p's layer holds, as its
+// changes record them.
+func layerBytes(p *Plan) int64 {
+	var n int64
+	for _, c := range p.Changes {
+		if c.SizeAfter != nil {
+			n += *c.SizeAfter
+		}
+	}
+	return n
 }
 
 // removeAs removes dir by way of tmp (renamed, then removed). It reports

@@ -138,7 +138,7 @@ func (g *Gate) Promote(ctx context.Context, adm *Admission, ap Approval, progres
 		// Promotion copied the layer's files (docs/sandbox-promotion.md):
 		// the layer of an applied plan is of no more use, and goes now
 		// rather than at gc (a failure only leaves it to gc).
-		_, _ = g.removeLayer(adm.Plan.ID)
+		g.dropLayer(ctx, adm.Plan)
 	}
 	return out, err
 }

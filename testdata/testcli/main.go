@@ -57,6 +57,7 @@ func main() {
 // testAct is the test CLI: act with the fixed clock.
 func testAct() {
 	env := cmd.DefaultEnv(cmd.OSStdio())
+	env.Self = "/proc/self/exe" // as act's main does
 	now := testNow
 	if s := os.Getenv("ACT_TEST_NOW"); s != "" {
 		t, err := time.Parse(time.RFC3339, s)
