@@ -4,8 +4,9 @@ import (
 	"os/exec"
 	"syscall"
 
-	"github.com/act-project/act/gate"
 	"github.com/urfave/cli/v2"
+
+	"github.com/act-project/act/gate"
 )
 
 // removeLater is the gate's RemoveLater (gate.Gate): act __remove-layer
@@ -34,6 +35,10 @@ func (env *Env) removeLater() func(dir string) bool {
 
 const removeLayerCommand = "__remove-layer"
 
+// newRemoveLayerCommand is the hidden command that removes a layer act
+// renamed out of an applied plan, after the act that applied it returned
+// (Env.removeLater, gate.RemoveDroppedLayer). It says nothing and exits
+// 0: what it leaves, act gc removes.
 func newRemoveLayerCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:   removeLayerCommand,

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -332,9 +331,13 @@ func (g *Gate) dropLayer(ctx context.Context, p *Plan) {
 	_ = sandbox.RemoveAll(tmp)
 }
 
-// droppedLayer is the name of a layer renamed out of its plan
-// (state.Dir.GCLayer).
-var droppedLayer = regexp.MustCompile(`^` + regexp.QuoteMeta(state.GCPrefix) + `[0-9a-f]{16}\.layer$`)
+// droppedLayer reports whether name is that of a layer renamed out of
+// its plan (state.Dir.GCLayer): .gc-<plan id>.layer.
+func droppedLayer(name string) bool {
+	id, pre := strings.CutPrefix(name, state.GCPrefix)
+	id, suf := strings.CutSuffix(id, ".layer")
+	return pre && suf && len(id) == 16 && strings.Trim(id, "0123456789abcdef") == ""
+}
 
 // RemoveDroppedLayer removes dir, a layer dropLayer renamed out of its
 // plan and handed to another process (Gate.RemoveLater): only a
@@ -342,7 +345,7 @@ var droppedLayer = regexp.MustCompile(`^` + regexp.QuoteMeta(state.GCPrefix) + `
 // link. Anything else it leaves, and what it cannot remove stays for gc,
 // which removes such leftovers.
 func RemoveDroppedLayer(dir string) {
-	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || !droppedLayer.MatchString(filepath.Base(dir)) || filepath.Base(filepath.Dir(dir)) != "plans" {
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || !droppedLayer(filepath.Base(dir)) || filepath.Base(filepath.Dir(dir)) != "plans" {
 		return
 	}
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {

@@ -37,10 +37,14 @@ func TestRemoveDroppedLayer(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{link, other, outside, plans + "/../plans/.gc-0123456789abcdeb.layer", "plans/.gc-0123456789abcdef.layer", filepath.Join(plans, ".gc-0123456789abcdef.layer.x")} {
+	noPrefix := filepath.Join(plans, "0123456789abcdef.layer")
+	if err := os.MkdirAll(filepath.Join(noPrefix, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{link, other, outside, noPrefix, plans + "/../plans/.gc-0123456789abcdeb.layer", "plans/.gc-0123456789abcdef.layer", filepath.Join(plans, ".gc-0123456789abcdef.layer.x")} {
 		RemoveDroppedLayer(dir)
 	}
-	for _, d := range []string{target, other, outside} {
+	for _, d := range []string{target, other, outside, noPrefix} {
 		if _, err := os.Stat(filepath.Join(d, "keep")); err != nil {
 			t.Errorf("%s: %v", d, err)
 		}
