@@ -59,7 +59,9 @@ EXAMPLES:
    rollback undoes it) and answers "deny", saying it was applied; a Bash
    runs with its command replaced by "act apply --as-command PLAN_ID",
    which promotes exactly the reviewed diff and ends as the command did
-   (its output, its exit code); a person needed, "ask" with act's plan and
+   (its output, its exit code) — or, when it changed nothing, recorded as
+   run by the hook and replaced by a "cat" of the output it printed in the
+   sandbox; a person needed, "ask" with act's plan and
    reasons (Bash: the replacement gets --confirm); when the policy counts
    only a terminal or a signature as a person's yes, "deny" and the plan
    stays in act pending; blocked, "deny" with the reason. A command still
