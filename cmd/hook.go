@@ -111,6 +111,7 @@ func hookAction(env *Env, h *hook.Harness) cli.ActionFunc {
 		if h.NeedsWorkspace != "" && c.String("workspace") == "" {
 			return hookBlock(env, errors.New(h.NeedsWorkspace))
 		}
+		env.keepPolicy = true
 		out, err := hook.Answer(c.Context, hookHost{env}, h, env.Stdio.In, c.String("workspace"), c.Duration("timeout"))
 		if err != nil {
 			return hookBlock(env, err)

@@ -107,6 +107,13 @@ type Env struct {
 	timingsInJSON bool
 	// recovered lists the crashed promotions recovered by this process.
 	recovered []gate.Recovery
+	// keepPolicy: this process makes one decision (a hook's), which reads
+	// the policy once, at its first load (onePolicy), however many of its
+	// steps need it (the workspace's check, the decision): one policy for
+	// the whole decision, parsed and checked once. A long-running act
+	// (act mcp) loads it again for each request.
+	keepPolicy bool
+	onePolicy  *loadedPolicy
 }
 
 // DefaultEnv returns the environment of the real process.

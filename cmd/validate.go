@@ -166,6 +166,10 @@ func locate(doc *document.Document, probs problem.List) problem.List {
 // loadPolicy resolves the host policy (docs/policy.md) and records where it came
 // from in res.
 func (env *Env) loadPolicy(res *result) (*policy.Policy, error) {
+	if env.onePolicy != nil {
+		res.Policy = env.onePolicy.origin
+		return env.onePolicy.pol, nil
+	}
 	stateDir, err := env.stateDir()
 	if err != nil {
 		return nil, err
@@ -179,5 +183,15 @@ func (env *Env) loadPolicy(res *result) (*policy.Policy, error) {
 		return nil, err
 	}
 	res.Policy = &policyOrigin{Source: origin.Source, File: origin.Path}
+	if env.keepPolicy {
+		env.onePolicy = &loadedPolicy{pol: pol, origin: res.Policy}
+	}
 	return pol, nil
+}
+
+// A loadedPolicy is the policy a one-shot decision loaded, kept for the
+// rest of it (Env.keepPolicy).
+type loadedPolicy struct {
+	pol    *policy.Policy
+	origin *policyOrigin
 }
