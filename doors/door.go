@@ -231,7 +231,10 @@ func CommandFailed(err error) (int, bool) {
 // the command (act apply --as-command, and the hook's replay of a run
 // that changed nothing): its standard output as the dry run captured it;
 // its standard error, ended by a newline, then a line of act's for each
-// stream that was cut; and its exit code. ok is false when p records no
+// stream that was cut; both escaped (review.Text: nothing in them can
+// drive a terminal or hide text from a person or a model, whichever way
+// they are printed: the replay's cat writes them as they are); and its
+// exit code. ok is false when p records no
 // run of its operation (not expected of a COMMAND_EXECUTION's plan).
 // docs/agents.md, "Bash is promoted by act".
 func AsCommand(p *gate.Plan) (stdout, stderr string, code int, ok bool) {
@@ -257,5 +260,5 @@ func AsCommand(p *gate.Plan) (stdout, stderr string, code int, ok bool) {
 			fmt.Fprintf(&errOut, "act: %s\n", cut)
 		}
 	}
-	return cmd.Stdout, errOut.String(), cmd.ExitCode, true
+	return review.Text(cmd.Stdout), review.Text(errOut.String()), cmd.ExitCode, true
 }

@@ -26,6 +26,12 @@ func TestReplay(t *testing.T) {
 		{name: "none", wantLine: ":"},
 		{name: "both", cmd: gate.CommandResult{Stdout: "out\n'quoted' $HOME `x`\n", Stderr: "err"},
 			wantOut: "out\n'quoted' $HOME `x`\n", wantErr: "err\n"},
+		// What could drive a terminal or hide text (concealed SGR, a
+		// window title, a carriage return, a bidi override, NUL) is
+		// escaped, as act apply --as-command's terminal writer does: cat
+		// writes the files as they are.
+		{name: "escapes", cmd: gate.CommandResult{Stdout: "a\x1b[8mhidden\x1b[0m\r\u202eRTL\x00z\n", Stderr: "e\x1b]0;t\x07"},
+			wantOut: `a\x1b[8mhidden\x1b[0m\x0d\u202eRTL\x00z` + "\n", wantErr: `e\x1b]0;t\x07` + "\n"},
 		{name: "cut", cmd: gate.CommandResult{Stdout: "a", StdoutCut: true},
 			wantOut: "a", wantErr: "act: cut: the command's output went on past the 65,536 bytes act keeps\n"},
 	} {
