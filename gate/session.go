@@ -42,7 +42,9 @@ type Door struct {
 	Prompt bool
 	// Later: an allowed plan is not promoted now; the door hands out the
 	// command that promotes it (the hook's Bash replacement, act apply
-	// --as-command), which comes back through Apply.
+	// --as-command), which comes back through Apply. A plan that changes
+	// nothing is promoted now all the same (recorded as run): there is
+	// nothing for a later command to promote.
 	Later bool
 }
 
@@ -84,7 +86,7 @@ func (g *Gate) Submit(ctx context.Context, e *Entry, door Door) (*Decision, erro
 	}
 	dec := &Decision{Admission: adm, Why: adm.Confirm}
 	switch {
-	case len(adm.Confirm) == 0 && door.Later:
+	case len(adm.Confirm) == 0 && door.Later && len(e.Plan.Changes) > 0:
 		dec.Verdict = Allowed
 		return dec, nil
 	case len(adm.Confirm) == 0:

@@ -412,15 +412,11 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 		who = claudeAnswerer(host, in)
 	}
 	unseen := who.unseen
-	// A Bash whose dry run changed nothing has nothing to promote but the
-	// record that it ran: where the policy allows it, the gate records it
-	// here, in the hook's own process, and what replaces the call only
-	// prints its output (replay) — no second act process. A Bash that
-	// changed something is promoted by its replacement, act apply
-	// --as-command.
-	quiet := bash && !h.denyOnly && len(p.Changes) == 0 && commandExit(p) == 0
-	// The gate decides, records and promotes; the hook translates.
-	dec, err := g.Submit(ctx, e, gate.Door{Prompt: !h.denyOnly && unseen == "", Later: bash && !h.denyOnly && !quiet})
+	// The gate decides, records and promotes; the hook translates. A Bash
+	// it allows is promoted by its replacement (act apply --as-command),
+	// unless it changed nothing: the gate records that it ran now, and
+	// what replaces the call only prints its output (replay).
+	dec, err := g.Submit(ctx, e, gate.Door{Prompt: !h.denyOnly && unseen == "", Later: bash && !h.denyOnly})
 	if err != nil {
 		why, ok := doors.ProblemsText(err)
 		switch {
@@ -564,15 +560,6 @@ func viaName(via string) string {
 	return via
 }
 
-// commandExit is the exit code of plan p's command, -1 if it records no
-// run of it.
-func commandExit(p *gate.Plan) int {
-	if _, _, code, ok := doors.AsCommand(p); ok {
-		return code
-	}
-	return -1
-}
-
 // replay keeps the output of the Bash call of plan p, which changed
 // nothing and which the gate recorded as run, in the plan's directory,
 // and returns the shell command that prints it as act apply --as-command
@@ -580,9 +567,10 @@ func commandExit(p *gate.Plan) int {
 // there is none. The files are new (a directory made here, files opened
 // exclusively, never through a link), so nothing else is written.
 func replay(home state.Dir, p *gate.Plan) (string, error) {
-	stdout, stderr, _, ok := doors.AsCommand(p)
-	if !ok {
-		return "", fmt.Errorf("plan %s records no output of its command", p.ID)
+	stdout, stderr, code, ok := doors.AsCommand(p)
+	if !ok || code != 0 {
+		// Not expected: a command that exits non-zero gets no plan.
+		return "", fmt.Errorf("plan %s records no successful run of its command", p.ID)
 	}
 	dir := home.Replay(p.ID)
 	if stdout == "" && stderr == "" {
