@@ -66,3 +66,7 @@ operation: {argv: [sh, -c, "i=0; while [ $i -lt `+itoa(c.files)+` ]; do i=$((i+1
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+// TestLargeLayerRemovedAfterNobody runs TestLargeLayerRemovedAfter as an
+// ordinary user: the process act starts removes the layer it owns.
+func TestLargeLayerRemovedAfterNobody(t *testing.T) { asNobody(t, "TestLargeLayerRemovedAfter") }
