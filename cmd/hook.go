@@ -75,8 +75,9 @@ EXAMPLES:
 
    The workspace (--workspace, default $CLAUDE_PROJECT_DIR; never the
    input's cwd, which the agent moves) must lie under
-   an allowed root of the policy and counts as a workspace for risk, as
-   act run's. Act fails closed: malformed input, any error, and no decision
+   an allowed root of the policy; its changes can be LOW only inside the
+   policy's workspaces (act hook install adds the project), as act run's.
+   Act fails closed: malformed input, any error, and no decision
    within --timeout (default 50s) exit 2, which blocks the tool call.
 
 EXAMPLES:

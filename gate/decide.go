@@ -83,12 +83,13 @@ func (g *Gate) commandRule(dec *policy.Decision, r Risk, asked bool) {
 }
 
 func (g *Gate) riskRules() RiskRules {
+	ws := g.workspaces()
 	r := RiskRules{Homes: descriptors.HomeRoots(g.EnvHome, g.UserHome), MaxDeletes: int(g.Policy.Risk.MaxDeletes), SensitivePaths: g.Policy.Risk.SensitivePaths,
 		InWorkspace: func(path string) bool {
 			// act's own state dir is never part of a workspace.
-			return g.Policy.InWorkspace(path, g.workspaces()) && !pathglob.Within(path, g.Home.Root)
+			return g.Policy.InWorkspace(path, ws) && !pathglob.Within(path, g.Home.Root)
 		},
-		UID: uint32(os.Geteuid()), PathDirs: g.PathDirs, Commands: g.Policy.CommandModeIn(g.PathDirs), Workspaces: g.workspaces(), Home: g.EnvHome,
+		UID: uint32(os.Geteuid()), PathDirs: g.PathDirs, Commands: g.Policy.CommandModeIn(g.PathDirs), Workspaces: ws, Home: g.EnvHome,
 		CommandsByDiff: g.Policy.CommandsGradedByDiff()}
 	if r.MaxDeletes <= 0 {
 		r.MaxDeletes = DefaultMaxDeletes

@@ -57,8 +57,10 @@ type Gate struct {
 	// static rules know (descriptors.HomeRoots), so that a $HOME pointed
 	// elsewhere hides nothing.
 	EnvHome, UserHome string
-	// Workspaces are this session's workspaces beside the policy's (act
-	// mcp --workspace), fixed by the person who started it.
+	// Workspaces are this session's projects (act mcp --workspace, act
+	// run's, the hook's): each counts only inside one of the policy's
+	// workspaces, since the agent may have started the door itself
+	// (workspaces).
 	Workspaces []string
 	// PathDirs are the directories of $PATH: a program there runs by
 	// name, so changing one is HIGH.
@@ -90,7 +92,16 @@ func (g *Gate) actLine(args ...string) string {
 	return "act " + strings.Join(args, " ")
 }
 
-// workspaces are the policy's workspaces and this session's.
+// workspaces are the policy's workspaces and those of this session that
+// lie inside one of them: a session's workspace narrows where a project
+// starts (its git work tree, its dot-directories) but never widens where
+// changes may flow without a person (docs/policy.md, "Workspaces").
 func (g *Gate) workspaces() []string {
-	return append(slices.Clip(g.Policy.Workspaces), g.Workspaces...)
+	ws := slices.Clip(g.Policy.Workspaces)
+	for _, w := range g.Workspaces {
+		if g.Policy.WithinWorkspaces(w) {
+			ws = append(ws, w)
+		}
+	}
+	return ws
 }

@@ -45,6 +45,24 @@ func (p *Policy) InWorkspace(path string, workspaces []string) bool {
 	return false
 }
 
+// WithinWorkspaces reports whether dir lies in one of the policy's own
+// workspaces, by its name or by the directory a workspace leads to (/tmp
+// may be a link): a session's workspace (a door's --workspace) counts
+// only there, since whoever starts a door may be the agent
+// (docs/policy.md, "Workspaces").
+func (p *Policy) WithinWorkspaces(dir string) bool {
+	return slices.ContainsFunc(p.Workspaces, func(w string) bool {
+		if !p.UnderAllowedRoot(w) {
+			return false
+		}
+		if pathglob.Within(dir, w) {
+			return true
+		}
+		rw, err := filepath.EvalSymlinks(w)
+		return err == nil && pathglob.Within(dir, rw)
+	})
+}
+
 // SystemWorkspaces are the system policy's own workspaces, which bind
 // every other layer's (nil when there is no system policy). A
 // workspace a person fixes (act hook install's project) must lie in one;
