@@ -1,11 +1,13 @@
 // Package clitest is what the test packages that drive act as a program
 // share: the test CLI (testdata/testcli, act with a fixed clock and the
-// test hooks) built once per test binary, and small helpers over the
+// test hooks) built once per checkout, and small helpers over the
 // trees those tests make. It is used by tests only.
 package clitest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,27 +56,51 @@ func Main(m *testing.M, src string, race bool) int {
 			fmt.Fprintln(os.Stderr, "act tests:", err)
 			return 1
 		}
-		defer os.RemoveAll(dir)
 		os.Setenv(EnvDir, dir)
 	}
 	os.Setenv("PATH", dir+string(filepath.ListSeparator)+os.Getenv("PATH"))
 	return m.Run()
 }
 
-// build builds the test CLI from src into a new directory that any user
-// may read, and links it there under each of its names.
+// build builds the test CLI from src into a directory that any user may
+// read, and links it there under each of its names. The directory is the
+// same for every test binary of this checkout (and user, -race and -cover
+// alike): go build relinks a program only when its build ID changed, so
+// the first package's tests link act and the others (agents, promotion
+// beside the root) find it up to date, instead of each linking its own.
+// It stays in the temporary directory after the tests, as go's own build
+// cache stays, and is refused unless this user owns it and only this user
+// may write it.
 func build(src string, race bool) (string, error) {
 	// Read here, so that go test's cache of the package's result knows
 	// the program: go build reads it in another process.
 	if _, err := os.ReadFile(filepath.Join(src, "main.go")); err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "act-test-cli-")
+	abs, err := filepath.Abs(src)
 	if err != nil {
 		return "", err
 	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		os.RemoveAll(dir)
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%t\x00%s", abs, os.Geteuid(), race, testing.CoverMode()))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("act-test-cli-%x", key[:8]))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || !fi.IsDir() || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		return "", fmt.Errorf("%s: not a directory of this user's that only it may write; remove it", dir)
+	}
+	// One build at a time in dir: the test binaries go test runs side by
+	// side wait for the first, then find act up to date.
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return "", err
 	}
 	goCmd, err := exec.LookPath("go")
@@ -92,12 +119,25 @@ func build(src string, race bool) (string, error) {
 	}
 	c := exec.Command(goCmd, append(args, src)...)
 	if out, err := c.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
 		return "", fmt.Errorf("go build %s: %v\n%s", src, err, out)
 	}
+	// The other names are links to act as it is now, each replaced at
+	// once (a rename) where a relink made act a new file.
+	act, err := os.Stat(filepath.Join(dir, "act"))
+	if err != nil {
+		return "", err
+	}
 	for _, name := range []string{"act-crash", "act-audit-fill"} {
-		if err := os.Link(filepath.Join(dir, "act"), filepath.Join(dir, name)); err != nil {
-			os.RemoveAll(dir)
+		path := filepath.Join(dir, name)
+		if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, act) {
+			continue
+		}
+		tmp := path + ".new"
+		os.Remove(tmp)
+		if err := os.Link(filepath.Join(dir, "act"), tmp); err != nil {
+			return "", err
+		}
+		if err := os.Rename(tmp, path); err != nil {
 			return "", err
 		}
 	}
