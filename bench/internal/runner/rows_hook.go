@@ -42,7 +42,7 @@ func init() {
 
 // hookSetup makes the hooks' workspace (a 100-file tree under the bench's
 // HOME, where the default policy's allowed roots are) and a policy that
-// lets sh -c true through, and returns them.
+// makes it a workspace and lets sh -c true through, and returns them.
 func (b *bench) hookSetup() (ws, policy string) {
 	ws = filepath.Join(b.home, "hook-ws")
 	if _, err := os.Stat(ws); err != nil {
@@ -51,7 +51,10 @@ func (b *bench) hookSetup() (ws, policy string) {
 		b.must(os.Rename(tree, ws))
 	}
 	policy = filepath.Join(b.work, "hook-policy.yaml")
-	b.must(os.WriteFile(policy, []byte("command_rules:\n  - {argv: [sh, -c, \"true\"], mode: allow}\n"), 0o644))
+	// The workspace is the policy's, as act hook install makes it: a
+	// hook's --workspace counts only inside the policy's workspaces
+	// (docs/policy.md, "Workspaces"), and BENCH_TMPDIR may be outside /tmp.
+	b.must(os.WriteFile(policy, []byte(fmt.Sprintf("workspaces: [%q]\ncommand_rules:\n  - {argv: [sh, -c, \"true\"], mode: allow}\n", ws)), 0o644))
 	return ws, policy
 }
 
