@@ -251,7 +251,7 @@ func parse(name string, data []byte, h home, system bool) (*Policy, error) {
 	case doc.Value() != nil:
 		v = doc.Value()
 	}
-	probs = check(name, doc, v, h)
+	probs = check(name, data, doc, v, h)
 	m, _ := v.(map[string]any)
 	sys := &System{File: name, UserPolicy: true}
 	for _, k := range []string{"state_dir", "user_policy"} {
@@ -293,6 +293,42 @@ func parse(name string, data []byte, h home, system bool) (*Policy, error) {
 	return p, nil
 }
 
+// A long-lived act (act mcp) reads the policy again for every call, so
+// that a person's edit holds at once; the schema's verdict on the same
+// bytes is the same, and is kept for the last few files' bytes this
+// process read (compared whole), never anywhere another process could
+// write.
+var (
+	validatedMu   sync.Mutex
+	validatedLast []validatedEntry
+)
+
+type validatedEntry struct {
+	data  string
+	viols []schema.Violation
+}
+
+// validated is schema.ValidatePolicy(v) for v parsed from data, from the
+// bytes' last verdict where this process has one.
+func validated(data []byte, v any) []schema.Violation {
+	validatedMu.Lock()
+	for _, e := range validatedLast {
+		if e.data == string(data) {
+			validatedMu.Unlock()
+			return slices.Clone(e.viols)
+		}
+	}
+	validatedMu.Unlock()
+	viols := schema.ValidatePolicy(v)
+	validatedMu.Lock()
+	defer validatedMu.Unlock()
+	if len(validatedLast) >= 4 {
+		validatedLast = validatedLast[1:]
+	}
+	validatedLast = append(validatedLast, validatedEntry{string(data), slices.Clone(viols)})
+	return viols
+}
+
 var (
 	defaultOnce sync.Once
 	defaultVal  map[string]any
@@ -315,10 +351,11 @@ func defaultValue() (map[string]any, error) {
 	return defaultVal, defaultErr
 }
 
-// check validates a policy file's value against the schema and then the
-// checks the schema cannot express: durations in range, allowed roots
-// absolute and clean once "~" is expanded. doc may be nil (empty file).
-func check(name string, doc *document.Document, v any, h home) problem.List {
+// check validates a policy file's value (v, parsed from data) against the
+// schema and then the checks the schema cannot express: durations in
+// range, allowed roots absolute and clean once "~" is expanded. doc may be
+// nil (empty file).
+func check(name string, data []byte, doc *document.Document, v any, h home) problem.List {
 	var probs problem.List
 	at := func(layer problem.Layer, path []string, rule, format string, args ...any) {
 		p := problem.Problem{
@@ -335,7 +372,7 @@ func check(name string, doc *document.Document, v any, h home) problem.List {
 		probs = append(probs, p)
 	}
 	bad := map[string]bool{}
-	for _, viol := range schema.ValidatePolicy(v) {
+	for _, viol := range validated(data, v) {
 		if oldCommandRule(v, viol.Path) {
 			continue // checkCommandRule says what replaces it
 		}

@@ -406,3 +406,37 @@ func TestLoadInvalid(t *testing.T) {
 		})
 	}
 }
+
+// TestValidatedBytes: the schema's verdict kept for a policy's bytes
+// (act mcp reads the policy for every call) is that of those bytes only:
+// the same bytes again give the same problems, and an edit — a fix, or a
+// new mistake of the same length — is checked afresh.
+func TestValidatedBytes(t *testing.T) {
+	home := t.TempDir()
+	bad := []byte("cooldown: 5\n")
+	good := []byte("cooldown: 5s\n")
+	worse := []byte("cooldovn: 5s\n")
+	problems := func(data []byte) string {
+		t.Helper()
+		_, err := Parse("policy.yaml", data, home)
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	first := problems(bad)
+	if first == "" {
+		t.Fatal("cooldown: 5 passed the schema")
+	}
+	for i := range 3 {
+		if got := problems(bad); got != first {
+			t.Fatalf("load %d of the same bytes: %q, first %q", i+2, got, first)
+		}
+		if got := problems(good); got != "" {
+			t.Fatalf("the fixed policy: %v", got)
+		}
+		if got := problems(worse); !strings.Contains(got, "cooldovn") {
+			t.Fatalf("the misspelt field of the same length: %q", got)
+		}
+	}
+}

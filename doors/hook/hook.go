@@ -16,6 +16,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/act-project/act/internal/timings"
+
 	"github.com/act-project/act/descriptors"
 	"github.com/act-project/act/diff"
 	"github.com/act-project/act/doors"
@@ -303,7 +305,9 @@ func missingDirs(dir string) (missing []string, base string) {
 
 // hookDecide plans the tool call of in and decides it.
 func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFlag string) (*hookDecision, error) {
+	end := timings.Start(ctx, "workspace and policy: load")
 	ws, workdir, err := hookWorkspace(host, in, wsFlag)
+	end()
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +330,10 @@ func hookDecide(ctx context.Context, host Host, h *Harness, in *hookInput, wsFla
 			return nil, errors.New("Bash's tool_input has no command")
 		}
 		if h == ClaudeCode {
-			if dec := claudeDenyDecision(host, ws, command); dec != nil {
+			end := timings.Start(ctx, "Claude Code's deny rules")
+			dec := claudeDenyDecision(host, ws, command)
+			end()
+			if dec != nil {
 				return dec, nil
 			}
 		}
