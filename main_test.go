@@ -415,7 +415,7 @@ func TestDeps(t *testing.T) {
 		"doors":             {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "review", "golang.org/x/sys/unix"},
 		"doors/report":      {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "internal/timings"},
 		"doors/mcpserver":   {"diff", "doors", "doors/report", "gate", "internal/document", "internal/lifecycle", "internal/outcome", "internal/problem", "internal/redact", "internal/state", "policy", "review", "schema", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/google/jsonschema-go/jsonschema", "internal/timings"},
-		"doors/hook":        {"descriptors", "diff", "doors", "gate", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/pathglob", "internal/state", "policy", "review", "internal/agentsetup", "internal/claudeedit"},
+		"doors/hook":        {"descriptors", "diff", "doors", "gate", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/pathglob", "internal/state", "policy", "review", "internal/agentsetup", "internal/claudeedit", "internal/timings"},
 		"doors/run":         {"doors", "gate", "internal/pathglob"},
 		"internal/treesnap": {"internal/digest"},
 		// Tests only: the test CLI and helpers of the packages that drive
