@@ -97,7 +97,18 @@ func compileDescriptor() (*descriptorSchema, error) {
 // (#Body[action_type]), at every depth of a composite's steps; when the
 // action type itself is missing or unknown, only that is reported, not the
 // operation or steps it would have chosen.
+//
+// A document the schema's shape in Go holds (fast.go) is valid without
+// compiling the schema.
 func ValidateDescriptor(v any) []Violation {
+	if fastDescriptor()(v) {
+		return nil
+	}
+	return validateDescriptorCUE(v)
+}
+
+// validateDescriptorCUE is ValidateDescriptor by CUE alone.
+func validateDescriptorCUE(v any) []Violation {
 	s, err := loadDescriptor()
 	if err != nil {
 		return []Violation{{Rule: RuleInvalid, Message: "the embedded descriptor schema does not compile: " + err.Error()}}

@@ -47,7 +47,18 @@ func policySchema() (cue.Value, error) {
 // (schema.missing-field), values of the wrong type (schema.type), values
 // outside an enumeration (schema.enum), strings not matching a pattern
 // (schema.pattern) and values outside a bound (schema.invalid).
+//
+// A document the schema's shape in Go holds (fast.go) is valid without
+// compiling the schema.
 func ValidatePolicy(v any) []Violation {
+	if fastPolicy()(v) {
+		return nil
+	}
+	return validatePolicyCUE(v)
+}
+
+// validatePolicyCUE is ValidatePolicy by CUE alone.
+func validatePolicyCUE(v any) []Violation {
 	def, err := policySchema()
 	if err != nil {
 		// The schema is embedded and tested; this is an internal error.
