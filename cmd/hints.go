@@ -9,6 +9,8 @@ import (
 
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
+	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/policy"
 )
 
 // hintsFor says what to change for the common errors: one line each, the
@@ -41,6 +43,9 @@ func (env *Env) hintsFor(err error) []string {
 			env.actLine("apply", need.PlanID, "--sign-with"), env.actLine("show", need.PlanID)))
 	case errors.As(err, &need) && need.PlanID != "":
 		add(fmt.Sprintf("%s lists what waits; a person approves with %s", env.actLine("pending"), env.actLine("apply", need.PlanID, "--confirm")))
+		if h := env.notAWorkspaceHint(); h != "" {
+			add(h)
+		}
 	case err == nil:
 	case errors.As(err, &u):
 		add("run 'act --help' for usage")
@@ -90,3 +95,35 @@ func (env *Env) problemHint(p problem.Problem) string {
 // them the network: the socket itself refused (seccomp), no name
 // resolution, no route.
 var networkFailure = regexp.MustCompile(`(?i)socket: (permission denied|operation not permitted)|temporary failure in name resolution|could not resolve (host|proxy)|name or service not known|getaddrinfo (EAI_AGAIN|ENOTFOUND)|network is unreachable|connect (EACCES|ENETUNREACH)|failed to establish a new connection|dial tcp: lookup `)
+
+// notAWorkspaceHint says which of this session's workspaces (act run's,
+// --workspace) lies outside the policy's, where a door's workspace widens
+// nothing (docs/policy.md, "Workspaces"), and how to name it there; "" when
+// none does.
+func (env *Env) notAWorkspaceHint() string {
+	if len(env.workspaces) == 0 {
+		return ""
+	}
+	res := &result{}
+	pol, err := env.loadPolicy(res)
+	if err != nil {
+		return ""
+	}
+	for _, w := range env.workspaces {
+		if pol.WithinWorkspaces(w) {
+			continue
+		}
+		file := ""
+		if res.Policy != nil {
+			file = res.Policy.File
+		}
+		if pol.System != nil && (!pol.System.UserPolicy || len(pol.SystemWorkspaces()) > 0) {
+			file = policy.SystemFile // only the system policy can name it
+		}
+		if home, err := env.stateDir(); file == "" && err == nil {
+			file = state.Dir{Root: home}.PolicyFile() // where act reads a user policy
+		}
+		return fmt.Sprintf("%s is not one of the policy's workspaces, where changes may flow without a person: add it to workspaces: in %s (docs/policy.md, \"Workspaces\")", w, file)
+	}
+	return ""
+}
