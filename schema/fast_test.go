@@ -272,7 +272,7 @@ var fastValues = []any{
 	"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855",
 	"container", "filesystem_snapshot", "full_scope", "SUMMARY", "DEBUG", "npm", "pip", "go", "cargo", "GET", "POST", "json", "toml",
 	"allow", "confirm", "deny", "ask", "flag", "terminal", "signed", "total", "per_process", "by_diff", "always_medium", "any",
-	"/tmp", "~", "~/x", "~x", "relative", "90s", "1h30m", "5", "1.5µs", "example.org", "*.example.org", "10.0.0.0/8", "a b",
+	"/tmp", "~", "~/x", "~x", "relative", "90s", "1h30m", "5", "1.5µs", "1.5μs", "example.org", "*.example.org", "10.0.0.0/8", "a b",
 	"w1", "-w", "https://x", "ftp://x", "~/go/pkg/mod", "/x/pkg/mod/", "/x/pkg",
 	map[string]any{"paths": []any{"/tmp"}, "recursive": true},
 	map[string]any{"create": []any{}, "modify": []any{}, "delete": []any{}},
