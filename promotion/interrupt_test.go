@@ -24,10 +24,14 @@ func TestInterruptPlan(t *testing.T) {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	const id = "55555555-6666-4777-8888-999999999999"
+	// A sleep of this run's own length: another go test beside this one
+	// runs this test too, and its sleep is not this one's.
+	nap := fmt.Sprintf("37.%09d", time.Now().UnixNano()%1e9)
 	w := newWorld(t, "", id, map[string]string{"keep.txt": "k\n"}, `action_type: COMMAND_EXECUTION
 effects: {filesystem: {create: [$P/started], modify: [], delete: []}, network: false, system_state_change: false}
-operation: {argv: [sh, -c, "test -e go && exit 0; : > started; sleep 37"], workdir: $P}
+operation: {argv: [sh, -c, "test -e go && exit 0; : > started; sleep `+nap+`"], workdir: $P}
 `)
+	sleepers := func() []int { return sleepers(nap) }
 	d := readFile(t, w.descriptor)
 	must(t, os.WriteFile(w.descriptor, []byte(strings.Replace(d, "max_duration_ms: 10000", "max_duration_ms: 60000", 1)), 0o644))
 
@@ -94,8 +98,8 @@ operation: {argv: [sh, -c, "test -e go && exit 0; : > started; sleep 37"], workd
 	w.ok(0, "audit", "verify")
 }
 
-// sleepers are the processes running "sleep 37".
-func sleepers() []int {
+// sleepers are the processes running "sleep NAP".
+func sleepers(nap string) []int {
 	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -104,7 +108,7 @@ func sleepers() []int {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && string(b) == "sleep\x0037\x00" {
+		if err == nil && string(b) == "sleep\x00"+nap+"\x00" {
 			pids = append(pids, pid)
 		}
 	}
