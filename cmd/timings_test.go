@@ -117,7 +117,7 @@ func TestTimings(t *testing.T) {
 	if _, ok := parent["fdatasync"]; ok {
 		t.Errorf("--json timings: the second planned record was synced on its own")
 	}
-	for name, want := range map[string]string{"schema (CUE)": "check", "operations": "dry run", "write": "record: planned", "record: planned": "save the plan, beside its record", "landlock": "sandbox: run"} {
+	for name, want := range map[string]string{"schema (CUE)": "check", "short form expanded": "check", "operations": "dry run", "write": "record: planned", "record: planned": "save the plan, beside its record", "landlock": "sandbox: run"} {
 		if parent[name] != want {
 			t.Errorf("--json timings: %q is under %q, want under %q (%+v)", name, parent[name], want, res.Timings)
 		}

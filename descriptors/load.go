@@ -44,7 +44,9 @@ func LoadStampedContext(ctx context.Context, name string, data []byte, st Stamp)
 	if probs != nil {
 		return nil, nil, probs
 	}
+	end = timings.Start(ctx, "short form expanded")
 	Expand(doc, st)
+	end()
 	end = timings.Start(ctx, "schema (CUE)")
 	vs := schema.ValidateDescriptor(doc.Value())
 	end()
