@@ -151,7 +151,7 @@ func (env *Env) gate(pol *policy.Policy) *gate.Gate {
 		}
 	}
 	return &gate.Gate{Home: state.Dir{Root: home}, Policy: pol, Now: env.Now, NewID: env.NewID, Session: env.session, EnvHome: env.homeDir(), UserHome: env.UserHome(), Caller: env.caller,
-		Workspaces: env.workspaces, PathDirs: filepath.SplitList(env.Getenv("PATH")), ActLine: env.actLine, RemoveLater: env.removeLater()}
+		PathDirs: filepath.SplitList(env.Getenv("PATH")), ActLine: env.actLine, RemoveLater: env.removeLater()}
 }
 
 // addWorkspace makes dir a workspace of this session (act mcp --workspace):

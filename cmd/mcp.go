@@ -31,10 +31,10 @@ func newMCPCommand(env *Env) *cli.Command {
    confirms it with "act apply PLAN_ID --confirm". The state directory and
    the policy are the ones --home and --policy (or their defaults) name;
    the policy is read again on every call, so an edit takes effect at once.
-   --workspace DIR names this session's project, inside the policy's
-   workspaces: a plan is LOW only when every change lies in one of the
-   policy's (docs/risk.md); neither the flag nor anything the agent sends
-   widens them. See docs/mcp.md.
+   --workspace DIR names this session's project (paths are shown from
+   it); a plan is LOW only when every change lies in one of the policy's
+   workspaces (docs/risk.md), which neither the flag nor anything the
+   agent sends widens. See docs/mcp.md.
 
 EXAMPLES:
    act mcp
@@ -42,7 +42,7 @@ EXAMPLES:
 
 ` + endsWith("the client closed the session", 1, 2).help(),
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "workspace", Usage: "this session's project, counted inside the policy's workspaces (a directory)"},
+			&cli.StringSliceFlag{Name: "workspace", Usage: "this session's project (a directory); risk counts only the policy's workspaces"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {

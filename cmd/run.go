@@ -46,10 +46,10 @@ func newRunCommand(env *Env) *cli.Command {
    The workspace (--workspace; by default the project the current
    directory is in: the top of its git work tree, never a home directory
    or /, else the current directory itself) must lie under an allowed root
-   of the policy. Inside one of the policy's workspaces, it is where the
-   project starts for risk, as act mcp --workspace is: a plan that only
-   changes plain files in it is LOW; outside them every change waits for
-   a person (the agent may start act run itself). The command runs in the current directory when that is inside
+   of the policy. Risk is the policy's workspaces' alone: a plan that only
+   changes plain files inside one of them is LOW, and outside them every
+   change waits for a person (the agent may start act run itself, from
+   any directory). The command runs in the current directory when that is inside
    the workspace, else in the workspace; its resources are the policy's
    caps, at most 600 s of CPU, 4096 MiB of memory, 1024 MiB of disk and
    600 s of wall clock. Everything after CMD is the command's, flags too.

@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"slices"
 	"strings"
 	"time"
 
@@ -57,11 +56,6 @@ type Gate struct {
 	// static rules know (descriptors.HomeRoots), so that a $HOME pointed
 	// elsewhere hides nothing.
 	EnvHome, UserHome string
-	// Workspaces are this session's projects (act mcp --workspace, act
-	// run's, the hook's): each counts only inside one of the policy's
-	// workspaces, since the agent may have started the door itself
-	// (workspaces).
-	Workspaces []string
 	// PathDirs are the directories of $PATH: a program there runs by
 	// name, so changing one is HIGH.
 	PathDirs []string
@@ -92,16 +86,8 @@ func (g *Gate) actLine(args ...string) string {
 	return "act " + strings.Join(args, " ")
 }
 
-// workspaces are the policy's workspaces and those of this session that
-// lie inside one of them: a session's workspace narrows where a project
-// starts (its git work tree, its dot-directories) but never widens where
-// changes may flow without a person (docs/policy.md, "Workspaces").
-func (g *Gate) workspaces() []string {
-	ws := slices.Clip(g.Policy.Workspaces)
-	for _, w := range g.Workspaces {
-		if g.Policy.WithinWorkspaces(w) {
-			ws = append(ws, w)
-		}
-	}
-	return ws
-}
+// workspaces are where a plan may be LOW, and where a project outside
+// git starts (its dot-directories): the policy's workspaces alone. A
+// door's --workspace, act run's working directory and whatever else the
+// agent may choose widen or move neither (docs/policy.md, "Workspaces").
+func (g *Gate) workspaces() []string { return g.Policy.Workspaces }
