@@ -93,6 +93,11 @@ func build(src string, race bool) (string, error) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || !fi.IsDir() || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
 		return "", fmt.Errorf("%s: not a directory of this user's that only it may write; remove it", dir)
 	}
+	// Any user may read it, whatever the umask: the tests run a copy of
+	// themselves as nobody, with this act.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", err
+	}
 	// One build at a time in dir: the test binaries go test runs side by
 	// side wait for the first, then find act up to date.
 	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
@@ -123,6 +128,9 @@ func build(src string, race bool) (string, error) {
 	}
 	// The other names are links to act as it is now, each replaced at
 	// once (a rename) where a relink made act a new file.
+	if err := os.Chmod(filepath.Join(dir, "act"), 0o755); err != nil {
+		return "", err
+	}
 	act, err := os.Stat(filepath.Join(dir, "act"))
 	if err != nil {
 		return "", err
