@@ -15,7 +15,7 @@ import (
 // through what the schema refuses, so TestFastAgreesWithCUE checks each
 // answer against CUE on the corpus and on many mutations of it, and
 // TestFastSchemaPinned fails when a schema changes until its shape has
-// been checked against the change (docs/descriptor.md, docs/policy.md).
+// been checked against the change (docs/timings.md, "The schemas' shapes").
 
 // A shape is a CUE schema's constraint on one value, as the strict
 // parser hands values over (map[string]any, []any, string, bool, int64,
