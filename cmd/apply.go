@@ -23,6 +23,7 @@ import (
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/sshsig"
 	"github.com/act-project/act/internal/state"
+	"github.com/act-project/act/internal/timings"
 	"github.com/act-project/act/review"
 )
 
@@ -173,12 +174,16 @@ func runApplyAs(ctx context.Context, env *Env, arg string, confirmed, asCommand 
 			}
 			return env.finish(res, outcome.Succeeded.Status, fmt.Errorf("%s is neither a descriptor file nor a plan id: %w", arg, gate.ErrNotFound), nil)
 		}
+		end := timings.Start(ctx, "policy: load")
 		pol, err := env.loadPolicy(res)
+		end()
 		if err != nil {
 			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
 		g = env.gate(pol)
+		end = timings.Start(ctx, "the plan: load")
 		e, err := g.Load(arg)
+		end()
 		if err != nil {
 			return env.finish(res, outcome.Succeeded.Status, err, nil)
 		}
