@@ -18,8 +18,8 @@ var updateDefault = flag.Bool("update", false, "rewrite default_value.go from de
 
 // TestDefaultValueGenerated: default_value.go holds exactly what the
 // strict parser makes of default.yaml, so that no act process parses the
-// embedded default (1.5–2 ms of every decision). go test -run
-// TestDefaultValueGenerated -update ./policy rewrites it after an edit of
+// embedded default (1.5–2 ms of every decision). go test ./policy -run
+// TestDefaultValueGenerated -update rewrites it after an edit of
 // default.yaml.
 func TestDefaultValueGenerated(t *testing.T) {
 	doc, probs := document.Parse(DefaultName, defaultSource)
