@@ -5,8 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -55,13 +56,8 @@ func TestDefaultValueGenerated(t *testing.T) {
 func goValue(b *bytes.Buffer, v any) {
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		b.WriteString("map[string]any{\n")
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			fmt.Fprintf(b, "%s: ", strconv.Quote(k))
 			goValue(b, x[k])
 			b.WriteString(",\n")

@@ -211,11 +211,7 @@ func Default(userHome string) (*Policy, error) {
 
 // defaultLayer is the embedded default with "~" expanded to h.
 func defaultLayer(h home) (*Policy, error) {
-	base, err := defaultValue()
-	if err != nil {
-		return nil, err
-	}
-	return build(map[string]any{}, base, h)
+	return build(map[string]any{}, defaultValue(), h)
 }
 
 // Parse reads a policy file's bytes: name is used in positions, userHome
@@ -232,10 +228,7 @@ const RuleSystemOnly = "policy.system-only"
 
 // parse is Parse; system allows the keys only the system policy may set.
 func parse(name string, data []byte, h home, system bool) (*Policy, error) {
-	base, err := defaultValue()
-	if err != nil {
-		return nil, err
-	}
+	base := defaultValue()
 	doc, probs := document.Parse(name, data)
 	var v any = map[string]any{}
 	switch {
@@ -329,22 +322,13 @@ func validated(data []byte, v any) []schema.Violation {
 	return viols
 }
 
-var (
-	defaultOnce sync.Once
-	defaultVal  map[string]any
-	defaultErr  error
-)
-
 // defaultValue is the embedded default as the strict parser reads it,
-// made once: from default_value.go, which TestDefaultValueGenerated keeps
+// made once and shared (never changed): from default_value.go, which TestDefaultValueGenerated keeps
 // equal to default.yaml parsed, since parsing it cost every act process
 // 1.5–2 ms. It is not run through the policy schema here either (a
 // compile of it would cost more); TestDefaultValidates checks it against
 // the schema instead.
-func defaultValue() (map[string]any, error) {
-	defaultOnce.Do(func() { defaultVal = defaultGenerated() })
-	return defaultVal, defaultErr
-}
+var defaultValue = sync.OnceValue(defaultGenerated)
 
 // check validates a policy file's value (v, parsed from data) against the
 // schema and then the checks the schema cannot express: durations in

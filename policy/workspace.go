@@ -95,11 +95,7 @@ func WorkspacesAsWritten(name string, data []byte) ([]string, error) {
 	}
 	raw, ok := v["workspaces"]
 	if !ok {
-		def, err := defaultValue()
-		if err != nil {
-			return nil, err
-		}
-		raw = def["workspaces"]
+		raw = defaultValue()["workspaces"]
 	}
 	items, ok := raw.([]any)
 	if !ok {

@@ -68,6 +68,30 @@ func oneOf(vals ...string) shape {
 	})
 }
 
+// allOf is a & b & ….
+func allOf(shapes ...shape) shape {
+	return shapeFunc(func(v any) bool {
+		for _, s := range shapes {
+			if !s.holds(v) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// eitherOf is a | b | ….
+func eitherOf(shapes ...shape) shape {
+	return shapeFunc(func(v any) bool {
+		for _, s := range shapes {
+			if s.holds(v) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // listOf is [...elem], with list.MinItems(min) where min > 0.
 func listOf(elem shape, min int) shape {
 	return shapeFunc(func(v any) bool {

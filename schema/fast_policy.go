@@ -22,30 +22,6 @@ func intAtLeast(min int64) shape {
 	})
 }
 
-// allOf is a & b & ….
-func allOf(shapes ...shape) shape {
-	return shapeFunc(func(v any) bool {
-		for _, s := range shapes {
-			if !s.holds(v) {
-				return false
-			}
-		}
-		return true
-	})
-}
-
-// eitherOf is a | b | ….
-func eitherOf(shapes ...shape) shape {
-	return shapeFunc(func(v any) bool {
-		for _, s := range shapes {
-			if s.holds(v) {
-				return true
-			}
-		}
-		return false
-	})
-}
-
 var fastPolicy = sync.OnceValue(func() func(any) bool {
 	var (
 		mode     = oneOf("allow", "confirm", "deny")
