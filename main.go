@@ -8,6 +8,9 @@ import (
 	"slices"
 
 	"github.com/act-project/act/cmd"
+	// Maps in the heap the process is about to use, before the other
+	// packages' initialisation touches it page by page.
+	_ "github.com/act-project/act/internal/prefault"
 	"github.com/act-project/act/internal/startheap"
 	"github.com/act-project/act/sandbox/isolate"
 )

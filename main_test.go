@@ -410,7 +410,7 @@ func TestDeps(t *testing.T) {
 	// allowed maps a package (relative to the module) to the module-local and
 	// third-party imports it may have; the standard library is always allowed.
 	allowed := map[string][]string{
-		"":                  {"cmd", "internal/startheap", "sandbox/isolate"},
+		"":                  {"cmd", "internal/prefault", "internal/startheap", "sandbox/isolate"},
 		"cmd":               {"audit", "descriptors", "diff", "doors", "doors/hook", "doors/mcpserver", "doors/report", "doors/run", "gate", "internal/agentsetup", "internal/applypatch", "internal/atomicfile", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/sshsig", "internal/document", "internal/problem", "internal/state", "policy", "review", "schema", "golang.org/x/sys/unix", "github.com/urfave/cli/v2", "github.com/charmbracelet/lipgloss", "internal/timings", "internal/startheap", "github.com/cpuguy83/go-md2man/v2/md2man"},
 		"doors":             {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "review", "golang.org/x/sys/unix"},
 		"doors/report":      {"descriptors", "diff", "gate", "internal/outcome", "internal/problem", "policy", "internal/timings"},
@@ -454,6 +454,7 @@ func TestDeps(t *testing.T) {
 		"internal/applypatch":   {},
 		"internal/lifecycle":    {},
 		"internal/startheap":    {},
+		"internal/prefault":     {},
 		"internal/state":        {"github.com/gofrs/flock"},
 		"audit":                 {"internal/atomicfile", "internal/redact", "github.com/secure-systems-lab/go-securesystemslib/dsse", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog", "golang.org/x/sys/unix", "internal/timings"},
 		"gate":                  {"audit", "descriptors", "diff", "internal/atomicfile", "internal/document", "internal/digest", "internal/lifecycle", "internal/outcome", "internal/pathglob", "internal/problem", "internal/rmtree", "internal/sshsig", "internal/state", "plan", "policy", "rollback", "sandbox", "internal/timings"},
