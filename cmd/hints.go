@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/act-project/act/gate"
 	"github.com/act-project/act/internal/problem"
@@ -78,13 +79,13 @@ func (env *Env) problemHint(p problem.Problem) string {
 	case p.Rule == "sandbox.max-runs":
 		return "a new action gets a new action_id (act new prints one)"
 	case env.caller == "run" && (p.Rule == gate.RuleNetworkRefused && strings.Contains(p.Message, "had no network") ||
-		p.Rule == "op.command-failed" && networkFailure.MatchString(p.Message)):
+		p.Rule == "op.command-failed" && networkFailure().MatchString(p.Message)):
 		// docs/run.md, "The network"
 		return env.actLine("run", "--network", "--", "CMD") + " gives the command the network: the hosts of the policy's network.allowed_hosts, through act's egress proxy, where its network.sandbox_network is true (" +
 			env.actLine("policy") + " shows them)"
 	case env.caller == "run" && p.Rule == "policy.sandbox-network":
 		return "act run --network needs the policy's network.sandbox_network to be true (" + env.actLine("policy") + " shows it; docs/policy.md)"
-	case (p.Rule == "op.command-failed" || p.Rule == "op.verification-failed") && networkFailure.MatchString(p.Message):
+	case (p.Rule == "op.command-failed" || p.Rule == "op.verification-failed") && networkFailure().MatchString(p.Message):
 		return "the command had no network: the sandbox gives commands none unless the policy's network.sandbox_network is true (" +
 			env.actLine("policy") + " shows it); fetch dependencies with a PACKAGE_INSTALL (npm, pip or go: act new PACKAGE_INSTALL), which the policy lets reach the network"
 	}
@@ -94,7 +95,9 @@ func (env *Env) problemHint(p problem.Problem) string {
 // networkFailure matches what programs print when the sandbox refuses
 // them the network: the socket itself refused (seccomp), no name
 // resolution, no route.
-var networkFailure = regexp.MustCompile(`(?i)socket: (permission denied|operation not permitted)|temporary failure in name resolution|could not resolve (host|proxy)|name or service not known|getaddrinfo (EAI_AGAIN|ENOTFOUND)|network is unreachable|connect (EACCES|ENETUNREACH)|failed to establish a new connection|dial tcp: lookup `)
+var networkFailure = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)socket: (permission denied|operation not permitted)|temporary failure in name resolution|could not resolve (host|proxy)|name or service not known|getaddrinfo (EAI_AGAIN|ENOTFOUND)|network is unreachable|connect (EACCES|ENETUNREACH)|failed to establish a new connection|dial tcp: lookup `)
+})
 
 // notAWorkspaceHint says which of this session's workspaces (act run's,
 // --workspace) lies outside the policy's, where a door's workspace widens

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/act-project/act/internal/atomicfile"
 	"github.com/act-project/act/internal/problem"
@@ -34,10 +35,10 @@ const RulePlanTooLarge = "plan.record-too-large"
 // ErrNotFound is returned for an unknown plan id.
 var ErrNotFound = errors.New("not found")
 
-var idRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 
 // IsID reports whether s has the form of a plan id.
-func IsID(s string) bool { return idRE.MatchString(s) }
+func IsID(s string) bool { return idRE().MatchString(s) }
 
 // Dir is where plan id lives under stateDir.
 func Dir(stateDir, id string) string { return state.Dir{Root: stateDir}.Plan(id) }

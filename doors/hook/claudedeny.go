@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/act-project/act/internal/agentsetup"
 )
@@ -216,11 +217,13 @@ var wrappers = map[string]bool{"timeout": true, "time": true, "nice": true, "noh
 	"env": true, "command": true, "builtin": true, "exec": true}
 
 // assignment is a NAME=value word.
-var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var assignment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`) })
 
 // redirection is a redirection word, its target in it or in the next
 // word.
-var redirection = regexp.MustCompile(`^(?:[0-9]*(?:>>|>\||>&|<&|<<<|<<|<>|>|<)|&>>|&>)(.*)$`)
+var redirection = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:[0-9]*(?:>>|>\||>&|<&|<<<|<<|<>|>|<)|&>>|&>)(.*)$`)
+})
 
 // normalCommand is simple command c without its leading assignments and
 // wrappers (with their options and, for timeout, the duration) and its
@@ -230,7 +233,7 @@ func normalCommand(c string) string {
 	words := shellWords(c)
 	var kept []string
 	for i := 0; i < len(words); i++ {
-		if m := redirection.FindStringSubmatch(words[i]); m != nil {
+		if m := redirection().FindStringSubmatch(words[i]); m != nil {
 			if m[1] == "" {
 				i++ // the target is the next word
 			}
@@ -241,7 +244,7 @@ func normalCommand(c string) string {
 	for len(kept) > 0 {
 		w := kept[0]
 		switch {
-		case assignment.MatchString(w):
+		case assignment().MatchString(w):
 			kept = kept[1:]
 		case wrappers[w]:
 			kept = kept[1:]

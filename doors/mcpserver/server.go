@@ -97,7 +97,9 @@ const maxDiff = 64 << 10
 // use.
 const descriptorName = "descriptor"
 
-var actionIDRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var actionIDRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+})
 
 // Serve serves act's tools to the client on in and out (the process's
 // standard input and raw standard output: JSON-RPC is data, not text for
@@ -293,10 +295,10 @@ func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In,
 		p.Pattern = "^[0-9a-f]{16}$"
 	}
 	if p := in.Properties["action_id"]; p != nil {
-		p.Pattern = actionIDRE.String()
+		p.Pattern = actionIDRE().String()
 	}
 	if p := in.Properties["id"]; p != nil {
-		p.Pattern = "^([0-9a-f]{16}|" + strings.Trim(actionIDRE.String(), "^$") + ")$"
+		p.Pattern = "^([0-9a-f]{16}|" + strings.Trim(actionIDRE().String(), "^$") + ")$"
 	}
 	t.InputSchema = in
 	mcp.AddTool(srv, t, h)

@@ -88,7 +88,7 @@ func TestMCPShortForm(t *testing.T) {
 	ctx := context.Background()
 	_, v1 := f.call(ctx, "act_validate", map[string]any{"descriptor": f.shortDescriptor("NOTES.md")})
 	_, v2 := f.call(ctx, "act_validate", map[string]any{"descriptor": f.shortDescriptor("NOTES.md")})
-	if v1.Status != "valid" || !actionIDRE.MatchString(v1.ActionID) || v1.ActionID == v2.ActionID {
+	if v1.Status != "valid" || !actionIDRE().MatchString(v1.ActionID) || v1.ActionID == v2.ActionID {
 		t.Fatalf("validate: %+v / %+v", v1, v2)
 	}
 	_, p := f.call(ctx, "act_plan", map[string]any{"descriptor": f.shortDescriptor("NOTES.md")})

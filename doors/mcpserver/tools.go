@@ -266,7 +266,7 @@ func (s *server) load(ctx context.Context, res *report.Result, id string) (*door
 
 func (s *server) status(ctx context.Context, _ *mcp.CallToolRequest, in statusInput) (*mcp.CallToolResult, toolOutput, error) {
 	res := &report.Result{}
-	if actionIDRE.MatchString(in.ID) {
+	if actionIDRE().MatchString(in.ID) {
 		a, err := gate.LoadAction(s.host.Home(), in.ID)
 		if err != nil {
 			return s.answer("act_status", res, "ok", err)
@@ -317,7 +317,7 @@ func (s *server) status(ctx context.Context, _ *mcp.CallToolRequest, in statusIn
 
 func (s *server) rollback(ctx context.Context, _ *mcp.CallToolRequest, in actionIDInput) (*mcp.CallToolResult, toolOutput, error) {
 	res := &report.Result{ActionID: in.ActionID}
-	if !actionIDRE.MatchString(in.ActionID) {
+	if !actionIDRE().MatchString(in.ActionID) {
 		return s.answer("act_rollback", res, outcome.RolledBack.Status, fmt.Errorf("%q is not an action id (a UUID): %w", in.ActionID, gate.ErrNotFound))
 	}
 	door, err := s.door(ctx)

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
@@ -127,7 +128,7 @@ func parseYAML(data []byte) (doc *yaml.Node, empty bool, err error) {
 	return doc, false, nil
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+): `)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+): `) })
 
 func yamlError(err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
@@ -136,7 +137,7 @@ func yamlError(err error) error {
 		msg = te.Errors[0]
 	}
 	e := &Error{Kind: ErrParse}
-	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
+	if m := yamlLine().FindStringSubmatchIndex(msg); m != nil {
 		e.Line, _ = strconv.Atoi(msg[m[2]:m[3]])
 		msg = msg[:m[0]] + msg[m[1]:]
 	}

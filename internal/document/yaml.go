@@ -9,15 +9,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/act-project/act/internal/problem"
 )
 
-var intText = regexp.MustCompile(`^[-+]?[0-9_]+$`)
+var intText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-+]?[0-9_]+$`) })
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 func parseYAML(d *Document, data []byte, lines *lineIndex) (*Node, problem.List) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -70,7 +71,7 @@ func yamlError(d *Document, err error, lines *lineIndex) problem.Problem {
 		return d.problem("parse.too-deep", problem.Pos{Line: 1, Column: 1},
 			"the document nests deeper than %d levels", MaxDepth)
 	}
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return d.problem("parse.syntax", lines.lineStart(line), "invalid YAML: %s", m[2])
 	}
@@ -234,7 +235,7 @@ func (w *yamlWalker) scalar(n *yaml.Node, out *Node) {
 		}
 		out.Kind, out.Scalar = Int, i
 	case "!!float":
-		if intText.MatchString(n.Value) {
+		if intText().MatchString(n.Value) {
 			// yaml.v3 reads an integer too big for 64 bits as a float.
 			w.fail("parse.number", n, "the integer %s does not fit in 64 bits", n.Value)
 			return
