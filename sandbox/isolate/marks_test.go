@@ -48,6 +48,14 @@ func TestTimingsMarks(t *testing.T) {
 					t.Errorf("no phase %q in %q", w, names)
 				}
 			}
+			// The command's process shares init's memory until it execs
+			// (nsexec_init.c, spawn_command): its phases are its own, sent
+			// once, never again among init's.
+			for _, w := range []string{" limits", " privileges", " landlock", " seccomp"} {
+				if n := count(names, w); n != 1 {
+					t.Errorf("phase %q %d times in %q, want once", w, n, names)
+				}
+			}
 			for _, p := range r.Phases() {
 				start := r.Origin().Add(time.Duration(p.StartMs * float64(time.Millisecond)))
 				if p.Ms < 0 || start.Before(before.Add(-time.Millisecond)) || start.After(after) {
@@ -96,4 +104,15 @@ func TestParseMarksHostile(t *testing.T) {
 	if !ok || m.who != "command" || m.start != 10 || !slices.Equal(m.names, []string{"limits", "landlock"}) || !slices.Equal(m.ns, []int64{11, 13}) {
 		t.Errorf("parseMarks = %+v, %v", m, ok)
 	}
+}
+
+// count is how many times s holds v.
+func count(s []string, v string) int {
+	n := 0
+	for _, e := range s {
+		if e == v {
+			n++
+		}
+	}
+	return n
 }

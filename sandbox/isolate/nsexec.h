@@ -181,6 +181,8 @@ extern long long act_start_ns; // the constructor's first act, in every act proc
 long long act_now_ns(void);
 void act_mark(const char *phase); // the phase that ended now
 void act_marks_forked(void);      // in the command's process: only its own marks are its to send
+long act_marks_save(void);
+void act_marks_restore(long saved); // in init, after spawn_command: the command's marks are not its own
 void act_send_marks(const char *who);
 
 // close_range(2), for close_inherited (nsexec.c) and cloexec_all

@@ -35,6 +35,16 @@ void act_mark(const char *phase) {
 
 void act_marks_forked(void) { mark_from = nmarks; }
 
+// act_marks_save and act_marks_restore bracket a child that shares this
+// memory (spawn_command's): what it marked and sent as its own is
+// forgotten.
+long act_marks_save(void) { return (long)nmarks << 16 | mark_from; }
+
+void act_marks_restore(long saved) {
+	nmarks = (int)(saved >> 16);
+	mark_from = (int)(saved & 0xffff);
+}
+
 void act_send_marks(const char *who) {
 	if (!act_sp.timings || act_sock < 0)
 		return;
