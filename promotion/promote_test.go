@@ -883,3 +883,59 @@ steps:
 		t.Errorf("recover found work:\n%s", r)
 	}
 }
+
+// TestCrashApplyUnchanged kills `act apply` of a plan whose command changed
+// nothing at each of its crash points in turn. Its journal has no steps,
+// and its Begin record is made durable by the syncfs that makes the plan
+// durable, not by fsyncs of its own (rollback/execute.go). After recovery
+// the action is either not applied (and an apply then records it as ran)
+// or applied and recorded as ran or recovered: never applied without a
+// record. The tree is never touched, and the log verifies.
+func TestCrashApplyUnchanged(t *testing.T) {
+	t.Parallel()
+	const id = "77777777-6666-4777-8888-999999999990"
+	tree := map[string]string{"keep.txt": "k\n"}
+	ops := `action_type: COMMAND_EXECUTION
+effects: {filesystem: {create: [], modify: [], delete: []}, network: false, system_state_change: false}
+operation: {argv: [cat, keep.txt], workdir: $P}
+`
+	w := newWorld(t, "", id, tree, ops)
+	before := snapshot(t, w.root)
+	r, points := w.whole("apply", "--confirm", w.plan())
+	if r.code != 0 || r.killed {
+		t.Fatalf("the whole apply:\n%s", r)
+	}
+	w.recorded(0, audit.EventRan)
+	var sawBefore, sawAfter atomic.Int64
+	crashEach(t, points, func(t *testing.T, n int) {
+		w := newWorld(t, "", id, tree, ops)
+		planID := w.plan()
+		r := w.act(n, "apply", "--confirm", planID)
+		if !r.killed {
+			t.Fatalf("crash point %d of %d not reached, but:\n%s", n, points, r)
+		}
+		w.recoverBy(n%4, planID)
+		w.settled()
+		w.requireTree("original", before)
+		switch st := w.state(); st {
+		case "":
+			sawBefore.Add(1)
+			w.ok(0, "apply", "--confirm", planID)
+			w.recorded(n, audit.EventRan)
+		case "applied":
+			sawAfter.Add(1)
+			w.recorded(n, audit.EventRan, audit.EventRecovered)
+		default:
+			t.Fatalf("N=%d: the action is %q after recovery", n, st)
+		}
+		if st := w.state(); st != "applied" {
+			t.Fatalf("N=%d: the action is %q after apply", n, st)
+		}
+		w.settled()
+		w.requireTree("original", before)
+	})
+	t.Logf("%d crash points: %d recovered to before, %d to after", points, sawBefore.Load(), sawAfter.Load())
+	if sawBefore.Load() == 0 || sawAfter.Load() == 0 {
+		t.Errorf("the matrix missed a case: recovered to before %d, to after %d", sawBefore.Load(), sawAfter.Load())
+	}
+}

@@ -59,7 +59,10 @@ func (e *RevertedError) Outcome() outcome.Outcome { return outcome.Reverted }
 //     the target (Op.Stage), and all new content is made durable together,
 //     one syncfs(2) per filesystem, rather than one fsync per file; the
 //     filesystems of durable (the plan's directory, which recovery of a
-//     committed journal reads again) are synced in the same pass;
+//     committed journal reads again) are synced in the same pass. Without
+//     steps nothing is staged, and the Begin record is made durable in
+//     this pass, not with fsyncs of its own in 1: nothing is written
+//     between the two that a crash could leave without the journal;
 //  3. each op runs after its Step record is written (no fsync: the record
 //     survives a crash of act, and undo checks inodes, not only records);
 //  4. every directory an op touched is fsync'd once;
@@ -76,9 +79,15 @@ func execute(path string, b Begin, progress Progress, durable ...string) error {
 			return err
 		}
 	}
-	w, err := Create(path, b)
+	// Without steps (a plan that changed nothing) the Begin record is
+	// made durable by stage's syncfs of the journal's filesystem.
+	none := len(b.Steps) == 0
+	w, err := create(path, b, !none)
 	if err != nil {
 		return err
+	}
+	if none {
+		durable = append(slices.Clip(durable), filepath.Dir(path))
 	}
 	defer w.Close()
 	crashPoint()

@@ -371,7 +371,11 @@ type Writer struct {
 // Create creates the journal at path, which must not exist (its directory
 // must), and makes its Begin record durable (file and directory fsync'd)
 // before returning. On error no journal is left behind.
-func Create(path string, b Begin) (_ *Writer, err error) {
+func Create(path string, b Begin) (*Writer, error) { return create(path, b, true) }
+
+// create is Create, which leaves the Begin record's durability to the
+// caller unless sync.
+func create(path string, b Begin, sync bool) (_ *Writer, err error) {
 	var m machine
 	if err := m.next(b); err != nil {
 		return nil, fmt.Errorf("create journal %s: %w", path, err)
@@ -394,11 +398,13 @@ func Create(path string, b Begin) (_ *Writer, err error) {
 	if _, err := f.Write(buf); err != nil {
 		return nil, err
 	}
-	if err := f.Sync(); err != nil {
-		return nil, err
-	}
-	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
-		return nil, err
+	if sync {
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
+			return nil, err
+		}
 	}
 	return &Writer{f: f, path: path, size: int64(len(buf)), m: m}, nil
 }
