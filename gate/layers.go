@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"github.com/act-project/act/internal/lifecycle"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/plan"
+	"github.com/act-project/act/rollback"
 )
 
 // RuleMaxLayers: the layers of the plans not yet applied would hold more
@@ -39,12 +41,18 @@ const DefaultMaxLayersMB = 2048
 // out the plans applied, rolled back or denied. A forged index can leave a
 // waiting plan's layer out of the count, as a forged action record naming
 // that plan can.
-func (g *Gate) layersLimit(bytes int64) error {
-	mb := g.Policy.MaxLayersMB
-	if mb <= 0 {
-		mb = DefaultMaxLayersMB
-	}
+//
+// early, when set, waits for what besideDryRun measured of the other
+// plans' layers while this plan's dry run ran: if that and this plan's
+// layer pass the bound, nothing is measured again.
+func (g *Gate) layersLimit(bytes int64, early func() (int64, bool)) error {
+	mb := g.maxLayersMB()
 	limit := mb << 20
+	if early != nil {
+		if held, ok := early(); ok && held+bytes <= limit {
+			return nil
+		}
+	}
 	if bytes > limit {
 		return problem.List{{
 			Rule: RuleMaxLayers, Field: "resources.max_disk_mb", Layer: problem.Policy,
@@ -69,6 +77,50 @@ func (g *Gate) layersLimit(bytes int64) error {
 			"apply or deny some (%s lists them; %s removes a layer), or remove the expired ones with %s",
 			mib(held), mib(bytes), mb, g.actLine("history"), g.actLine("deny", "PLAN_ID"), g.actLine("gc")),
 	}}
+}
+
+// maxLayersMB is the policy's max_layers_mb, or the default.
+func (g *Gate) maxLayersMB() int64 {
+	if mb := g.Policy.MaxLayersMB; mb > 0 {
+		return mb
+	}
+	return DefaultMaxLayersMB
+}
+
+// besideDryRun starts, beside a plan's dry run, what the plan's last steps
+// need and the run does not change, and returns what waits for it: the
+// layers of the plans not yet done, measured up to the policy's bound, as
+// layersLimit would measure them after the run (ok false: not measured;
+// layersLimit then measures), and the first use of the JSON encoding of a
+// plan and of an action record (building encoding/json's encoders for
+// their types costs a fresh process about a millisecond each). A plan
+// saved by another process during the run is not in the count, as it
+// would not be had it been saved just after.
+func (g *Gate) besideDryRun() func() (held int64, ok bool) {
+	done := make(chan struct{})
+	var held int64
+	var ok bool
+	go func() {
+		defer close(done)
+		warmJSON()
+		ids, err := g.notDone()
+		if err != nil {
+			return
+		}
+		h, err := g.layersHeld(ids, nil, g.maxLayersMB()<<20)
+		held, ok = h, err == nil
+	}()
+	return func() (int64, bool) {
+		<-done
+		return held, ok
+	}
+}
+
+// warmJSON makes encoding/json build its encoders for the plan and the
+// action record, whose first use is what costs.
+func warmJSON() {
+	json.Marshal(&plan.Plan{})
+	json.Marshal(&rollback.Action{})
 }
 
 // layersHeld measures the layers of the plans ids, but of those skip says

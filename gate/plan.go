@@ -50,6 +50,9 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 	opts.ByProducts = g.byProducts(d)
 	var started atomic.Bool
 	opts.Ahead.Started = func() { started.Store(true) }
+	// What the plan's last steps need and the dry run does not change is
+	// made beside it, while this process mostly waits for the sandbox.
+	held := g.besideDryRun()
 	dctx, end := timings.Begin(ctx, "dry run")
 	dr, err := plan.DryRun(dctx, d, opts)
 	end()
@@ -91,7 +94,7 @@ func (g *Gate) Plan(ctx context.Context, d *descriptors.Descriptor, opts plan.Op
 	end()
 	if err == nil {
 		end := timings.Start(ctx, "layers limit (max_layers_mb)")
-		err = g.layersLimit(dr.LayerBytes())
+		err = g.layersLimit(dr.LayerBytes(), held)
 		end()
 	}
 	if err != nil {
