@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // LayerSize measures the directory dir (a plan's layer) as
@@ -44,19 +46,23 @@ func (s *sizer) add(n int64) error {
 
 // dir adds what the directory p holds.
 func (s *sizer) dir(p string) error {
-	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrPermission) {
-		s.whole = false
-		return nil
-	}
+	fd, err := openDir(unix.AT_FDCWD, p, 0)
 	if err != nil {
-		return err
+		return s.unreadable(err)
 	}
+	return s.dirFd(fd, p)
+}
+
+// dirFd adds what the directory open as fd (at path p, for errors) holds,
+// and closes fd. Its entries are looked up from fd, one lookup each
+// however deep the layer's directories lie.
+func (s *sizer) dirFd(fd int, p string) error {
+	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
 	for {
 		ents, rerr := f.ReadDir(readBatch)
 		for _, e := range ents {
-			err := s.entry(filepath.Join(p, e.Name()), e)
+			err := s.entry(fd, p, e)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // gone since: it holds nothing now
 			}
@@ -73,16 +79,50 @@ func (s *sizer) dir(p string) error {
 	}
 }
 
-// entry adds the entry e at p, and what lies below it.
-func (s *sizer) entry(p string, e fs.DirEntry) error {
+// unreadable is what a directory that cannot be opened adds: nothing, and
+// the count is no longer whole, where act may not read it (mode 000, as
+// an ordinary user); err otherwise.
+func (s *sizer) unreadable(err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		s.whole = false
+		return nil
+	}
+	return err
+}
+
+// openDir opens the directory name in dfd, not following a final
+// symbolic link where flags has O_NOFOLLOW.
+func openDir(dfd int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|flags, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// entry adds the entry e of the directory dfd (at path p), and what lies
+// below it.
+func (s *sizer) entry(dfd int, p string, e fs.DirEntry) error {
 	if err := s.add(int64(len(e.Name()))); err != nil {
 		return err
 	}
 	switch {
 	case e.IsDir():
-		return s.dir(p)
+		fd, err := openDir(dfd, e.Name(), unix.O_NOFOLLOW)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			return nil // no longer a directory: a link or a file now, measured by the next count
+		}
+		if err != nil {
+			return s.unreadable(err)
+		}
+		return s.dirFd(fd, filepath.Join(p, e.Name()))
 	case e.Type().IsRegular():
-		fi, err := e.Info()
+		fi, err := statAt(dfd, e.Name(), filepath.Join(p, e.Name()))
 		if err != nil {
 			return err
 		}
