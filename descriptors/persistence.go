@@ -84,6 +84,25 @@ type CodeLater struct {
 
 type codeLaterPattern struct {
 	kind, pat, prefix string
+	// lit is the pattern's longest literal run, which every path it
+	// matches holds (literalRun): most paths hold none of the patterns'.
+	lit string
+}
+
+// literalRun returns the longest run of pat that every path pat matches
+// holds as it is: pat split at its wildcards, each `**` element taken
+// with the slash before it (`/a/**` matches `/a`, which holds `/a` but
+// not `/a/`).
+func literalRun(pat string) string {
+	var best string
+	for _, part := range strings.Split(pat, "/**") {
+		for _, run := range strings.FieldsFunc(part, func(r rune) bool { return r == '*' || r == '?' }) {
+			if len(run) > len(best) {
+				best = run
+			}
+		}
+	}
+	return best
 }
 
 // NewCodeLater expands the list for homes ("~/" entries are relative to
@@ -93,7 +112,7 @@ func NewCodeLater(homes []string) *CodeLater {
 	for _, e := range PersistenceTable() {
 		for _, q := range e.Paths {
 			for _, pat := range expandTilde(q, homes) {
-				m.pats = append(m.pats, codeLaterPattern{e.Kind, pat, pathglob.Prefix(pat)})
+				m.pats = append(m.pats, codeLaterPattern{e.Kind, pat, pathglob.Prefix(pat), literalRun(pat)})
 			}
 		}
 	}
@@ -106,7 +125,7 @@ func (m *CodeLater) Match(path string) (kind string, ok bool) {
 	for _, p := range m.pats {
 		// The pattern's literal leading directories first: most paths
 		// are under none of a home's, and this costs no allocation.
-		if pathglob.Within(path, p.prefix) && pathglob.Match(p.pat, path) {
+		if pathglob.Within(path, p.prefix) && strings.Contains(path, p.lit) && pathglob.Match(p.pat, path) {
 			return p.kind, true
 		}
 	}
