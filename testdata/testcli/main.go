@@ -26,6 +26,7 @@ import (
 	"github.com/act-project/act/audit"
 	"github.com/act-project/act/cmd"
 	"github.com/act-project/act/internal/agentsetup"
+	_ "github.com/act-project/act/internal/prefault" // as act's main does
 	"github.com/act-project/act/internal/startheap"
 	"github.com/act-project/act/policy"
 	"github.com/act-project/act/rollback"
