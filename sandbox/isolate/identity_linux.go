@@ -155,11 +155,36 @@ func (sb *started) sendRights(key string, files []*os.File) error {
 		if i == 0 {
 			head = put(nil, key, strconv.Itoa(len(files)))
 		}
-		if err := syscall.Sendmsg(sb.parentFD, head, syscall.UnixRights(rights...), nil, 0); err != nil {
+		if err := sb.sendmsg(head, syscall.UnixRights(rights...)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sendmsg sends data with the control message oob on the spec socket
+// (non-blocking: it waits through the poller while the socket is full);
+// what a short send left of data follows without it.
+func (sb *started) sendmsg(data, oob []byte) error {
+	rc, err := sb.parent.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var n int
+	var serr error
+	if err := rc.Write(func(fd uintptr) bool {
+		n, serr = syscall.SendmsgN(int(fd), data, oob, nil, 0)
+		return serr != syscall.EAGAIN
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return serr
+	}
+	if n < len(data) {
+		_, err = sb.parent.Write(data[n:])
+	}
+	return err
 }
 
 // existing is the paths of ps that are there (the binds: one that is

@@ -261,6 +261,17 @@ func start(spec Spec, early bool) (*started, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
 	}
+	// This process's end is non-blocking, so that os.NewFile gives it to
+	// the runtime's poller: a goroutine waiting for the sandbox's messages
+	// then parks, rather than holding a thread and its processor in a
+	// blocking read, which left the goroutines queued behind it (the
+	// sandbox's cgroups, made beside its start) waiting until the runtime
+	// noticed, up to 10 ms later. init's end stays blocking.
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
+	}
 	sb := &started{
 		parent:    os.NewFile(uintptr(fds[0]), "sandbox-spec"),
 		parentFD:  fds[0],
