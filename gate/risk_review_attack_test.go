@@ -364,6 +364,10 @@ func asNobodyGate(t *testing.T, name string) {
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// 0755 whatever the umask (under 077 WriteFile makes it 0700).
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	c := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run=^"+name+"$", "-test.count=1", "-test.v")
 	c.Dir = dir
 	for _, kv := range os.Environ() {

@@ -234,6 +234,9 @@ func AsNobody(t *testing.T, test string, seed func(gocache string) error, env ..
 	if os.Link(exe, bin) != nil {
 		CopyFile(t, exe, bin, 0o755)
 	}
+	// go test wrote the binary with the umask's mode (0700 under umask
+	// 077), which a link shares.
+	check(t, os.Chmod(bin, 0o755))
 	// In a memory cgroup of its own, without which a command's memory cap
 	// is RLIMIT_AS per process (docs/sandbox-process.md); without one
 	// where env asks (NoCgroupEnv).
@@ -294,6 +297,9 @@ func CopyFile(t *testing.T, from, to string, mode fs.FileMode) {
 		t.Fatal(err)
 	}
 	check(t, out.Close())
+	// The mode whatever the umask: a copy uid 65534 runs must be its to
+	// read and execute under umask 077 too.
+	check(t, os.Chmod(to, mode))
 }
 
 func check(t *testing.T, err error) {

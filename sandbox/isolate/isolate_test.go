@@ -50,6 +50,12 @@ func newScope(t testing.TB, base string, files map[string]string) Scope {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		// 0755 whatever the umask: act makes a scope's upper with its
+		// lower's mode (sandbox.LayerSystem.CopyUpDir), and a test that
+		// changes the scope's mode must change it from this one.
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() {
 		if err := RemoveWorkDir(s.Work); err != nil {
@@ -489,6 +495,12 @@ func asNobody(t *testing.T, prefix []string, env, run string) []byte {
 		if err := os.WriteFile(bin, data, 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// 0755 whatever the umask: go test wrote the binary, and WriteFile
+	// the copy, with the umask's mode (0700 under umask 077), and the
+	// sandbox re-executes it as uid 65534.
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	args := append(append([]string{"--reuid=65534", "--regid=65534", "--clear-groups"}, prefix...), bin, "-test.run="+run, "-test.v")
 	cmd := exec.Command(setpriv, args...)

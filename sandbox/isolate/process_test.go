@@ -664,23 +664,42 @@ func TestProcessAsNobody(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// 0755 whatever the umask: go test wrote the binary, and WriteFile
+	// the copy, with the umask's mode (0700 under umask 077), and the
+	// sandbox re-executes it as uid 65534.
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// The probe's source, which the tests read from testdata/.
+	// Modes set whatever the umask: uid 65534 reads them.
 	if err := os.Mkdir(filepath.Join(dir, "testdata"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "testdata"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	src, err := os.ReadFile("testdata/sysprobe.c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "testdata", "sysprobe.c"), src, 0o644); err != nil {
-		t.Fatal(err)
+	readable := func(name string, data []byte) {
+		t.Helper()
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(name, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	readable(filepath.Join(dir, "testdata", "sysprobe.c"), src)
 	// The sandbox child's C files, which TestProtocolAgrees reads.
 	cFiles, _ := filepath.Glob("*.[ch]")
 	for _, f := range cFiles {
-		if c, err := os.ReadFile(f); err == nil {
-			os.WriteFile(filepath.Join(dir, f), c, 0o644)
+		c, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
+		readable(filepath.Join(dir, f), c)
 	}
 	run := "^(TestProtocolAgrees|TestFailMessageWhole|TestInheritedDescriptorsClosed|TestSeccompFilter|TestIoUringSocketBypass|TestDatagramPairSendto|TestSessionKeyring|TestCopyOutDepthLimit|TestDiscard|TestDiscardBounded|TestTimingsMarks)$"
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run="+run, "-test.v")
