@@ -28,7 +28,9 @@ func init() {
 	Populate(start, min(start+Size, hi))
 }
 
-const pageSize = 4096
+// pageSize is the system's page size (4 KiB on x86-64; 16 or 64 KiB on
+// some arm64 kernels).
+var pageSize = uintptr(syscall.Getpagesize())
 
 // Populate maps in the pages of [start, end), page-aligned and within one
 // writable private mapping, ahead of their use. Errors are ignored: the
