@@ -123,13 +123,15 @@ static int command_entry(void *arg) {
 // the command execs (or fails and exits). A fork would copy init's page
 // tables and then take a copy-on-write fault on every page either process
 // writes, where a page fault is dear (a virtual machine's: docs/timings.md).
-// The child writes nothing of init's but its own stack and the marks it
-// sends before exec, which init then forgets: init is single-threaded and
-// waits, so no lock or state of init's is held across the call. Only the
-// child's thread of execution is its own (signal dispositions, descriptors,
-// limits, credentials, the working directory, Landlock and seccomp are
-// per process without CLONE_SIGHAND, CLONE_FILES, CLONE_FS and
-// CLONE_THREAD).
+// What the child changes in the memory it shares with init is left
+// consistent or put back: libc's heap (fopen and opendir free what they
+// take), environ (restored here), the marks it sends before exec (which
+// init then forgets), errno; init is single-threaded and suspended
+// meanwhile, so no lock of init's is held across the call. Everything else
+// is the child's own: its stack, and what is per process without
+// CLONE_SIGHAND, CLONE_FILES, CLONE_FS and CLONE_THREAD (signal
+// dispositions, descriptors, limits, credentials, the working directory,
+// Landlock and seccomp).
 static pid_t spawn_command(void) {
 	static char stack[512 << 10] __attribute__((aligned(16)));
 	char **env = environ;
