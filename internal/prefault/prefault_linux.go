@@ -43,25 +43,60 @@ func Populate(start, end uintptr) {
 }
 
 // mapping returns the bounds of the mapping in /proc/self/maps that holds
-// address at.
+// address at. It reads the file a few lines at a time, in a small buffer:
+// a large one on the stack would make the runtime grow this early
+// goroutine's stack, a copy costing more than the search.
 func mapping(at uintptr) (lo, hi uintptr, ok bool) {
 	fd, err := syscall.Open("/proc/self/maps", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, 0, false
 	}
 	defer syscall.Close(fd)
-	// A Go process this early has a few dozen mappings: 64 KiB holds them
-	// with room; a mapping past the buffer is simply not found.
-	var buf [64 << 10]byte
-	n := 0
-	for n < len(buf) {
-		m, err := syscall.Read(fd, buf[n:])
+	return scan(func(b []byte) (int, error) { return syscall.Read(fd, b) }, at)
+}
+
+// scan is mapping's search of the text read reads, a few lines at a time.
+func scan(read func([]byte) (int, error), at uintptr) (lo, hi uintptr, ok bool) {
+	var buf [2048]byte
+	n := 0        // bytes of buf holding what is not searched yet
+	long := false // in a line longer than buf (a long file name): skipped
+	for {
+		m, err := read(buf[n:])
 		if err != nil || m <= 0 {
-			break
+			if long {
+				return 0, 0, false
+			}
+			// The last line, if the file does not end in a newline.
+			return find(buf[:n], at)
 		}
 		n += m
+		start := 0
+		if long {
+			i := 0
+			for i < n && buf[i] != '\n' {
+				i++
+			}
+			if i == n {
+				n = 0
+				continue
+			}
+			start, long = i+1, false
+		}
+		// Search the whole lines read; keep the partial last one.
+		end := n
+		for end > start && buf[end-1] != '\n' {
+			end--
+		}
+		if end > start {
+			if lo, hi, ok := find(buf[start:end], at); ok {
+				return lo, hi, true
+			}
+		} else if n-start == len(buf) {
+			long, n = true, 0
+			continue
+		}
+		n = copy(buf[:], buf[end:n])
 	}
-	return find(buf[:n], at)
 }
 
 // find returns the bounds of the line of maps, the text of

@@ -102,3 +102,37 @@ func TestMappingOfHeap(t *testing.T) {
 		t.Errorf("mapping(%#x) = %#x-%#x, which /proc/self/maps does not list as writable:\n%s", at, lo, hi, maps)
 	}
 }
+
+// TestScan: the search reads the maps text a few lines at a time, in
+// pieces of any size, and skips a line longer than its buffer (a long
+// file name) rather than stopping there.
+func TestScan(t *testing.T) {
+	long := "00500000-00501000 r--p 00000000 fe:00 1  /" + strings.Repeat("d", 5000) + "\n"
+	maps := "00400000-00403000 r--p 00000000 fe:00 1  /usr/bin/act\n" + long +
+		"1635ad000000-1635ad800000 rw-p 00000000 00:00 0 \n" +
+		"7ffd0e5e1000-7ffd0e602000 rw-p 00000000 00:00 0 [stack]"
+	for _, piece := range []int{1, 7, 100, 2047, 2048, 4096, 1 << 20} {
+		for _, tc := range []struct {
+			at     uintptr
+			lo, hi uintptr
+			ok     bool
+		}{
+			{0x401000, 0x400000, 0x403000, true},
+			{0x500000, 0, 0, false}, // in the skipped line
+			{0x1635ad7fffff, 0x1635ad000000, 0x1635ad800000, true},
+			{0x7ffd0e5e1000, 0x7ffd0e5e1000, 0x7ffd0e602000, true}, // the last line, without a newline
+			{0x10, 0, 0, false},
+		} {
+			rest := maps
+			read := func(b []byte) (int, error) {
+				n := copy(b, rest[:min(piece, len(rest))])
+				rest = rest[n:]
+				return n, nil
+			}
+			lo, hi, ok := scan(read, tc.at)
+			if lo != tc.lo || hi != tc.hi || ok != tc.ok {
+				t.Errorf("pieces of %d: scan(%#x) = %#x, %#x, %v; want %#x, %#x, %v", piece, tc.at, lo, hi, ok, tc.lo, tc.hi, tc.ok)
+			}
+		}
+	}
+}
