@@ -95,12 +95,22 @@ type codeLaterPattern struct {
 // not `/a/`).
 func literalRun(pat string) string {
 	var best string
-	for _, part := range strings.Split(pat, "/**") {
-		for _, run := range strings.FieldsFunc(part, func(r rune) bool { return r == '*' || r == '?' }) {
-			if len(run) > len(best) {
-				best = run
-			}
+	start := 0 // of the run being read
+	for i := 0; i <= len(pat); i++ {
+		end := i // the run ends before pat[i:] …
+		switch {
+		case i == len(pat):
+		case strings.HasPrefix(pat[i:], "/**"):
+			i += len("/**") - 1 // … a `**` element, with its slash
+		case pat[i] == '*' || pat[i] == '?':
+			// … a wildcard
+		default:
+			continue
 		}
+		if end-start > len(best) {
+			best = pat[start:end]
+		}
+		start = i + 1
 	}
 	return best
 }

@@ -241,6 +241,9 @@ func (g *grading) network(d *descriptors.Descriptor, ruled bool) {
 // whose it is, its mode, and what runs it; it returns the deletes'
 // count.
 func (g *grading) eachChange(changes []diff.Change, rules RiskRules) (deletes int) {
+	if len(changes) == 0 {
+		return 0 // and the lists below, built for the homes, are not needed
+	}
 	codeLater, homeDots, autorun := descriptors.NewCodeLater(rules.Homes), homeDotPatterns(rules.Homes), newAutorun()
 	for _, c := range changes {
 		if rules.InWorkspace == nil || !rules.InWorkspace(c.Path) {
