@@ -133,7 +133,9 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 			recursive = true
 		}
 		content := c.Content
-		op := descriptors.FileWriteOp{Path: c.Path, Content: &content}
+		// A file the patch makes gets the mode Codex's own apply_patch
+		// would give it (newFileMode).
+		op := descriptors.FileWriteOp{Path: c.Path, Content: &content, Mode: newFileMode(c.Path)}
 		if c.Mode != 0 {
 			op.Mode = fmt.Sprintf("%04o", c.Mode.Perm())
 		}

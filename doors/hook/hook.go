@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -271,7 +272,7 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps p
 // exists, or to the outermost it makes where that is a home
 // (descriptors.MadeDirScope).
 func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps, homes []string) *descriptors.Descriptor {
-	op := descriptors.FileWriteOp{Path: path, Content: &content}
+	op := descriptors.FileWriteOp{Path: path, Content: &content, Mode: newFileMode(path)}
 	if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
 		mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: filepath.Dir(path), Parents: true})
 		mkdir.Effects.Filesystem = descriptors.FilesystemEffects{Create: missing, Modify: []string{}, Delete: []string{}}
@@ -282,6 +283,42 @@ func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps,
 	}
 	scope, _ := descriptors.FileScope(path, homes)
 	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{scope}}, hookFileResources(len(content), caps), false)
+}
+
+// newFileMode is the mode the agent's own tool gives path, where it makes
+// it: 0666 less the umask, which act's hook shares with the agent that
+// runs it. act's FILE_WRITE makes a new file 0644 whatever the umask; a
+// plan of the agent's write with that mode would not be what the tool
+// makes under another umask (077: 0600), and a tool call a person allowed
+// at the agent's prompt could not be adopted (docs/agents.md). "" (act's
+// own) for a path that exists, which keeps its mode either way, or where
+// the umask cannot be read.
+func newFileMode(path string) string {
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	mask, ok := umask()
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%04o", 0o666&^mask)
+}
+
+// umask is this process's umask, from /proc/self/status (Linux 4.7):
+// umask(2) can only read it by setting it, which another goroutine's
+// file creation could see.
+func umask() (uint32, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			return uint32(n) & 0o777, err == nil
+		}
+	}
+	return 0, false
 }
 
 // hookFileResources are the resources of a file change the hook makes,

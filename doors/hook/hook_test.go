@@ -1,0 +1,49 @@
+package hook
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/act-project/act/descriptors"
+	"github.com/act-project/act/policy"
+)
+
+// TestNewFileMode: a Write of a new file is planned with the mode the
+// agent's own tool gives it, 0666 less the umask the hook shares with
+// the agent (0600 under 077, 0644 under 022), so that a call a person
+// allowed at the agent's prompt is adopted under any umask; a file that
+// exists keeps its own mode (none is planned).
+func TestNewFileMode(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.txt")
+	if err := os.WriteFile(existing, []byte("x"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	for _, mask := range []int{0o077, 0o022, 0o002} {
+		syscall.Umask(mask)
+		d := hookWriteDescriptor("Write", filepath.Join(dir, "new.txt"), "x", policy.ResourceCaps{}, nil)
+		want := fmt.Sprintf("%04o", 0o666&^mask)
+		if got := opMode(t, d); got != want {
+			t.Errorf("umask %04o: a new file planned with mode %q, want %q", mask, got, want)
+		}
+		d = hookWriteDescriptor("Write", existing, "x", policy.ResourceCaps{}, nil)
+		if got := opMode(t, d); got != "" {
+			t.Errorf("umask %04o: an existing file planned with mode %q, want its own kept", mask, got)
+		}
+	}
+}
+
+// opMode is the mode of d's FILE_WRITE operation.
+func opMode(t *testing.T, d *descriptors.Descriptor) string {
+	t.Helper()
+	op, ok := d.Op.(descriptors.FileWriteOp)
+	if !ok {
+		t.Fatalf("the operation is a %T, not a FILE_WRITE", d.Op)
+	}
+	return op.Mode
+}
