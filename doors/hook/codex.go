@@ -126,7 +126,7 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		for _, d := range missing {
 			if !slices.Contains(made, d) {
 				made = append(made, d)
-				writes = append(writes, descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: d}))
+				writes = append(writes, descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: d, Mode: newDirMode()}))
 			}
 		}
 		if len(missing) > 0 {

@@ -264,9 +264,9 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps p
 }
 
 // hookWriteDescriptor is the FILE_WRITE of content to path. Claude Code's
-// Write makes the directories a file goes in: so does act, as a
-// DIRECTORY_CREATE step before the write, each missing directory
-// declared (docs/agents.md). The scope is the file's directory, or the
+// Write makes the directories a file goes in: so does act, a
+// DIRECTORY_CREATE step for each missing directory before the write
+// (docs/agents.md). The scope is the file's directory, or the
 // file itself where that is a home (~/.bashrc: descriptors.FileScope);
 // one that makes directories is scoped, recursive, to the nearest that
 // exists, or to the outermost it makes where that is a home
@@ -274,11 +274,17 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps p
 func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps, homes []string) *descriptors.Descriptor {
 	op := descriptors.FileWriteOp{Path: path, Content: &content, Mode: newFileMode(path)}
 	if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
-		mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: filepath.Dir(path), Parents: true})
-		mkdir.Effects.Filesystem = descriptors.FilesystemEffects{Create: missing, Modify: []string{}, Delete: []string{}}
+		// One DIRECTORY_CREATE for each, with the mode Claude Code's
+		// Write gives every directory it makes (newDirMode).
+		var steps []descriptors.Step
+		for _, d := range missing {
+			mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: d, Mode: newDirMode()})
+			mkdir.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{d}, Modify: []string{}, Delete: []string{}}
+			steps = append(steps, mkdir)
+		}
 		write := descriptors.BuiltStep(op)
 		write.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{path}, Modify: []string{}, Delete: []string{}}
-		return descriptors.Built(intent, nil, []descriptors.Step{mkdir, write},
+		return descriptors.Built(intent, nil, append(steps, write),
 			descriptors.FilesystemScope{Paths: []string{descriptors.MadeDirScope(missing, base, homes)}, Recursive: true}, hookFileResources(len(content), caps), false)
 	}
 	scope, _ := descriptors.FileScope(path, homes)
@@ -302,6 +308,17 @@ func newFileMode(path string) string {
 		return ""
 	}
 	return fmt.Sprintf("%04o", 0o666&^mask)
+}
+
+// newDirMode is the mode the agent's own tool gives a directory it makes
+// (0777 less the umask), as newFileMode is a file's; "" where the umask
+// cannot be read.
+func newDirMode() string {
+	mask, ok := umask()
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%04o", 0o777&^mask)
 }
 
 // umask is this process's umask, from /proc/self/status (Linux 4.7):

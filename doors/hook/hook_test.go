@@ -35,6 +35,22 @@ func TestNewFileMode(t *testing.T) {
 		if got := opMode(t, d); got != "" {
 			t.Errorf("umask %04o: an existing file planned with mode %q, want its own kept", mask, got)
 		}
+		// Into directories that do not exist: each made with 0777 less
+		// the umask, as the tool makes them, then the file.
+		d = hookWriteDescriptor("Write", filepath.Join(dir, "a", "b", "new.txt"), "x", policy.ResourceCaps{}, nil)
+		wantDir := fmt.Sprintf("%04o", 0o777&^mask)
+		if len(d.Steps) != 3 {
+			t.Fatalf("umask %04o: %d steps, want a DIRECTORY_CREATE for each of 2 directories and the FILE_WRITE", mask, len(d.Steps))
+		}
+		for i, want := range []string{filepath.Join(dir, "a"), filepath.Join(dir, "a", "b")} {
+			op, ok := d.Steps[i].Op.(descriptors.DirectoryCreateOp)
+			if !ok || op.Path != want || op.Mode != wantDir {
+				t.Errorf("umask %04o: step %d is %#v, want DIRECTORY_CREATE %s with mode %s", mask, i, d.Steps[i].Op, want, wantDir)
+			}
+		}
+		if op, ok := d.Steps[2].Op.(descriptors.FileWriteOp); !ok || op.Mode != want {
+			t.Errorf("umask %04o: the last step is %#v, want the FILE_WRITE with mode %s", mask, d.Steps[2].Op, want)
+		}
 	}
 }
 
