@@ -291,34 +291,36 @@ func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps,
 	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{scope}}, hookFileResources(len(content), caps), false)
 }
 
-// newFileMode is the mode the agent's own tool gives path, where it makes
-// it: 0666 less the umask, which act's hook shares with the agent that
-// runs it. act's FILE_WRITE makes a new file 0644 whatever the umask; a
-// plan of the agent's write with that mode would not be what the tool
-// makes under another umask (077: 0600), and a tool call a person allowed
-// at the agent's prompt could not be adopted (docs/agents.md). "" (act's
-// own) for a path that exists, which keeps its mode either way, or where
-// the umask cannot be read.
+// newFileMode is the mode a Write of path plans where it makes the file:
+// act's own 0644, less what the umask the hook shares with the agent
+// takes away, so that it is the mode the agent's own tool gives the file
+// (0666 less the umask) wherever the umask narrows it: 0600 under 077,
+// where a plan of 0644 would not be what the tool makes, and a call a
+// person allowed at the agent's prompt could not be adopted
+// (docs/agents.md). A umask that leaves group write (002) is not
+// followed: the plan stays 0644, as a group-writable file is graded
+// MEDIUM and a new file would then always ask. "" (act's own) for a path
+// that exists, which keeps its mode either way, or where the umask
+// cannot be read.
 func newFileMode(path string) string {
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		return ""
 	}
-	mask, ok := umask()
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf("%04o", 0o666&^mask)
+	return narrowed(0o644)
 }
 
-// newDirMode is the mode the agent's own tool gives a directory it makes
-// (0777 less the umask), as newFileMode is a file's; "" where the umask
-// cannot be read.
-func newDirMode() string {
+// newDirMode is newFileMode's for a directory the Write makes: 0755 less
+// what the umask takes away (0700 under 077, as the tool makes it).
+func newDirMode() string { return narrowed(0o755) }
+
+// narrowed is mode less the bits this process's umask clears, or ""
+// where the umask cannot be read.
+func narrowed(mode uint32) string {
 	mask, ok := umask()
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("%04o", 0o777&^mask)
+	return fmt.Sprintf("%04o", mode&^mask)
 }
 
 // umask is this process's umask, from /proc/self/status (Linux 4.7):

@@ -11,11 +11,12 @@ import (
 	"github.com/act-project/act/policy"
 )
 
-// TestNewFileMode: a Write of a new file is planned with the mode the
-// agent's own tool gives it, 0666 less the umask the hook shares with
-// the agent (0600 under 077, 0644 under 022), so that a call a person
-// allowed at the agent's prompt is adopted under any umask; a file that
-// exists keeps its own mode (none is planned).
+// TestNewFileMode: a Write of a new file is planned with act's 0644 less
+// what the umask the hook shares with the agent takes away, which is the
+// mode the agent's own tool gives it where the umask narrows it (0600
+// under 077), and no wider (0644 under 002, where the tool makes 0664);
+// its new directories 0755 so narrowed; a file that exists keeps its own
+// mode (none is planned).
 func TestNewFileMode(t *testing.T) {
 	dir := t.TempDir()
 	existing := filepath.Join(dir, "old.txt")
@@ -27,7 +28,7 @@ func TestNewFileMode(t *testing.T) {
 	for _, mask := range []int{0o077, 0o022, 0o002} {
 		syscall.Umask(mask)
 		d := hookWriteDescriptor("Write", filepath.Join(dir, "new.txt"), "x", policy.ResourceCaps{}, nil)
-		want := fmt.Sprintf("%04o", 0o666&^mask)
+		want := fmt.Sprintf("%04o", 0o644&^mask)
 		if got := opMode(t, d); got != want {
 			t.Errorf("umask %04o: a new file planned with mode %q, want %q", mask, got, want)
 		}
@@ -35,10 +36,10 @@ func TestNewFileMode(t *testing.T) {
 		if got := opMode(t, d); got != "" {
 			t.Errorf("umask %04o: an existing file planned with mode %q, want its own kept", mask, got)
 		}
-		// Into directories that do not exist: each made with 0777 less
-		// the umask, as the tool makes them, then the file.
+		// Into directories that do not exist: each made with 0755 less
+		// what the umask takes away, then the file.
 		d = hookWriteDescriptor("Write", filepath.Join(dir, "a", "b", "new.txt"), "x", policy.ResourceCaps{}, nil)
-		wantDir := fmt.Sprintf("%04o", 0o777&^mask)
+		wantDir := fmt.Sprintf("%04o", 0o755&^mask)
 		if len(d.Steps) != 3 {
 			t.Fatalf("umask %04o: %d steps, want a DIRECTORY_CREATE for each of 2 directories and the FILE_WRITE", mask, len(d.Steps))
 		}
