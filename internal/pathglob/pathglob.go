@@ -162,7 +162,13 @@ func CoversPath(pattern, path string) bool {
 // Within reports whether the plain path p is dir or lies below it, element
 // by element (/a/bc is not within /a/b).
 func Within(p, dir string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+	if p == dir || dir == "/" {
+		return true
+	}
+	// p holds dir and then a slash, with no string made for dir+"/":
+	// callers ask this of every change against every pattern.
+	d := strings.TrimSuffix(dir, "/")
+	return len(p) > len(d) && p[len(d)] == '/' && p[:len(d)] == d
 }
 
 // Prefix returns the longest run of literal leading elements of pattern:

@@ -233,6 +233,11 @@ func TestWithin(t *testing.T) {
 		{"/a", "/a/b", false},
 		{"/anything", "/", true},
 		{"/a/b/c", "/a/b/", true},
+		{"/a/b", "/a/b/c", false},
+		{"/a/b", "/a/bc", false},
+		{"/ab/c", "/a", false},
+		{"/a", "", true},
+		{"a", "", false},
 	} {
 		if got := Within(tc.p, tc.dir); got != tc.want {
 			t.Errorf("Within(%q, %q) = %v, want %v", tc.p, tc.dir, got, tc.want)
