@@ -284,7 +284,7 @@ func (c *comparer) hash(j hashJob) error {
 	if j.real {
 		r, err = c.real.Open(j.p)
 	} else {
-		r, err = os.Open(c.up(j.p))
+		r, err = digest.OpenRaw(c.up(j.p), 0)
 	}
 	if err != nil {
 		return err

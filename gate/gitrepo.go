@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/pathglob"
 )
 
@@ -68,12 +69,12 @@ func (v *gitView) read(p string, max int64) (data []byte, ok, known bool) {
 			return data, ok, ok
 		}
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := digest.OpenRaw(p, syscall.O_NOFOLLOW|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, false, true
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	if !regular(f) {
 		return nil, false, true
 	}
 	data, err = io.ReadAll(io.LimitReader(f, max))
@@ -86,7 +87,7 @@ func readLayer(upper string, c *diff.Change, max int64) ([]byte, bool) {
 	if upper == "" || c.SHA256After == nil || (c.SizeAfter != nil && *c.SizeAfter > max) {
 		return nil, false
 	}
-	f, err := os.OpenFile(filepath.Join(upper, c.Path), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := digest.OpenRaw(filepath.Join(upper, c.Path), syscall.O_NOFOLLOW|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, false
 	}
@@ -344,3 +345,9 @@ func expandHome(p, home, dir string) string {
 
 // within reports whether p is dir or below it.
 func within(p, dir string) bool { return pathglob.Within(p, dir) }
+
+// regular reports whether the open file f is a regular file.
+func regular(f *digest.RawFile) bool {
+	t, err := f.Type()
+	return err == nil && t == syscall.S_IFREG
+}

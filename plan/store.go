@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/act-project/act/internal/atomicfile"
+	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/problem"
 	"github.com/act-project/act/internal/state"
 )
@@ -88,7 +89,7 @@ func save(tmp, plans string, p *Plan, record func(*Plan) error) error {
 // (MaxPlanRecord and a newline): plan.json is the agent's to write, and a
 // larger one is refused before act holds it.
 func readRecord(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := digest.OpenRaw(name, 0)
 	if err != nil {
 		return nil, err
 	}

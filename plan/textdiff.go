@@ -2,13 +2,13 @@ package plan
 
 import (
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"weak"
 
 	"github.com/act-project/act/diff"
+	"github.com/act-project/act/internal/digest"
 	"github.com/act-project/act/internal/parallel"
 	"github.com/act-project/act/internal/redact"
 )
@@ -78,7 +78,7 @@ func TextDiff(stateDir string, p *Plan, c diff.Change) (text string, cut, binary
 		if !present {
 			return nil, func() {}, nil
 		}
-		f, err := os.Open(name)
+		f, err := digest.OpenRaw(name, 0)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/act-project/act/internal/digest"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,11 +61,13 @@ func (RealSystem) Lstat(path string) (fs.FileInfo, error) { return os.Lstat(path
 
 // Open implements System.
 func (RealSystem) Open(path string) (io.ReadCloser, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// A plain descriptor, not an *os.File: the diff opens every file
+	// it hashes through here (internal/digest's package doc).
+	f, err := digest.OpenRaw(path, syscall.O_NOFOLLOW)
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+	if t, err := f.Type(); err == nil && t == syscall.S_IFDIR {
 		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EISDIR}
 	}

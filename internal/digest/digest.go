@@ -8,7 +8,9 @@
 // hashes), so the buffers are pooled and a file is read with plain
 // open/read/close system calls: an *os.File would try to register each
 // regular file with the poller, five failing system calls per file, and
-// io.Copy from an *os.File allocates a buffer of its own per call.
+// io.Copy from an *os.File allocates a buffer of its own per call. [OpenRaw]
+// gives the other readers of many files (the diff, the review, the text
+// diffs) the same plain descriptor.
 package digest
 
 import (
@@ -72,25 +74,25 @@ func RegularFile(name string) (string, error) {
 }
 
 func file(name string, regular bool) (string, error) {
-	flags := unix.O_RDONLY | unix.O_CLOEXEC
+	flags := 0
 	if regular {
 		flags |= unix.O_NONBLOCK
 	}
-	fd, err := open(name, flags)
+	f, err := OpenRaw(name, flags)
 	if err != nil {
-		return "", &fs.PathError{Op: "open", Path: name, Err: err}
+		return "", err
 	}
-	defer unix.Close(fd)
+	defer f.Close()
 	if regular {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return "", &fs.PathError{Op: "stat", Path: name, Err: err}
+		t, err := f.Type()
+		if err != nil {
+			return "", err
 		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		if t != unix.S_IFREG {
 			return "", &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
 		}
 	}
-	sum, _, err := Reader(fdReader{fd, name})
+	sum, _, err := Reader(f)
 	return sum, err
 }
 
@@ -103,20 +105,63 @@ func open(name string, flags int) (int, error) {
 	}
 }
 
-// fdReader reads the descriptor fd of the file name.
-type fdReader struct {
+// A RawFile is a file opened for reading with open(2) alone: the runtime's
+// poller never sees it (see the package doc), and nothing closes it but
+// Close.
+type RawFile struct {
 	fd   int
 	name string
 }
 
-func (r fdReader) Read(b []byte) (int, error) {
+// OpenRaw opens name for reading, with O_RDONLY, O_CLOEXEC and flags
+// (O_NOFOLLOW, O_NONBLOCK, …). Errors are *fs.PathError, Op "open".
+func OpenRaw(name string, flags int) (*RawFile, error) {
+	fd, err := open(name, unix.O_RDONLY|unix.O_CLOEXEC|flags)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &RawFile{fd, name}, nil
+}
+
+// Type is the file's type as fstat(2) gives it: its mode's S_IFMT bits
+// (S_IFREG, S_IFDIR, …). Errors are *fs.PathError, Op "stat".
+func (f *RawFile) Type() (uint32, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(f.fd, &st); err != nil {
+		return 0, &fs.PathError{Op: "stat", Path: f.name, Err: err}
+	}
+	return st.Mode & unix.S_IFMT, nil
+}
+
+// Close closes the file; a second Close is an error, as for an *os.File.
+func (f *RawFile) Close() error {
+	if f.fd < 0 {
+		return &fs.PathError{Op: "close", Path: f.name, Err: fs.ErrClosed}
+	}
+	err := unix.Close(f.fd)
+	f.fd = -1
+	if err != nil {
+		return &fs.PathError{Op: "close", Path: f.name, Err: err}
+	}
+	return nil
+}
+
+// Read reads as read(2) does; the end of the file is io.EOF. Errors are
+// *fs.PathError, Op "read".
+func (f *RawFile) Read(b []byte) (int, error) {
+	if f.fd < 0 {
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fs.ErrClosed}
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
 	for {
-		n, err := unix.Read(r.fd, b)
+		n, err := unix.Read(f.fd, b)
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err != nil:
-			return 0, &fs.PathError{Op: "read", Path: r.name, Err: err}
+			return 0, &fs.PathError{Op: "read", Path: f.name, Err: err}
 		case n == 0:
 			return 0, io.EOF
 		}

@@ -1,6 +1,7 @@
 package digest_test
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"testing/iotest"
 
 	"github.com/act-project/act/internal/digest"
+	"golang.org/x/sys/unix"
 )
 
 func hexSum(b []byte) string {
@@ -128,5 +130,58 @@ func TestRegularFileFIFO(t *testing.T) {
 	sum, err := digest.RegularFile(p)
 	if sum != "" || !errors.Is(err, digest.ErrNotRegular) {
 		t.Errorf("got %q, %v; want ErrNotRegular", sum, err)
+	}
+}
+
+// TestOpenRaw reads a file through a RawFile as through an *os.File: the
+// same bytes, io.EOF at the end, the file's type, and errors that name the
+// file once it is closed.
+func TestOpenRaw(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "f")
+	want := bytes.Repeat([]byte("act "), 100_000) // more than one read
+	if err := os.WriteFile(name, want, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := digest.OpenRaw(name, unix.O_NOFOLLOW)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, err := f.Type(); err != nil || typ != unix.S_IFREG {
+		t.Errorf("Type() = %o, %v; want S_IFREG", typ, err)
+	}
+	got, err := io.ReadAll(f)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("ReadAll: %d bytes, %v; want the %d written", len(got), err, len(want))
+	}
+	if n, err := f.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		t.Errorf("Read at the end = %d, %v; want 0, io.EOF", n, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var pe *fs.PathError
+	if _, err := f.Read(make([]byte, 8)); !errors.As(err, &pe) || pe.Path != name || !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Read after Close = %v; want a PathError naming the file, ErrClosed", err)
+	}
+	if err := f.Close(); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("second Close = %v; want ErrClosed", err)
+	}
+
+	d, err := digest.OpenRaw(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if typ, err := d.Type(); err != nil || typ != unix.S_IFDIR {
+		t.Errorf("Type() of a directory = %o, %v; want S_IFDIR", typ, err)
+	}
+
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(name, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := digest.OpenRaw(link, unix.O_NOFOLLOW); !errors.As(err, &pe) || pe.Op != "open" || !errors.Is(err, unix.ELOOP) {
+		t.Errorf("OpenRaw of a symlink with O_NOFOLLOW = %v; want open: ELOOP", err)
 	}
 }
