@@ -86,7 +86,7 @@ func CompareExtra(upperDir string, roots []string, real Tree, lim Limits) ([]Cha
 		}
 		return 0
 	})
-	c.x.LayerBytes = c.names
+	c.x.LayerBytes = c.names + c.summed
 	for _, j := range c.hashes {
 		if !j.real {
 			c.x.LayerBytes += *j.s.size
@@ -115,6 +115,11 @@ type Limits struct {
 	// counts each name once; a deep tree makes every path long, so that a
 	// layer of few bytes may still hold gigabytes of paths.
 	MaxPathBytes int64
+	// Sums, if not nil, gives the sum of the layer's file at the real path
+	// p, read already elsewhere: from the tmpfs upper the layer was copied
+	// from, beside the copy ([SumTree]). A layer file whose size and
+	// modification time are its sum's is not read again; any other is.
+	Sums func(p string) (FileSum, bool)
 }
 
 // A LimitError is a [CompareExtra] stopped at the first entry past one of
@@ -240,6 +245,8 @@ type comparer struct {
 	n            int64
 	bytes, names int64
 	paths        int64
+	// summed is the size of the layer files whose sums Limits.Sums gave.
+	summed int64
 }
 
 // charge counts n more bytes of the layer, name bytes if name.
@@ -290,12 +297,11 @@ func (c *comparer) hash(j hashJob) error {
 		return err
 	}
 	defer r.Close()
-	head := &sniffer{r: r}
-	sum, n, err := digest.Reader(head)
+	n, sum, binary, err := sumReader(r)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", j.p, err)
 	}
-	j.s.binary = head.binary || n > MaxTextSize
+	j.s.binary = binary
 	j.s.size, j.s.sum = &n, &sum
 	return nil
 }
@@ -627,6 +633,12 @@ func (c *comparer) describe(p string, fi fs.FileInfo, real bool) (s *side, err e
 		// An empty layer file needs no reading: a layer is not written
 		// while it is diffed, and apply checks every digest again.
 		return &side{typ: TypeFile, mode: ptr(FormatMode(m)), size: ptr(int64(0)), sum: ptr(emptySHA256)}, nil
+	case m.IsRegular() && !real && c.lim.Sums != nil:
+		if sum, ok := c.lim.Sums(p); ok && sum.Size == fi.Size() && sum.ModTime == fi.ModTime().UnixNano() {
+			c.summed += sum.Size
+			return &side{typ: TypeFile, mode: ptr(FormatMode(m)), size: ptr(sum.Size), sum: ptr(sum.SHA256), binary: sum.Binary}, nil
+		}
+		fallthrough
 	case m.IsRegular():
 		s := &side{typ: TypeFile, mode: ptr(FormatMode(m))}
 		c.hashes = append(c.hashes, hashJob{p: p, real: real, s: s}) // size and sha256: hashAll

@@ -202,6 +202,9 @@ type sandboxCommander struct {
 	// progress, if not nil, gets each line of a command's output as it
 	// comes (Options.Progress).
 	progress func(stream int, line string)
+	// sums, if not nil, are given each scope's tmpfs upper as a run that
+	// keeps its changes copies it out (isolate.Spec.Uppers).
+	sums *upperSums
 
 	// files are the tools' configurations as copies with placeholders
 	// for their secrets (isolate.Spec.Files); secrets are what they hold
@@ -386,11 +389,21 @@ func (s *sandboxCommander) run(ctx context.Context, f []string, argv []string, w
 		}
 	}
 	progress, flush := s.lines()
+	var uppers func(int, *os.File)
+	if s.sums != nil && !discard {
+		uppers = func(k int, dir *os.File) {
+			if k < 0 || k >= len(scopes) {
+				dir.Close()
+				return
+			}
+			s.sums.add(scopes[k].Path, dir)
+		}
+	}
 	res, err := isolate.Run(ctx, isolate.Spec{
 		Argv: argv, Workdir: workdir, Env: envl, Stdin: []byte(stdin), Proxy: proxy,
 		Scopes: scopes, Loopback: s.loopback, Limits: s.limits, Hide: s.hide, Mask: s.mask, Binds: s.binds, Files: s.files, Reads: s.reads, Caches: caches, Home: s.homeRW,
 		MaxStdout: MaxCommandOutput, MaxStderr: MaxCommandOutput, Warm: warm, Before: s.before, Progress: progress,
-		Discard: discard,
+		Discard: discard, Uppers: uppers,
 	})
 	flush()
 	if err != nil {

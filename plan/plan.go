@@ -284,6 +284,9 @@ type Draft struct {
 	extra   diff.Extra
 	warns   []problem.Problem
 	discard *Discarded
+	// sums are what the command wrote, summed beside the layer's copy
+	// (upperSums); nil: the diff reads every layer file.
+	sums *upperSums
 }
 
 // Build is DryRun and Save with opts.Decision as the assessment: a plan
@@ -404,7 +407,7 @@ func (dr *Draft) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		runOpts.Exec = &sandboxCommander{
+		sc := &sandboxCommander{
 			before: ready,
 			layer:  layer, scopes: d.Scope.Filesystem.Paths, workDir: filepath.Join(dr.tmp, state.WorkName),
 			egress:     egress,
@@ -427,6 +430,11 @@ func (dr *Draft) run(ctx context.Context) error {
 			progress:   opts.Progress,
 			started:    opts.Ahead.Started,
 		}
+		if d.ActionType == descriptors.CommandExecution {
+			dr.sums = newUpperSums(d.Scope.Filesystem.Paths, dr.diffLimits())
+			sc.sums = dr.sums
+		}
+		runOpts.Exec = sc
 	}
 	res, err := RunOpsWith(ctx, d, layer, runOpts)
 	if err == nil {
@@ -445,6 +453,11 @@ func (dr *Draft) run(ctx context.Context) error {
 	return nil
 }
 
+// diffLimits bound what the diff reads of the layer and holds of it.
+func (dr *Draft) diffLimits() diff.Limits {
+	return diff.Limits{MaxChanges: dr.opts.Policy.MaxChanges, MaxBytes: dr.d.Resources.MaxDiskMB << 20, MaxPathBytes: MaxLayerPaths}
+}
+
 // diff diffs the layer against the real tree and checks the changes.
 func (dr *Draft) diff() error {
 	d, opts, layer := dr.d, dr.opts, dr.layer()
@@ -454,9 +467,11 @@ func (dr *Draft) diff() error {
 	// the paths it keeps pass what a plan's record holds, so that what act
 	// holds of a layer is bounded by them, not by what a command made
 	// (docs/lifecycle.md, "Limits of a dry run").
-	limit := d.Resources.MaxDiskMB << 20
-	changes, extra, err := diff.CompareExtra(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{},
-		diff.Limits{MaxChanges: opts.Policy.MaxChanges, MaxBytes: limit, MaxPathBytes: MaxLayerPaths})
+	lim := dr.diffLimits()
+	if dr.sums != nil {
+		lim.Sums = dr.sums.lookup
+	}
+	changes, extra, err := diff.CompareExtra(layer.UpperDir(), d.Scope.Filesystem.Paths, sandbox.RealSystem{}, lim)
 	var over *diff.LimitError
 	switch {
 	case errors.As(err, &over) && over.Bytes:
@@ -482,7 +497,7 @@ func (dr *Draft) diff() error {
 	if len(rejected) == 0 {
 		rejected = checkPromotable(changes, opts.StateDir)
 	}
-	if extra.LayerBytes > limit {
+	if extra.LayerBytes > lim.MaxBytes {
 		rejected = append(rejected, diskCapProblem(d, fmt.Sprint(extra.LayerBytes)))
 	}
 	if len(rejected) > 0 {

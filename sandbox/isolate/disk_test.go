@@ -1,10 +1,16 @@
 package isolate
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -150,4 +156,109 @@ chmod 0600 keep.txt
 		t.Errorf("the diff differs (-in place +tmpfs):\n%s", d)
 	}
 	t.Logf("%d changes, e.g. %v", len(cb), fmt.Sprint(cb[0].Path, " ", cb[0].Kind))
+}
+
+// TestUppers: with Spec.Uppers, init hands the parent each scope's tmpfs
+// upper as it starts to copy it out, and what the parent reads there
+// (diff.SumTree) is what the copy in the layer holds, file by file, to
+// the modification time. A run that discards its changes, or writes its
+// layer in place (no disk cap), hands over nothing.
+func TestUppers(t *testing.T) {
+	requireIsolation(t)
+	var scopes []Scope
+	for _, name := range []string{"a", "b"} {
+		base := filepath.Join(t.TempDir(), name)
+		scopes = append(scopes, newScope(t, base, map[string]string{"gone.txt": "x\n", "kept.txt": "k\n"}))
+	}
+	script := `set -e
+for s in "$@"; do
+  cd "$s"
+  echo text > new.txt
+  mkdir -p d/e && head -c 3000000 /dev/zero | tr '\0' 'x' > d/e/big
+  printf 'a\0b' > d/bin
+  : > d/empty
+  rm gone.txt
+  echo more >> kept.txt
+  ln -s new.txt link
+  mkfifo fifo
+  touch -d @1000000000 new.txt
+done`
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	got := map[int]map[string]diff.FileSum{}
+	calls := map[int]int{}
+	spec := Spec{Argv: append([]string{"sh", "-c", script, "sh"}, scopes[0].Path, scopes[1].Path), Env: pathEnv, Scopes: scopes,
+		Limits: Limits{DiskMB: 64, WallMs: 20_000},
+		Uppers: func(k int, dir *os.File) {
+			mu.Lock()
+			calls[k]++
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer dir.Close()
+				sums := map[string]diff.FileSum{}
+				diff.SumTree(dir, func(rel string, s diff.FileSum) bool { sums[rel] = s; return true })
+				mu.Lock()
+				got[k] = sums
+				mu.Unlock()
+			}()
+		}}
+	res, err := Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExit(t, res, 0)
+	wg.Wait()
+	if d := cmp.Diff(map[int]int{0: 1, 1: 1}, calls); d != "" {
+		t.Fatalf("Uppers calls by scope (-want +got):\n%s", d)
+	}
+	for k, sc := range scopes {
+		want := map[string]diff.FileSum{}
+		err := filepath.WalkDir(sc.Upper, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || !e.Type().IsRegular() {
+				return err
+			}
+			fi, err := e.Info()
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(sc.Upper, p)
+			sum := sha256.Sum256(data)
+			want[rel] = diff.FileSum{Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), SHA256: hex.EncodeToString(sum[:]),
+				Binary: bytes.IndexByte(data[:min(len(data), diff.SniffSize)], 0) >= 0 || len(data) > diff.MaxTextSize}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) != 5 {
+			t.Errorf("scope %d: the layer holds %d files, want the 5 the command wrote: %v", k, len(want), want)
+		}
+		if d := cmp.Diff(want, got[k]); d != "" {
+			t.Errorf("scope %d: the sums of the tmpfs upper against the layer's files (-layer +sums):\n%s", k, d)
+		}
+	}
+
+	for _, c := range []struct {
+		name string
+		l    Limits
+		disc bool
+	}{{"discard", Limits{DiskMB: 64, WallMs: 20_000}, true}, {"in place", Limits{WallMs: 20_000}, false}} {
+		handed := 0
+		sc := newScope(t, t.TempDir(), nil)
+		res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo x > f"}, Env: pathEnv, Workdir: sc.Path, Scopes: []Scope{sc},
+			Limits: c.l, Discard: c.disc, Uppers: func(_ int, dir *os.File) { handed++; dir.Close() }})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		mustExit(t, res, 0)
+		if handed != 0 {
+			t.Errorf("%s: Uppers called %d times, want none", c.name, handed)
+		}
+	}
 }

@@ -455,7 +455,7 @@ func TestAsNobody(t *testing.T) {
 		t.Skip("already nobody")
 	}
 	out := asNobody(t, nil, "ACT_ISOLATE_TEST_NOBODY=1",
-		"^(TestNobodyEnforcement|TestMemoryAttack|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace|TestWarm|TestBefore|TestReadAllowList|TestProxy|TestCaches|TestCachesOwn)$")
+		"^(TestNobodyEnforcement|TestMemoryAttack|TestScopeWritesLandInUpper|TestDiskCap|TestDiskCapManySmallFiles|TestDiskCapCountsTmpAndSparse|TestDiskCapLayerAsInPlace|TestWriteOutsideScopeFails|TestTmpIsPrivate|TestNoNetwork|TestNoBackgroundExecution|TestWallClockCap|TestNoPrivilegeInside|TestPIDNamespace|TestWarm|TestBefore|TestReadAllowList|TestProxy|TestCaches|TestCachesOwn|TestUppers)$")
 	if bytes.Contains(out, []byte("--- SKIP")) {
 		t.Errorf("tests skipped as uid 65534")
 	}

@@ -290,7 +290,15 @@ static void send_listener(void) {
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 128) < 0)
 		act_fail("listen on 127.0.0.1:%d for the egress proxy", act_sp.proxy);
 	char line[2] = {MSG_LISTENER, '\n'};
-	struct iovec iov = {.iov_base = line, .iov_len = 2};
+	if (act_send_fd(line, sizeof line, l) < 0)
+		act_fail("send the egress proxy's listener");
+	close(l);
+}
+
+// act_send_fd sends the parent the message line (len bytes, its newline
+// included) with the descriptor fd (SCM_RIGHTS), whole or not at all.
+int act_send_fd(const char *line, size_t len, int fd) {
+	struct iovec iov = {.iov_base = (void *)line, .iov_len = len};
 	union {
 		struct cmsghdr h;
 		char b[CMSG_SPACE(sizeof(int))];
@@ -301,10 +309,8 @@ static void send_listener(void) {
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &l, sizeof l);
-	if (sendmsg(act_sock, &msg, 0) != 2)
-		act_fail("send the egress proxy's listener");
-	close(l);
+	memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	return sendmsg(act_sock, &msg, 0) == (ssize_t)len ? 0 : -1;
 }
 
 // join_cgroups moves init into the sandbox's cgroups, before anything is

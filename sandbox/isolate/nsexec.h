@@ -70,6 +70,7 @@
 #define MSG_HOME_PATH 'h'   // init: a path the command made in the throwaway home, in hex (the first MAX_WROTE_NAMED)
 #define MSG_HOME 'H'        // init: how many paths the command made in the throwaway home
 #define MSG_TIMES 'T'       // init, the command's process: the set-up's phases (act_send_marks), when the spec asks
+#define MSG_UPPER 'V'       // init: a scope's tmpfs upper, read-only, as copy-out starts on it (SCM_RIGHTS), when the spec asks
 
 // What one spec holds at most.
 #define MAX_RIGHTS (MAX_CGROUPS + 2 * 256 + 4 * MAX_BINDS)
@@ -100,6 +101,7 @@ struct spec {
 	int proxy; // the port of the egress proxy's listener on the sandbox's own loopback (0: none)
 	int discard; // the tmpfs uppers are not copied back: what changed is reported (act_report_writes)
 	int timings; // the set-up's phases are reported (act_send_marks)
+	int uppers; // each scope's tmpfs upper is sent to the parent as copy-out starts on it (MSG_UPPER)
 	int rights[MAX_RIGHTS]; // descriptors received with the spec: the cgroups' tasks files, then (as root) the mounts
 	int nrights;
 	int cgroups[MAX_CGROUPS]; // tasks files received with the spec
@@ -148,6 +150,7 @@ extern int act_idmap;
 extern struct spec act_sp;
 const char *act_keep(const char *v);
 void act_read_spec(int fd, enum part part);
+int act_send_fd(const char *line, size_t len, int fd); // nsexec.c
 
 // nsexec_mounts.c: init's mounts, and the detached writable clones of the
 // caches' copy-out directories (-1: none).

@@ -505,6 +505,15 @@ void act_copy_out(void) {
 		int d = openat(s->upperrw, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (u < 0 || d < 0)
 			act_fail("copy the layer of %s out: open", s->path);
+		if (act_sp.uppers) {
+			// The parent reads the upper beside the copy (the sha256 of
+			// each file, on the other CPU); the tmpfs stays while it holds
+			// the descriptor. Nothing writes it now.
+			char line[32];
+			int n = snprintf(line, sizeof line, "%c%d\n", MSG_UPPER, s->index);
+			if (act_send_fd(line, (size_t)n, u) < 0)
+				act_fail("send the upper of %s", s->path);
+		}
 		copy_root(u, d, scope_hash(s), OUT, "copy the layer out");
 		close(u);
 		close(d);

@@ -127,7 +127,7 @@ static int is_key(const char *key, const char *const *keys) {
 }
 
 static const char *const mount_keys[] = {"host", "scope", "lower", "upper", "work", "layer", "hide", "file", "filedata", "mask", "bind", "read", "home", "cache", "cachedir", "cacheown", "cacheout", "proxy", "net", "loopback", "disk", "discard", "cgroups", "mountfds", "fds", NULL};
-static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", "as", "timings", NULL};
+static const char *const command_keys[] = {"arg", "env", "dir", "probe", "cpu_s", "nproc", "as", "timings", "uppers", NULL};
 
 // act_read_spec reads one part of the spec into act_sp.
 void act_read_spec(int fd, enum part part) {
@@ -247,6 +247,8 @@ void act_read_spec(int fd, enum part part) {
 			act_sp.probe = 1;
 		else if (!strcmp(key, "timings"))
 			act_sp.timings = 1;
+		else if (!strcmp(key, "uppers"))
+			act_sp.uppers = 1;
 		else if (!strcmp(key, "cpu_s"))
 			act_sp.cpu_s = num(key, val);
 		else if (!strcmp(key, "nproc"))

@@ -63,7 +63,7 @@ func TestProtocolAgrees(t *testing.T) {
 		"PID": msgPID, "UNAVAILABLE": msgUnavailable, "SETUP": msgSetup,
 		"COPY": msgCopy, "DISK": msgDisk, "STATUS": msgStatus, "USAGE": msgUsage,
 		"WROTE_PATH": msgWrotePath, "WROTE": msgWrote, "LISTENER": msgListener, "TIMES": msgTimes,
-		"HOME_PATH": msgHomePath, "HOME": msgHome,
+		"HOME_PATH": msgHomePath, "HOME": msgHome, "UPPER": msgUpper,
 	}
 	if len(c) != len(goSide) {
 		t.Errorf("nsexec.h defines %d messages %v, run_linux.go %d", len(c), c, len(goSide))
@@ -124,6 +124,7 @@ func TestSpecKeysAgree(t *testing.T) {
 	}
 	p = rlimits{cpuS: 1, nproc: 1, as: 1}.add(p, 1)
 	p.command = put(p.command, "timings", "1") // run's, where ctx carries a recorder (marks.go)
+	p.command = put(p.command, "uppers", "1")  // run's, for Spec.Uppers
 	mount := read(p.mount)
 	pp, err := encode(Spec{Argv: []string{"a"}, Proxy: func(context.Context, net.Listener) {}}, false)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -50,6 +51,7 @@ const (
 	msgHomePath    = 'h' // init: a path the command made in the throwaway home, in hex (the first MaxWrote)
 	msgHome        = 'H' // init: how many paths the command made in the throwaway home
 	msgTimes       = 'T' // init, the command's process: the set-up's phases (marks.go)
+	msgUpper       = 'V' // init: a scope's tmpfs upper as copy-out starts on it (SCM_RIGHTS; Spec.Uppers)
 )
 
 // filterArchs are the architectures nsexec_seccomp.c has a seccomp filter
@@ -106,6 +108,10 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 	if timings.Enabled(ctx) {
 		parts.command = put(parts.command, "timings", "1") // marks.go
 	}
+	uppers := spec.Uppers != nil && spec.Limits.DiskMB > 0 && !spec.Discard && !probe
+	if uppers {
+		parts.command = put(parts.command, "uppers", "1")
+	}
 	l := spec.Limits
 	procs := procsOf(l)
 
@@ -151,6 +157,9 @@ func run(ctx context.Context, spec Spec, probe bool) (*Result, error) {
 		}
 	}
 	defer sb.parent.Close()
+	if uppers {
+		sb.uppers.Store(&spec.Uppers)
+	}
 	end := timings.Start(ctx, "sandbox: cgroups (parent)")
 	cg = <-cgReady
 	end()
@@ -248,10 +257,11 @@ type started struct {
 	stdout, stderr *capped
 	copies         sync.WaitGroup // the output copies, done at EOF
 	firstDone      chan *os.ProcessState
-	pidCh          chan int      // init's PID, from msgPID
-	listener       chan *os.File // the egress proxy's listener, from msgListener
-	identity       bool          // the sandbox has an identity of its own (act runs as root)
-	msgs           chan []string // every other line, at EOF
+	pidCh          chan int                            // init's PID, from msgPID
+	listener       chan *os.File                       // the egress proxy's listener, from msgListener
+	uppers         atomic.Pointer[func(int, *os.File)] // the run's Spec.Uppers, for msgUpper's
+	identity       bool                                // the sandbox has an identity of its own (act runs as root)
+	msgs           chan []string                       // every other line, at EOF
 }
 
 // start starts the sandbox's first process and the goroutines that read
@@ -354,6 +364,16 @@ func start(spec Spec, early bool) (*started, error) {
 			} else if kind == msgListener && len(rr.files) > 0 && len(sb.listener) == 0 {
 				sb.listener <- rr.files[0]
 				rr.files = rr.files[1:]
+				continue
+			} else if kind == msgUpper && len(rr.files) > 0 {
+				f := rr.files[0]
+				rr.files = rr.files[1:]
+				k, err := strconv.Atoi(text)
+				if fn := sb.uppers.Load(); fn != nil && err == nil {
+					(*fn)(k, f)
+				} else {
+					f.Close()
+				}
 				continue
 			}
 			out = append(out, m)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"syscall"
 	"time"
 )
@@ -90,6 +91,16 @@ type Spec struct {
 	// a disk cap (Limits.DiskMB > 0): without one the upper dirs are used
 	// in place, and Run refuses. docs/sandbox-filesystem.md.
 	Discard bool
+	// Uppers, if not nil, is called as init starts to copy each scope's
+	// changes out of the disk cap's tmpfs (never with Discard, nor without
+	// a disk cap): with the scope's index in Scopes and a read-only
+	// descriptor of its tmpfs upper, which nothing writes any more (the
+	// command and every process it started have ended) and which stays,
+	// with the memory it holds, until the callee closes it. The caller
+	// reads the changes there beside the copy, on another CPU. It is
+	// called from the goroutine that reads init's messages and must not
+	// block.
+	Uppers func(scope int, dir *os.File)
 	// Before, if not nil, is the caller's last check before the command
 	// runs: Run calls it once the sandbox has what it mounts, so that
 	// the mounts are made meanwhile, and sends the command only if it

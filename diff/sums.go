@@ -1,0 +1,138 @@
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/act-project/act/internal/digest"
+	"golang.org/x/sys/unix"
+)
+
+// A FileSum is what [CompareExtra] reads of a regular file: its size and
+// sha256, whether it is binary as [Unified] decides (a NUL in its head, or
+// more than [MaxTextSize] bytes), and its modification time (ns since the
+// epoch), which says which copy of it the rest describes.
+type FileSum struct {
+	Size    int64
+	ModTime int64
+	SHA256  string
+	Binary  bool
+}
+
+// sumReader is the size, sha256 and binary-ness of what r yields.
+func sumReader(r io.Reader) (n int64, sum string, binary bool, err error) {
+	head := &sniffer{r: r}
+	sum, n, err = digest.Reader(head)
+	return n, sum, head.binary || n > MaxTextSize, err
+}
+
+// maxSumDepth bounds [SumTree]'s walk: what lies deeper is not summed
+// (the diff reads it from the layer, as it reads everything SumTree
+// skips), and the walk holds one descriptor per level.
+const maxSumDepth = 64
+
+// SumTree sums the regular files below the directory dir, calling found
+// with each one's path relative to dir ("a/b") and its sum, until found
+// returns false. It follows no
+// symbolic link, opens nothing but directories and regular files (a FIFO,
+// a device or an overlay whiteout is passed over), and passes over what
+// it cannot open or read, and what lies more than maxSumDepth levels
+// down: found is called only for a file read whole. It is for a tree
+// nothing writes while it runs (a sandbox's tmpfs upper once its command
+// has ended), whose sums stand for a copy's (the layer) only where
+// that copy's size and modification time agree; apply checks every
+// digest against the layer again.
+func SumTree(dir *os.File, found func(rel string, s FileSum) bool) {
+	fd, err := openDir(int(dir.Fd()), ".", unix.O_NOFOLLOW)
+	if err != nil {
+		return
+	}
+	sumDir(fd, "", 0, found)
+}
+
+// sumDir is SumTree of the directory open as fd, at rel, and closes fd;
+// false: found said stop.
+func sumDir(fd int, rel string, depth int, found func(string, FileSum) bool) bool {
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	for {
+		ents, rerr := f.ReadDir(readBatch)
+		for _, e := range ents {
+			p := e.Name()
+			if rel != "" {
+				p = rel + "/" + p
+			}
+			switch {
+			case e.IsDir() && depth < maxSumDepth:
+				if sub, err := openDir(fd, e.Name(), unix.O_NOFOLLOW); err == nil && !sumDir(sub, p, depth+1, found) {
+					return false
+				}
+			case e.Type().IsRegular():
+				if s, err := sumAt(fd, e.Name()); err == nil && !found(p, s) {
+					return false
+				}
+			}
+		}
+		if rerr != nil {
+			return true // io.EOF, or a directory that cannot be read further
+		}
+	}
+}
+
+// errNotRegular is sumAt's answer for an entry that is no regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// sumAt sums the regular file name in the directory dfd.
+func sumAt(dfd int, name string) (FileSum, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return FileSum{}, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return FileSum{}, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return FileSum{}, errNotRegular
+	}
+	n, sum, binary, err := sumReader(rawFd{fd, name})
+	if err != nil {
+		return FileSum{}, err
+	}
+	if n != st.Size {
+		return FileSum{}, fmt.Errorf("%s: read %d bytes of %d", name, n, st.Size)
+	}
+	return FileSum{Size: n, ModTime: st.Mtim.Nano(), SHA256: sum, Binary: binary}, nil
+}
+
+// rawFd reads the descriptor fd with read(2): no *os.File, whose poller
+// would take a regular file with four more system calls.
+type rawFd struct {
+	fd   int
+	name string
+}
+
+func (r rawFd) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(r.fd, b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, &os.PathError{Op: "read", Path: r.name, Err: err}
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
