@@ -430,7 +430,9 @@ func (dr *Draft) run(ctx context.Context) error {
 			progress:   opts.Progress,
 			started:    opts.Ahead.Started,
 		}
-		if d.ActionType == descriptors.CommandExecution {
+		switch d.ActionType {
+		case descriptors.CommandExecution, descriptors.PackageInstall, descriptors.PackageRemove:
+			// One sandboxed command is all that writes the layer.
 			dr.sums = newUpperSums(d.Scope.Filesystem.Paths, dr.diffLimits())
 			sc.sums = dr.sums
 		}

@@ -15,7 +15,8 @@ import (
 // from their sum's (docs/timings.md, "Heavy commands").
 //
 // A plan is summed so only when one sandboxed command is all that writes
-// its layer (a COMMAND_EXECUTION) and no scope lies within another (an
+// its layer (a COMMAND_EXECUTION, or a PACKAGE_INSTALL or _REMOVE: the
+// package manager's one run) and no scope lies within another (an
 // inner scope's upper is its own, and the outer's copy must not stand for
 // it).
 type upperSums struct {
