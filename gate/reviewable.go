@@ -94,7 +94,24 @@ func (g *grading) reviewShows(changes []diff.Change, rules RiskRules) {
 		byPath[changes[i].Path] = &changes[i]
 	}
 	rv := &review{g: g, rules: rules, repos: map[string]*gitRepo{}, workTrees: map[string][3]string{},
-		before: &gitView{}, after: &gitView{after: true, changes: byPath, upper: rules.Upper}}
+		before: &gitView{cache: map[string]bool{}}, after: &gitView{after: true, changes: byPath, upper: rules.Upper}}
+	// A path the plan creates, and deletes nothing at, held nothing in
+	// the real tree when the diff looked: no git directory and no work
+	// tree there before, and nothing to look up (a plan of 10,000 new
+	// files saves as many lstats). Should the tree have changed since,
+	// the promotion finds the path taken and refuses.
+	deleted := map[string]bool{}
+	for i := range changes {
+		if changes[i].Kind == diff.Delete {
+			deleted[changes[i].Path] = true
+		}
+	}
+	for i := range changes {
+		if c := &changes[i]; c.Kind == diff.Create && !deleted[c.Path] {
+			rv.before.cache[c.Path] = false
+			rv.workTrees[c.Path] = [3]string{}
+		}
+	}
 	var all []located
 	for i := range changes {
 		c := &changes[i]
