@@ -61,12 +61,7 @@ func runsCommand(t descriptors.ActionType, steps []descriptors.Step) bool {
 // ByProducts splits changes into those a plan of d keeps and the paths of
 // its by-products (see above).
 func ByProducts(d *descriptors.Descriptor, changes []diff.Change, rules RiskRules) (kept []diff.Change, discarded []string) {
-	byPath := make(map[string]*diff.Change, len(changes))
-	for i := range changes {
-		byPath[changes[i].Path] = &changes[i]
-	}
-	rv := &review{g: &grading{}, rules: rules, repos: map[string]*gitRepo{}, workTrees: map[string][3]string{},
-		before: &gitView{}, after: &gitView{after: true, changes: byPath, upper: rules.Upper}}
+	rv := newReview(&grading{}, changes, rules)
 	drop := make([]bool, len(changes))
 	inTree := make([]bool, len(changes)) // a candidate: in a work tree, not declared
 	for i := range changes {

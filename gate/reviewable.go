@@ -89,29 +89,7 @@ const maxIndex = 256 << 20
 // reviewShows adds to g what the person's review of changes would not
 // show (see above).
 func (g *grading) reviewShows(changes []diff.Change, rules RiskRules) {
-	byPath := make(map[string]*diff.Change, len(changes))
-	for i := range changes {
-		byPath[changes[i].Path] = &changes[i]
-	}
-	rv := &review{g: g, rules: rules, repos: map[string]*gitRepo{}, workTrees: map[string][3]string{},
-		before: &gitView{cache: map[string]bool{}}, after: &gitView{after: true, changes: byPath, upper: rules.Upper}}
-	// A path the plan creates, and deletes nothing at, held nothing in
-	// the real tree when the diff looked: no git directory and no work
-	// tree there before, and nothing to look up (a plan of 10,000 new
-	// files saves as many lstats). Should the tree have changed since,
-	// the promotion finds the path taken and refuses.
-	deleted := map[string]bool{}
-	for i := range changes {
-		if changes[i].Kind == diff.Delete {
-			deleted[changes[i].Path] = true
-		}
-	}
-	for i := range changes {
-		if c := &changes[i]; c.Kind == diff.Create && !deleted[c.Path] {
-			rv.before.cache[c.Path] = false
-			rv.workTrees[c.Path] = [3]string{}
-		}
-	}
+	rv := newReview(g, changes, rules)
 	var all []located
 	for i := range changes {
 		c := &changes[i]
@@ -150,6 +128,34 @@ func (g *grading) reviewShows(changes []diff.Change, rules RiskRules) {
 	for _, repo := range rv.sortedRepos() {
 		rv.indexWritten(repo, all)
 	}
+}
+
+// newReview is a review of changes for g.
+func newReview(g *grading, changes []diff.Change, rules RiskRules) *review {
+	byPath := make(map[string]*diff.Change, len(changes))
+	for i := range changes {
+		byPath[changes[i].Path] = &changes[i]
+	}
+	rv := &review{g: g, rules: rules, repos: map[string]*gitRepo{}, workTrees: map[string][3]string{},
+		before: &gitView{cache: map[string]bool{}}, after: &gitView{after: true, changes: byPath, upper: rules.Upper}}
+	// A path the plan creates, and deletes nothing at, held nothing in
+	// the real tree when the diff looked: no git directory and no work
+	// tree there before, and nothing to look up (a plan of 10,000 new
+	// files saves as many lstats). Should the tree have changed since,
+	// the promotion's stale check finds the path taken and refuses.
+	deleted := map[string]bool{}
+	for i := range changes {
+		if changes[i].Kind == diff.Delete {
+			deleted[changes[i].Path] = true
+		}
+	}
+	for i := range changes {
+		if c := &changes[i]; c.Kind == diff.Create && !deleted[c.Path] {
+			rv.before.cache[c.Path] = false
+			rv.workTrees[c.Path] = [3]string{}
+		}
+	}
+	return rv
 }
 
 // locate finds where git puts c: walking up from its path, the first
