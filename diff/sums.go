@@ -86,26 +86,19 @@ var errNotRegular = errors.New("not a regular file")
 
 // sumAt sums the regular file name in the directory dfd.
 func sumAt(dfd int, name string) (FileSum, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	f, err := digest.OpenRawAt(dfd, name, unix.O_NOFOLLOW|unix.O_NONBLOCK)
 	if err != nil {
 		return FileSum{}, err
 	}
-	defer unix.Close(fd)
+	defer f.Close()
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(f.Fd(), &st); err != nil {
 		return FileSum{}, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return FileSum{}, errNotRegular
 	}
-	n, sum, binary, err := sumReader(rawFd{fd, name})
+	n, sum, binary, err := sumReader(f)
 	if err != nil {
 		return FileSum{}, err
 	}
@@ -113,26 +106,4 @@ func sumAt(dfd int, name string) (FileSum, error) {
 		return FileSum{}, fmt.Errorf("%s: read %d bytes of %d", name, n, st.Size)
 	}
 	return FileSum{Size: n, ModTime: st.Mtim.Nano(), SHA256: sum, Binary: binary}, nil
-}
-
-// rawFd reads the descriptor fd with read(2): no *os.File, whose poller
-// would take a regular file with four more system calls.
-type rawFd struct {
-	fd   int
-	name string
-}
-
-func (r rawFd) Read(b []byte) (int, error) {
-	for {
-		n, err := unix.Read(r.fd, b)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return 0, &os.PathError{Op: "read", Path: r.name, Err: err}
-		case n == 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
 }

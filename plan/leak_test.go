@@ -48,6 +48,15 @@ func buildScript(t *testing.T, base, id, script string, create ...string) (*Plan
 // buildScriptWith is buildScript with ready as Options.Ready.
 func buildScriptWith(t *testing.T, base, id, script string, ready func() error, create ...string) (*Plan, error) {
 	t.Helper()
+	d, pol := scriptDescriptor(t, base, id, script, create...)
+	return Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, buildNow),
+		File: "d.yaml", Now: func() time.Time { return buildNow }, Ahead: Ahead{Check: StartCheck(ready)}})
+}
+
+// scriptDescriptor is a COMMAND_EXECUTION of script in base/s that
+// creates create (below base/s), and a default policy that allows base.
+func scriptDescriptor(t *testing.T, base, id, script string, create ...string) (*descriptors.Descriptor, *policy.Policy) {
+	t.Helper()
 	scope := filepath.Join(base, "s")
 	mustDo(t, os.MkdirAll(scope, 0o755))
 	paths := []string{}
@@ -83,8 +92,7 @@ operation: {argv: [sh, -c, ` + js(script) + `], workdir: ` + scope + `}
 	if memoryTotal {
 		pol.Resources.MemoryEnforcement = policy.MemoryTotal
 	}
-	return Build(t.Context(), d, Options{StateDir: filepath.Join(base, "state"), Policy: pol, Decision: pol.Decide(d, buildNow),
-		File: "d.yaml", Now: func() time.Time { return buildNow }, Ahead: Ahead{Check: StartCheck(ready)}})
+	return d, pol
 }
 
 // noPlansLeft fails t if base/state holds any plan, whole or part-made.

@@ -96,9 +96,9 @@ func file(name string, regular bool) (string, error) {
 	return sum, err
 }
 
-func open(name string, flags int) (int, error) {
+func openAt(dfd int, name string, flags int) (int, error) {
 	for {
-		fd, err := unix.Open(name, flags, 0)
+		fd, err := unix.Openat(dfd, name, flags, 0)
 		if err != unix.EINTR {
 			return fd, err
 		}
@@ -116,12 +116,21 @@ type RawFile struct {
 // OpenRaw opens name for reading, with O_RDONLY, O_CLOEXEC and flags
 // (O_NOFOLLOW, O_NONBLOCK, …). Errors are *fs.PathError, Op "open".
 func OpenRaw(name string, flags int) (*RawFile, error) {
-	fd, err := open(name, unix.O_RDONLY|unix.O_CLOEXEC|flags)
+	return OpenRawAt(unix.AT_FDCWD, name, flags)
+}
+
+// OpenRawAt is OpenRaw of name in the directory open as dfd.
+func OpenRawAt(dfd int, name string, flags int) (*RawFile, error) {
+	fd, err := openAt(dfd, name, unix.O_RDONLY|unix.O_CLOEXEC|flags)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	return &RawFile{fd, name}, nil
 }
+
+// Fd is the file's descriptor, for fstat(2) and the like; Close closes
+// it.
+func (f *RawFile) Fd() int { return f.fd }
 
 // Type is the file's type as fstat(2) gives it: its mode's S_IFMT bits
 // (S_IFREG, S_IFDIR, …). Errors are *fs.PathError, Op "stat".
