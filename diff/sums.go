@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/act-project/act/internal/digest"
@@ -35,7 +36,10 @@ const maxSumDepth = 64
 
 // SumTree sums the regular files below the directory dir, calling found
 // with each one's path relative to dir ("a/b") and its sum, until found
-// returns false. It follows no
+// returns false or the files' sizes pass maxBytes (if above 0): a sparse
+// file may claim far more than its filesystem holds, and is not read
+// past what the diff would read of the layer ([Limits.MaxBytes]). It
+// follows no
 // symbolic link, opens nothing but directories and regular files (a FIFO,
 // a device or an overlay whiteout is passed over), and passes over what
 // it cannot open or read, and what lies more than maxSumDepth levels
@@ -44,17 +48,21 @@ const maxSumDepth = 64
 // has ended), whose sums stand for a copy's (the layer) only where
 // that copy's size and modification time agree; apply checks every
 // digest against the layer again.
-func SumTree(dir *os.File, found func(rel string, s FileSum) bool) {
+func SumTree(dir *os.File, maxBytes int64, found func(rel string, s FileSum) bool) {
 	fd, err := openDir(int(dir.Fd()), ".", unix.O_NOFOLLOW)
 	if err != nil {
 		return
 	}
-	sumDir(fd, "", 0, found)
+	left := maxBytes
+	if left <= 0 {
+		left = math.MaxInt64
+	}
+	sumDir(fd, "", 0, &left, found)
 }
 
 // sumDir is SumTree of the directory open as fd, at rel, and closes fd;
-// false: found said stop.
-func sumDir(fd int, rel string, depth int, found func(string, FileSum) bool) bool {
+// false: stop (found said so, or the bytes left ran out).
+func sumDir(fd int, rel string, depth int, left *int64, found func(string, FileSum) bool) bool {
 	f := os.NewFile(uintptr(fd), rel)
 	defer f.Close()
 	for {
@@ -66,11 +74,12 @@ func sumDir(fd int, rel string, depth int, found func(string, FileSum) bool) boo
 			}
 			switch {
 			case e.IsDir() && depth < maxSumDepth:
-				if sub, err := openDir(fd, e.Name(), unix.O_NOFOLLOW); err == nil && !sumDir(sub, p, depth+1, found) {
+				if sub, err := openDir(fd, e.Name(), unix.O_NOFOLLOW); err == nil && !sumDir(sub, p, depth+1, left, found) {
 					return false
 				}
 			case e.Type().IsRegular():
-				if s, err := sumAt(fd, e.Name()); err == nil && !found(p, s) {
+				s, err := sumAt(fd, e.Name(), left)
+				if errors.Is(err, errTooMuch) || (err == nil && !found(p, s)) {
 					return false
 				}
 			}
@@ -84,8 +93,12 @@ func sumDir(fd int, rel string, depth int, found func(string, FileSum) bool) boo
 // errNotRegular is sumAt's answer for an entry that is no regular file.
 var errNotRegular = errors.New("not a regular file")
 
-// sumAt sums the regular file name in the directory dfd.
-func sumAt(dfd int, name string) (FileSum, error) {
+// errTooMuch is sumAt's answer for a file larger than the bytes left.
+var errTooMuch = errors.New("more than the bytes left")
+
+// sumAt sums the regular file name in the directory dfd, if its size is
+// within the bytes left, which it takes from.
+func sumAt(dfd int, name string, left *int64) (FileSum, error) {
 	f, err := digest.OpenRawAt(dfd, name, unix.O_NOFOLLOW|unix.O_NONBLOCK)
 	if err != nil {
 		return FileSum{}, err
@@ -98,7 +111,11 @@ func sumAt(dfd int, name string) (FileSum, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return FileSum{}, errNotRegular
 	}
-	n, sum, binary, err := sumReader(f)
+	if st.Size > *left {
+		return FileSum{}, errTooMuch
+	}
+	*left -= st.Size
+	n, sum, binary, err := sumReader(io.LimitReader(f, st.Size+1))
 	if err != nil {
 		return FileSum{}, err
 	}

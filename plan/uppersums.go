@@ -25,14 +25,14 @@ type upperSums struct {
 	// sums are by real path; what they hold is bounded as the diff's
 	// walk is (diff.Limits): at most maxFiles files, whose paths come to
 	// at most maxPaths bytes. Past that, the diff reads the rest.
-	sums               map[string]diff.FileSum
-	paths              int64
-	maxFiles, maxPaths int64
+	sums                         map[string]diff.FileSum
+	paths                        int64
+	maxFiles, maxPaths, maxBytes int64
 }
 
 // newUpperSums returns the sums of a run over scopes, bounded by lim's
-// MaxChanges and MaxPathBytes, or nil where they would not stand for the
-// layer.
+// MaxChanges, MaxPathBytes and (each scope's) MaxBytes, or nil where they
+// would not stand for the layer.
 func newUpperSums(scopes []string, lim diff.Limits) *upperSums {
 	for i, a := range scopes {
 		for j, b := range scopes {
@@ -41,7 +41,7 @@ func newUpperSums(scopes []string, lim diff.Limits) *upperSums {
 			}
 		}
 	}
-	return &upperSums{sums: map[string]diff.FileSum{}, maxFiles: lim.MaxChanges, maxPaths: lim.MaxPathBytes}
+	return &upperSums{sums: map[string]diff.FileSum{}, maxFiles: lim.MaxChanges, maxPaths: lim.MaxPathBytes, maxBytes: lim.MaxBytes}
 }
 
 // add sums the tmpfs upper dir of the scope at root, in a goroutine of its
@@ -51,7 +51,7 @@ func (u *upperSums) add(root string, dir *os.File) {
 	go func() {
 		defer u.wg.Done()
 		defer dir.Close()
-		diff.SumTree(dir, func(rel string, s diff.FileSum) bool {
+		diff.SumTree(dir, u.maxBytes, func(rel string, s diff.FileSum) bool {
 			p := pathglob.Join(root, rel)
 			u.mu.Lock()
 			defer u.mu.Unlock()

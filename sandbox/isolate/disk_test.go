@@ -198,7 +198,7 @@ done`
 				defer wg.Done()
 				defer dir.Close()
 				sums := map[string]diff.FileSum{}
-				diff.SumTree(dir, func(rel string, s diff.FileSum) bool { sums[rel] = s; return true })
+				diff.SumTree(dir, 0, func(rel string, s diff.FileSum) bool { sums[rel] = s; return true })
 				mu.Lock()
 				got[k] = sums
 				mu.Unlock()
