@@ -66,9 +66,13 @@ func (u *upperSums) add(root string, dir *os.File) {
 }
 
 // lookup is diff.Limits.Sums: the sum of the file at the real path p,
-// once every upper is summed.
+// once every upper is summed. Every upper was handed over (add) before the
+// run returned: isolate reads init's messages in order, to the end,
+// before it reports the run.
 func (u *upperSums) lookup(p string) (diff.FileSum, bool) {
 	u.wg.Wait()
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	s, ok := u.sums[p]
 	return s, ok
 }
