@@ -447,7 +447,7 @@ func TestDeps(t *testing.T) {
 		"internal/overlay":      {"golang.org/x/sys/unix"},
 		"internal/configedit":   {"go.yaml.in/yaml/v3"},
 		"internal/agentsetup":   {"internal/atomicfile", "internal/configedit", "internal/outcome", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
-		"sandbox":               {"descriptors", "internal/digest", "internal/overlay", "internal/rmtree", "golang.org/x/sys/unix"},
+		"sandbox":               {"descriptors", "internal/overlay", "internal/rmtree", "golang.org/x/sys/unix"},
 		"diff":                  {"internal/digest", "internal/overlay", "internal/parallel", "internal/pathglob", "github.com/aymanbagabas/go-udiff", "github.com/aymanbagabas/go-udiff/lcs", "golang.org/x/sys/unix"},
 		"plan":                  {"descriptors", "diff", "internal/atomicfile", "internal/digest", "internal/configedit", "internal/egress", "internal/lifecycle", "internal/state", "internal/parallel", "internal/pathglob", "internal/problem", "internal/redact", "policy", "sandbox", "sandbox/isolate", "golang.org/x/sys/unix", "internal/timings", "internal/credstore", "golang.org/x/mod/module", "golang.org/x/mod/sumdb/dirhash"},
 		"internal/pathglob":     {},

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/act-project/act/internal/digest"
 	"golang.org/x/sys/unix"
 )
 
@@ -61,13 +60,14 @@ func (RealSystem) Lstat(path string) (fs.FileInfo, error) { return os.Lstat(path
 
 // Open implements System.
 func (RealSystem) Open(path string) (io.ReadCloser, error) {
-	// A plain descriptor, not an *os.File: the diff opens every file
-	// it hashes through here (internal/digest's package doc).
-	f, err := digest.OpenRaw(path, syscall.O_NOFOLLOW)
+	// An *os.File, which costs the poller's system calls an open
+	// (internal/digest's package doc) but lets io.Copy into another
+	// (LayerSystem's copies of a lower file) copy inside the kernel.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}
-	if t, err := f.Type(); err == nil && t == syscall.S_IFDIR {
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EISDIR}
 	}
