@@ -57,16 +57,24 @@ func (s *sizer) dir(p string) error {
 // and closes fd. Its entries are looked up from fd, one lookup each
 // however deep the layer's directories lie.
 func (s *sizer) dirFd(fd int, p string) error {
+	return eachEntry(fd, p, func(e fs.DirEntry) error {
+		if err := s.entry(fd, p, e); !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil // gone since: it holds nothing now
+	})
+}
+
+// eachEntry calls each with every entry of the directory open as fd (at
+// path p, for errors), readBatch at a time, until each returns an error,
+// and closes fd. The error is each's, or reading the directory's.
+func eachEntry(fd int, p string, each func(fs.DirEntry) error) error {
 	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
 	for {
 		ents, rerr := f.ReadDir(readBatch)
 		for _, e := range ents {
-			err := s.entry(fd, p, e)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // gone since: it holds nothing now
-			}
-			if err != nil {
+			if err := each(e); err != nil {
 				return err
 			}
 		}

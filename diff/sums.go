@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 
@@ -60,34 +61,33 @@ func SumTree(dir *os.File, maxBytes int64, found func(rel string, s FileSum) boo
 	sumDir(fd, "", 0, &left, found)
 }
 
-// sumDir is SumTree of the directory open as fd, at rel, and closes fd;
-// false: stop (found said so, or the bytes left ran out).
-func sumDir(fd int, rel string, depth int, left *int64, found func(string, FileSum) bool) bool {
-	f := os.NewFile(uintptr(fd), rel)
-	defer f.Close()
-	for {
-		ents, rerr := f.ReadDir(readBatch)
-		for _, e := range ents {
-			p := e.Name()
-			if rel != "" {
-				p = rel + "/" + p
-			}
-			switch {
-			case e.IsDir() && depth < maxSumDepth:
-				if sub, err := openDir(fd, e.Name(), unix.O_NOFOLLOW); err == nil && !sumDir(sub, p, depth+1, left, found) {
-					return false
-				}
-			case e.Type().IsRegular():
-				s, err := sumAt(fd, e.Name(), left)
-				if errors.Is(err, errTooMuch) || (err == nil && !found(p, s)) {
-					return false
+// errStop ends a SumTree: found said so, or the bytes left ran out.
+var errStop = errors.New("stop")
+
+// sumDir is SumTree of the directory open as fd, at rel, and closes fd.
+// Its error is errStop, or a directory that cannot be read (the rest of
+// the tree is still summed).
+func sumDir(fd int, rel string, depth int, left *int64, found func(string, FileSum) bool) error {
+	return eachEntry(fd, rel, func(e fs.DirEntry) error {
+		p := e.Name()
+		if rel != "" {
+			p = rel + "/" + p
+		}
+		switch {
+		case e.IsDir() && depth < maxSumDepth:
+			if sub, err := openDir(fd, e.Name(), unix.O_NOFOLLOW); err == nil {
+				if err := sumDir(sub, p, depth+1, left, found); errors.Is(err, errStop) {
+					return err
 				}
 			}
+		case e.Type().IsRegular():
+			s, err := sumAt(fd, e.Name(), left)
+			if errors.Is(err, errTooMuch) || (err == nil && !found(p, s)) {
+				return errStop
+			}
 		}
-		if rerr != nil {
-			return true // io.EOF, or a directory that cannot be read further
-		}
-	}
+		return nil
+	})
 }
 
 // errNotRegular is sumAt's answer for an entry that is no regular file.
