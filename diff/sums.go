@@ -40,11 +40,10 @@ const maxSumDepth = 64
 // returns false or the files' sizes pass maxBytes (if above 0): a sparse
 // file may claim far more than its filesystem holds, and is not read
 // past what the diff would read of the layer ([Limits.MaxBytes]). It
-// follows no
-// symbolic link, opens nothing but directories and regular files (a FIFO,
-// a device or an overlay whiteout is passed over), and passes over what
-// it cannot open or read, and what lies more than maxSumDepth levels
-// down: found is called only for a file read whole. It is for a tree
+// follows no symbolic link, opens nothing but directories and regular
+// files (a FIFO, a device or an overlay whiteout is passed over), and
+// passes over what it cannot open or read, and what lies more than
+// maxSumDepth levels down: found is called only for a file read whole. It is for a tree
 // nothing writes while it runs (a sandbox's tmpfs upper once its command
 // has ended), whose sums stand for a copy's (the layer) only where
 // that copy's size and modification time agree; apply checks every

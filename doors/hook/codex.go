@@ -113,6 +113,7 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 	}
 	var writes, deletes []descriptors.Step
 	var scope, made []string
+	modes := readNewModes()
 	recursive := false
 	size := 0
 	for _, c := range changes {
@@ -126,7 +127,7 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		for _, d := range missing {
 			if !slices.Contains(made, d) {
 				made = append(made, d)
-				writes = append(writes, descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: d, Mode: newDirMode()}))
+				writes = append(writes, descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: d, Mode: modes.dir()}))
 			}
 		}
 		if len(missing) > 0 {
@@ -134,8 +135,8 @@ func codexPatchDescriptor(tool map[string]json.RawMessage, cwd, ws string, caps 
 		}
 		content := c.Content
 		// A file the patch makes gets the mode Codex's own apply_patch
-		// would give it (newFileMode).
-		op := descriptors.FileWriteOp{Path: c.Path, Content: &content, Mode: newFileMode(c.Path)}
+		// would give it (newModes.file).
+		op := descriptors.FileWriteOp{Path: c.Path, Content: &content, Mode: modes.file(c.Path)}
 		if c.Mode != 0 {
 			op.Mode = fmt.Sprintf("%04o", c.Mode.Perm())
 		}

@@ -272,13 +272,14 @@ func hookFileDescriptor(tool string, raw json.RawMessage, cwd, ws string, caps p
 // exists, or to the outermost it makes where that is a home
 // (descriptors.MadeDirScope).
 func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps, homes []string) *descriptors.Descriptor {
-	op := descriptors.FileWriteOp{Path: path, Content: &content, Mode: newFileMode(path)}
+	modes := readNewModes()
+	op := descriptors.FileWriteOp{Path: path, Content: &content, Mode: modes.file(path)}
 	if missing, base := missingDirs(filepath.Dir(path)); len(missing) > 0 {
 		// One DIRECTORY_CREATE for each, with the mode Claude Code's
-		// Write gives every directory it makes (newDirMode).
+		// Write gives every directory it makes (newModes.dir).
 		var steps []descriptors.Step
 		for _, d := range missing {
-			mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: d, Mode: newDirMode()})
+			mkdir := descriptors.BuiltStep(descriptors.DirectoryCreateOp{Path: d, Mode: modes.dir()})
 			mkdir.Effects.Filesystem = descriptors.FilesystemEffects{Create: []string{d}, Modify: []string{}, Delete: []string{}}
 			steps = append(steps, mkdir)
 		}
@@ -291,36 +292,46 @@ func hookWriteDescriptor(intent, path, content string, caps policy.ResourceCaps,
 	return descriptors.Built(intent, op, nil, descriptors.FilesystemScope{Paths: []string{scope}}, hookFileResources(len(content), caps), false)
 }
 
-// newFileMode is the mode a Write of path plans where it makes the file:
-// act's own 0644, less what the umask the hook shares with the agent
-// takes away, so that it is the mode the agent's own tool gives the file
-// (0666 less the umask) wherever the umask narrows it: 0600 under 077,
-// where a plan of 0644 would not be what the tool makes, and a call a
-// person allowed at the agent's prompt could not be adopted
-// (docs/agents.md). A umask that leaves group write (002) is not
-// followed: the plan stays 0644, as a group-writable file is graded
-// MEDIUM and a new file would then always ask. "" (act's own) for a path
-// that exists, which keeps its mode either way, or where the umask
-// cannot be read.
-func newFileMode(path string) string {
+// newModes are the modes a hook's descriptor plans for what it makes,
+// from this process's umask, read once per descriptor (umask).
+type newModes struct {
+	mask uint32
+	ok   bool // the umask was read
+}
+
+func readNewModes() newModes {
+	mask, ok := umask()
+	return newModes{mask, ok}
+}
+
+// file is the mode a Write of path plans where it makes the file: act's
+// own 0644, less what the umask the hook shares with the agent takes
+// away, so that it is the mode the agent's own tool gives the file (0666
+// less the umask) wherever the umask narrows it: 0600 under 077, where a
+// plan of 0644 would not be what the tool makes, and a call a person
+// allowed at the agent's prompt could not be adopted (docs/agents.md). A
+// umask that leaves group write (002) is not followed: the plan stays
+// 0644, as a group-writable file is graded MEDIUM and a new file would
+// then always ask. "" (act's own) for a path that exists, which keeps its
+// mode either way, or where the umask cannot be read.
+func (n newModes) file(path string) string {
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		return ""
 	}
-	return narrowed(0o644)
+	return n.narrowed(0o644)
 }
 
-// newDirMode is newFileMode's for a directory the Write makes: 0755 less
-// what the umask takes away (0700 under 077, as the tool makes it).
-func newDirMode() string { return narrowed(0o755) }
+// dir is file's for a directory the Write makes: 0755 less what the umask
+// takes away (0700 under 077, as the tool makes it).
+func (n newModes) dir() string { return n.narrowed(0o755) }
 
-// narrowed is mode less the bits this process's umask clears, or ""
-// where the umask cannot be read.
-func narrowed(mode uint32) string {
-	mask, ok := umask()
-	if !ok {
+// narrowed is mode less the bits the umask clears, or "" where the umask
+// could not be read.
+func (n newModes) narrowed(mode uint32) string {
+	if !n.ok {
 		return ""
 	}
-	return fmt.Sprintf("%04o", mode&^mask)
+	return fmt.Sprintf("%04o", mode&^n.mask)
 }
 
 // umask is this process's umask, from /proc/self/status (Linux 4.7):
